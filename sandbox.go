@@ -1,0 +1,77 @@
+package rung
+
+import "time"
+
+// State is a sandbox's lifecycle state.
+type State string
+
+// Sandbox states. A sandbox with no container is still fully usable by the
+// isolate tier; "running" only says a container is up.
+const (
+	StateReady   State = "ready"   // workspace usable, no container running
+	StateRunning State = "running" // a container is up
+	StatePaused  State = "paused"  // container frozen
+	StateDeleted State = "deleted" // gone; kept only as a tombstone in the journal
+)
+
+// Isolation names the kind of container a sandbox's heavy commands run in.
+type Isolation string
+
+// Isolation levels.
+const (
+	IsolationContainer Isolation = "container" // runc (or crun)
+	IsolationGVisor    Isolation = "gvisor"    // runsc
+)
+
+// Backend names where an exec ran or should run.
+type Backend string
+
+// Backends.
+const (
+	BackendAuto      Backend = "auto"      // let the router choose (requests only)
+	BackendIsolate   Backend = "isolate"   // in-process shell over the workspace
+	BackendContainer Backend = "container" // the sandbox's container (runc, crun or runsc)
+)
+
+// Sandbox is a durable identity with a workspace. The zero value is not a
+// valid sandbox; the controller fills every field on create.
+type Sandbox struct {
+	ID        SandboxID         `json:"id"`
+	Name      string            `json:"name"`
+	Tenant    TenantID          `json:"tenant"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	Image     string            `json:"image,omitempty"` // name@sha256:digest once pinned
+	Size      Size              `json:"size"`
+	Isolation Isolation         `json:"isolation"`
+	Network   NetworkPolicy     `json:"network"`
+	Env       map[string]string `json:"env,omitempty"`
+	State     State             `json:"state"`
+	// IdleTimeout stops the container (never the sandbox) after this long
+	// without an exec. Zero means the server default.
+	IdleTimeout time.Duration `json:"idle_timeout"`
+	// TTL deletes the sandbox this long after creation. Zero means never.
+	TTL       time.Duration `json:"ttl"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+// NetworkPolicy says what a sandbox's container may reach.
+type NetworkPolicy struct {
+	// Mode is "none" (loopback only, the default) or "egress" (through
+	// the egress proxy, once that exists).
+	Mode string `json:"mode"`
+}
+
+// Snapshot is an immutable handle on everything a sandbox had written at
+// one instant: workspace, tmp and its container's root filesystem changes.
+type Snapshot struct {
+	ID          SnapshotID `json:"id"`
+	Name        string     `json:"name,omitempty"`
+	Tenant      TenantID   `json:"tenant"`
+	Sandbox     SandboxID  `json:"sandbox"`          // the sandbox it was taken from
+	Parent      SnapshotID `json:"parent,omitempty"` // the snapshot that sandbox was restored or forked from
+	ImageDigest string     `json:"image_digest,omitempty"`
+	SizeBytes   int64      `json:"size_bytes"` // exclusive bytes, when quotas can tell
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   time.Time  `json:"expires_at,omitzero"`
+}

@@ -1,0 +1,139 @@
+package shell
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Name returns the command name as invoked (argv[0]'s last element).
+func (c *Call) Name() string { return path.Base(c.Args[0]) }
+
+// Getenv returns the value of the exported variable name, or "".
+func (c *Call) Getenv(name string) string {
+	v, _ := c.LookupEnv(name)
+	return v
+}
+
+// LookupEnv is like os.LookupEnv over c.Env.
+func (c *Call) LookupEnv(name string) (string, bool) {
+	for i := len(c.Env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(c.Env[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Abs returns name as an absolute sandbox path, joined to c.Dir when
+// relative. It does not clean ".." lexically (see [storage.FS]).
+func (c *Call) Abs(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	if name == "" {
+		return c.Dir
+	}
+	if c.Dir == "/" {
+		return "/" + name
+	}
+	return c.Dir + "/" + name
+}
+
+// Errorf writes "name: message\n" to c.Stderr, as GNU tools do.
+func (c *Call) Errorf(format string, args ...any) {
+	fmt.Fprintf(c.Stderr, "%s: %s\n", c.Name(), fmt.Sprintf(format, args...))
+}
+
+// Fail records that the tool cannot do what it was asked faithfully (an
+// unimplemented flag, say), writes a message naming it, and returns
+// [ExitUnsupported]. Call it before writing anything.
+func (c *Call) Fail(what string) int {
+	c.Unsupported = fmt.Errorf("%s: %s: %w", c.Name(), what, ErrUnsupported)
+	fmt.Fprintf(c.Stderr, "%s: %s is not supported in the isolate tier\n", c.Name(), what)
+	return ExitUnsupported
+}
+
+// Open opens name for reading: "-" and /dev/stdin are c.Stdin, /dev/null is
+// empty, /dev/zero is endless zero bytes, /dev/fd/N is descriptor N;
+// anything else is a file in c.FS. The caller closes the result.
+func (c *Call) Open(name string) (io.ReadCloser, error) {
+	switch name {
+	case "-", "/dev/stdin", "/dev/fd/0":
+		return io.NopCloser(c.Stdin), nil
+	case "/dev/null":
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	case "/dev/zero":
+		return io.NopCloser(zeroReader{}), nil
+	}
+	if n, ok := devFD(name); ok {
+		if r, ok := c.FDs[n].(io.Reader); ok {
+			return io.NopCloser(r), nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EBADF}
+	}
+	return c.FS.OpenFile(c.Abs(name), os.O_RDONLY, 0)
+}
+
+// Create opens name for writing with flag (os.O_WRONLY|os.O_CREATE|...)
+// and perm: /dev/null discards, /dev/stdout, /dev/stderr and /dev/fd/N are
+// the call's streams; anything else is a file in c.FS.
+func (c *Call) Create(name string, flag int, perm fs.FileMode) (io.WriteCloser, error) {
+	switch name {
+	case "/dev/null":
+		return nopWriteCloser{io.Discard}, nil
+	case "/dev/stdout", "/dev/fd/1":
+		return nopWriteCloser{c.Stdout}, nil
+	case "/dev/stderr", "/dev/fd/2":
+		return nopWriteCloser{c.Stderr}, nil
+	}
+	if n, ok := devFD(name); ok {
+		if w, ok := c.FDs[n].(io.Writer); ok {
+			return nopWriteCloser{w}, nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EBADF}
+	}
+	return c.FS.OpenFile(c.Abs(name), flag, perm)
+}
+
+func devFD(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "/dev/fd/")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// ErrText returns the text GNU tools print for a file error, such as "No
+// such file or directory", from an *fs.PathError or a syscall.Errno.
+func ErrText(err error) string {
+	var pe *fs.PathError
+	if errorsAs(err, &pe) {
+		err = pe.Err
+	}
+	if errno, ok := err.(syscall.Errno); ok {
+		s := errno.Error()
+		if s != "" {
+			return strings.ToUpper(s[:1]) + s[1:]
+		}
+	}
+	return err.Error()
+}
