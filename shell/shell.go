@@ -61,7 +61,7 @@ func New(cfg Config) *Shell { return &Shell{cfg: cfg} }
 
 // Run runs req.Script to completion, or until ctx is done (then the
 // result's Limit is "wall_time"). It never panics on any input: a panic in
-// a tool is recovered and reported as exit status 126... 
+// a tool is recovered and reported as exit status 126...
 func (s *Shell) Run(ctx context.Context, req Request) Result {
 	return Result{ExitCode: 126, Unsupported: errors.New("interpreter not written yet")}
 }

@@ -10,9 +10,10 @@ import "rung.dev/rung/shell"
 // All returns a fresh map of every tool by command name.
 func All() map[string]shell.Tool {
 	m := map[string]shell.Tool{}
-	addCore(m)   // core.go: coreutils-style file and text tools
-	addSearch(m) // search.go: grep, sed, find, xargs, diff, patch, cmp
-	addData(m)   // data.go: awk, jq, yq, tar, gzip
-	addGit(m)    // git.go: git over go-git
+	addFiles(m)  // fileset.go: ls, cp, mv, rm, mkdir, stat, du, ...
+	addText(m)   // textset.go: head, sort, cut, tr, wc, od, date, ...
+	addSearch(m) // searchset.go: grep, sed, find, xargs, diff, patch, cmp
+	addData(m)   // dataset.go: awk, jq, yq, tar, gzip
+	addGit(m)    // gitset.go: git over go-git
 	return m
 }

@@ -2,4 +2,4 @@ package tools
 
 import "rung.dev/rung/shell"
 
-func addCore(m map[string]shell.Tool) {}
+func addFiles(m map[string]shell.Tool) {}
