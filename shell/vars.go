@@ -1,0 +1,358 @@
+package shell
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// varKind says which of a variable's value fields is in use.
+type varKind uint8
+
+const (
+	kindString varKind = iota
+	kindIndexed
+	kindAssoc
+)
+
+// variable is one shell variable. A variable that is declared but has no
+// value (declare x, local x) has set == false.
+type variable struct {
+	kind     varKind
+	set      bool
+	str      string
+	idx      map[int]string // indexed array elements (sparse)
+	assoc    map[string]string
+	keys     []string // assoc keys in insertion order
+	exported bool
+	readonly bool
+	integer  bool
+	lower    bool
+	upper    bool
+	nameref  bool
+	local    bool // created by local/declare inside a function
+}
+
+func (v *variable) clone() *variable {
+	c := *v
+	if v.idx != nil {
+		c.idx = make(map[int]string, len(v.idx))
+		for k, x := range v.idx {
+			c.idx[k] = x
+		}
+	}
+	if v.assoc != nil {
+		c.assoc = make(map[string]string, len(v.assoc))
+		for k, x := range v.assoc {
+			c.assoc[k] = x
+		}
+		c.keys = slices.Clone(v.keys)
+	}
+	return &c
+}
+
+// indices returns the set indices of an indexed array in order.
+func (v *variable) indices() []int {
+	out := make([]int, 0, len(v.idx))
+	for k := range v.idx {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// values returns the element values in order (a string is one element).
+func (v *variable) values() []string {
+	switch v.kind {
+	case kindIndexed:
+		var out []string
+		for _, i := range v.indices() {
+			out = append(out, v.idx[i])
+		}
+		return out
+	case kindAssoc:
+		out := make([]string, 0, len(v.keys))
+		for _, k := range v.keys {
+			out = append(out, v.assoc[k])
+		}
+		return out
+	}
+	if !v.set {
+		return nil
+	}
+	return []string{v.str}
+}
+
+// keyList returns ${!a[@]}.
+func (v *variable) keyList() []string {
+	switch v.kind {
+	case kindIndexed:
+		var out []string
+		for _, i := range v.indices() {
+			out = append(out, strconv.Itoa(i))
+		}
+		return out
+	case kindAssoc:
+		return slices.Clone(v.keys)
+	}
+	if !v.set {
+		return nil
+	}
+	return []string{"0"}
+}
+
+func (v *variable) setAssoc(k, val string) {
+	if v.assoc == nil {
+		v.assoc = map[string]string{}
+	}
+	if _, ok := v.assoc[k]; !ok {
+		v.keys = append(v.keys, k)
+	}
+	v.assoc[k] = val
+}
+
+func (v *variable) unsetAssoc(k string) {
+	if _, ok := v.assoc[k]; !ok {
+		return
+	}
+	delete(v.assoc, k)
+	v.keys = slices.DeleteFunc(v.keys, func(s string) bool { return s == k })
+}
+
+// scalar is the value of $v: element 0 of an array.
+func (v *variable) scalar() (string, bool) {
+	switch v.kind {
+	case kindIndexed:
+		s, ok := v.idx[0]
+		return s, ok
+	case kindAssoc:
+		s, ok := v.assoc["0"]
+		return s, ok
+	}
+	return v.str, v.set
+}
+
+func (v *variable) count() int {
+	switch v.kind {
+	case kindIndexed:
+		return len(v.idx)
+	case kindAssoc:
+		return len(v.assoc)
+	}
+	if v.set {
+		return 1
+	}
+	return 0
+}
+
+// maxIndex is the largest index of an indexed array, or -1.
+func (v *variable) maxIndex() int {
+	m := -1
+	for k := range v.idx {
+		if k > m {
+			m = k
+		}
+	}
+	return m
+}
+
+// scope is one level of dynamic scoping: the globals, or one function call.
+type scope struct {
+	vars map[string]*variable
+}
+
+// lookupVar finds name from the innermost scope outwards.
+func (r *runner) lookupVar(name string) *variable {
+	for i := len(r.scopes) - 1; i >= 0; i-- {
+		if v, ok := r.scopes[i].vars[name]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// resolveRef follows namerefs (at most 10 levels, as bash warns past that).
+func (r *runner) resolveRef(name string) string {
+	for range 10 {
+		v := r.lookupVar(name)
+		if v == nil || !v.nameref || !v.set {
+			return name
+		}
+		name = v.str
+	}
+	return name
+}
+
+// getVar returns the variable for name after nameref resolution, or nil.
+func (r *runner) getVar(name string) *variable {
+	if v := r.specialVar(name); v != nil {
+		return v
+	}
+	return r.lookupVar(r.resolveRef(name))
+}
+
+// varValue returns $name.
+func (r *runner) varValue(name string) (string, bool) {
+	v := r.getVar(name)
+	if v == nil {
+		return "", false
+	}
+	return v.scalar()
+}
+
+// ensureVar returns the variable name may be assigned through, creating
+// a global when none exists.
+func (r *runner) ensureVar(name string) *variable {
+	name = r.resolveRef(name)
+	if v := r.lookupVar(name); v != nil {
+		return v
+	}
+	v := &variable{}
+	if r.allexport {
+		v.exported = true
+	}
+	r.scopes[0].vars[name] = v
+	return v
+}
+
+// readonlyErr reports an assignment to a readonly variable.
+type readonlyErr struct{ name string }
+
+func (e readonlyErr) Error() string { return e.name + ": readonly variable" }
+
+// transform applies the integer/case attributes to a value being assigned.
+func (r *runner) transform(v *variable, name, val string, appendTo string, appending bool) string {
+	if v.integer {
+		n := r.arithString(val)
+		if appending {
+			n += r.arithString(appendTo)
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	if appending {
+		val = appendTo + val
+	}
+	switch {
+	case v.lower:
+		val = strings.ToLower(val)
+	case v.upper:
+		val = strings.ToUpper(val)
+	}
+	return val
+}
+
+// setVar assigns a scalar to name (element 0 of an array).
+func (r *runner) setVar(name, val string) error {
+	return r.assign(name, nil, val, false)
+}
+
+// assign sets name, or name[index] when index is non-nil, optionally
+// appending. It checks readonly and applies attributes.
+func (r *runner) assign(name string, index *string, val string, appending bool) error {
+	if r.isSpecialAssign(name, val) {
+		return nil
+	}
+	v := r.ensureVar(name)
+	if v.readonly {
+		return readonlyErr{name}
+	}
+	r.checkString(val)
+	if index == nil && v.kind == kindString {
+		val = r.transform(v, name, val, v.str, appending)
+		v.str, v.set = val, true
+		return nil
+	}
+	if index == nil {
+		zero := "0"
+		index = &zero
+	}
+	switch v.kind {
+	case kindAssoc:
+		old := v.assoc[*index]
+		v.setAssoc(*index, r.transform(v, name, val, old, appending))
+	default:
+		if v.kind == kindString {
+			v.kind = kindIndexed
+			v.idx = map[int]string{}
+			if v.set {
+				v.idx[0] = v.str
+			}
+			v.str = ""
+		}
+		i := r.arrayIndex(v, *index)
+		if v.idx == nil {
+			v.idx = map[int]string{}
+		}
+		v.idx[i] = r.transform(v, name, val, v.idx[i], appending)
+		r.checkArray(len(v.idx))
+	}
+	v.set = true
+	return nil
+}
+
+// arrayIndex evaluates an indexed-array subscript; negative indices count
+// from the end.
+func (r *runner) arrayIndex(v *variable, sub string) int {
+	i := int(r.arithString(sub))
+	if i < 0 {
+		i += v.maxIndex() + 1
+		if i < 0 {
+			r.fatalf(1, "%s: bad array subscript", sub)
+		}
+	}
+	return i
+}
+
+// unsetVar removes name from the innermost scope that has it.
+func (r *runner) unsetVar(name string) error {
+	name = r.resolveRef(name)
+	for i := len(r.scopes) - 1; i >= 0; i-- {
+		if v, ok := r.scopes[i].vars[name]; ok {
+			if v.readonly {
+				return readonlyErr{name}
+			}
+			if i > 0 && v.local {
+				// bash: unsetting a local leaves it unset in that scope.
+				r.scopes[i].vars[name] = &variable{local: true}
+				return nil
+			}
+			delete(r.scopes[i].vars, name)
+			return nil
+		}
+	}
+	return nil
+}
+
+// environ returns the exported variables as NAME=value, sorted.
+func (r *runner) environ() []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := len(r.scopes) - 1; i >= 0; i-- {
+		for k, v := range r.scopes[i].vars {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if v.exported && v.set && v.kind == kindString {
+				out = append(out, k+"="+v.str)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validName reports whether s is a shell variable name.
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
