@@ -21,8 +21,8 @@ import (
 // errors.Is(err, fs.ErrNotExist) works and a tool can print the same message
 // GNU coreutils would. Opening a FIFO, socket or device never blocks and
 // never touches a host device: such files can be listed and stat'ed, and
-// opening them fails with [ErrSpecialFile]. (The pool is mounted nodev, so
-// a device node a container made cannot be opened at all.)
+// opening them fails with [ErrSpecialFile] without the file ever being
+// opened, whether or not the filesystem is mounted nodev.
 //
 // Implementations are safe for concurrent use.
 type FS interface {

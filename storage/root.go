@@ -24,27 +24,51 @@ const MaxPathLen = 4096
 // Root is an [FS] rooted at a host directory that holds the view's
 // "workspace" and "tmp" directories. Every lookup goes through openat2(2)
 // with RESOLVE_IN_ROOT, so the kernel, not string handling, keeps symlinks
-// and ".." inside the root.
+// and ".." inside the root: a path resolves exactly as it would for a
+// process chrooted at the root.
+//
+// Files are opened in two steps: an O_PATH descriptor is resolved and
+// fstat'ed first, and only a regular file or directory is then re-opened
+// for I/O (through /proc/self/fd). So a FIFO, socket or device node is
+// never opened, even on a filesystem mounted without nodev. Creating a new
+// file (O_CREAT|O_EXCL) and opening with O_DIRECTORY take one openat2,
+// because the kernel itself refuses to open anything else for them.
+//
+// The entries "workspace" and "tmp" directly under the root are mount
+// points in the container: removing or renaming them fails with EBUSY.
 //
 // Root is safe for concurrent use. Close releases its directory handle.
 type Root struct {
 	dir string // host path, for error messages to operators only
 	fd  int    // O_PATH descriptor of the root directory
+	dev uint64 // st_dev of the root directory
+	ino uint64 // st_ino of the root directory
 }
 
 var _ FS = (*Root)(nil)
 
 // OpenRoot returns a Root over dir, which must be a directory. It does not
-// create "workspace" or "tmp".
+// create "workspace" or "tmp". A missing dir is fs.ErrNotExist. A host
+// without procfs at /proc (needed to re-open resolved files) fails here
+// rather than on first use.
 func OpenRoot(dir string) (*Root, error) {
+	if _, err := procFDDir(); err != nil {
+		return nil, err
+	}
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open root", Path: dir, Err: err}
 	}
-	return &Root{dir: dir, fd: fd}, nil
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open root", Path: dir, Err: err}
+	}
+	return &Root{dir: dir, fd: fd, dev: st.Dev, ino: st.Ino}, nil
 }
 
-// Close releases the root's directory handle. Files already open stay valid.
+// Close releases the root's directory handle. Files already open stay
+// valid; using the Root after Close fails with EBADF.
 func (r *Root) Close() error { return unix.Close(r.fd) }
 
 const resolveFlags = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
@@ -74,16 +98,24 @@ func (r *Root) open(op, name string, flags uint64, mode uint64) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	fd, err := r.openat2(p, flags, mode)
+	if err != nil {
+		return -1, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// openat2 resolves p, relative to the root, and returns a bare errno.
+func (r *Root) openat2(p string, flags uint64, mode uint64) (int, error) {
+	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: resolveFlags}
 	for {
-		fd, err := unix.Openat2(r.fd, p, &unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: resolveFlags})
+		fd, err := unix.Openat2(r.fd, p, &how)
 		if err == unix.EINTR || err == unix.EAGAIN {
-			// EAGAIN: a concurrent rename raced the RESOLVE_IN_ROOT walk.
+			// EAGAIN: a concurrent rename raced the RESOLVE_IN_ROOT walk;
+			// the kernel asks us to retry rather than risk an escape.
 			continue
 		}
-		if err != nil {
-			return -1, &fs.PathError{Op: op, Path: name, Err: err}
-		}
-		return fd, nil
+		return fd, err
 	}
 }
 
@@ -111,39 +143,18 @@ func (r *Root) parent(op, name string) (int, string, error) {
 	return fd, base, nil
 }
 
-// OpenFile implements [FS].
-func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	fd, err := r.open("open", name, uint64(flag)|unix.O_NONBLOCK|unix.O_NOCTTY, uint64(syscallMode(perm)))
-	if err != nil {
-		return nil, err
+// isMountPoint reports whether base in directory dfd is one of the view's
+// top-level directories, which are mount points inside the container.
+func (r *Root) isMountPoint(dfd int, base string) bool {
+	if base != "workspace" && base != "tmp" {
+		return false
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	if unix.Fstat(dfd, &st) != nil {
+		return true // cannot tell: refuse rather than guess
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG, unix.S_IFDIR:
-	default:
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrSpecialFile}
-	}
-	if flag&unix.O_NONBLOCK == 0 {
-		if err := unix.SetNonblock(fd, false); err != nil {
-			unix.Close(fd)
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-		}
-	}
-	return &file{File: os.NewFile(uintptr(fd), name), name: name}, nil
+	return st.Dev == r.dev && st.Ino == r.ino
 }
-
-// file wraps *os.File so that Name is the sandbox path.
-type file struct {
-	*os.File
-	name string
-}
-
-func (f *file) Name() string { return f.name }
 
 // Stat implements [FS].
 func (r *Root) Stat(name string) (fs.FileInfo, error) {
@@ -160,12 +171,13 @@ func (r *Root) stat(op, name string, flags uint64) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstatat(fd, "", &st, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	fi := &fileInfo{name: baseName(name)}
+	err = unix.Fstat(fd, &fi.st)
+	unix.Close(fd)
+	if err != nil {
 		return nil, &fs.PathError{Op: op, Path: name, Err: err}
 	}
-	return newFileInfo(path.Base(name), &st), nil
+	return fi, nil
 }
 
 // ReadDir implements [FS].
@@ -193,6 +205,9 @@ func (r *Root) Mkdir(name string, perm fs.FileMode) error {
 // Remove implements [FS].
 func (r *Root) Remove(name string) error {
 	return r.atParent("remove", name, func(dfd int, base string) error {
+		if r.isMountPoint(dfd, base) {
+			return syscall.EBUSY
+		}
 		err := unix.Unlinkat(dfd, base, 0)
 		if err == unix.EISDIR {
 			err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
@@ -215,10 +230,17 @@ func (r *Root) Symlink(target, link string) error {
 func (r *Root) Readlink(name string) (string, error) {
 	var out string
 	err := r.atParent("readlink", name, func(dfd int, base string) error {
-		buf := make([]byte, MaxPathLen)
-		n, err := unix.Readlinkat(dfd, base, buf)
-		out = string(buf[:n])
-		return err
+		for size := 256; ; size *= 4 {
+			buf := make([]byte, size)
+			n, err := unix.Readlinkat(dfd, base, buf)
+			if err != nil {
+				return err
+			}
+			if n < size || size >= MaxPathLen {
+				out = string(buf[:n])
+				return nil
+			}
+		}
 	})
 	return out, err
 }
@@ -231,11 +253,15 @@ func (r *Root) Rename(oldname, newname string) error {
 			return err.(*fs.PathError).Err
 		}
 		defer unix.Close(nfd)
+		if r.isMountPoint(ofd, obase) || r.isMountPoint(nfd, nbase) {
+			return syscall.EBUSY
+		}
 		return unix.Renameat(ofd, obase, nfd, nbase)
 	})
 }
 
-// Link implements [FS].
+// Link implements [FS]. Like link(2) it does not follow a final symlink in
+// oldname.
 func (r *Root) Link(oldname, newname string) error {
 	return r.atParent("link", oldname, func(ofd int, obase string) error {
 		nfd, nbase, err := r.parent("link", newname)
@@ -254,23 +280,32 @@ func (r *Root) Chmod(name string, mode fs.FileMode) error {
 		return err
 	}
 	defer unix.Close(fd)
-	// fchmod does not work on O_PATH descriptors; the /proc re-open is
-	// the standard way to act on exactly the file that was resolved.
-	if err := unix.Fchmodat(unix.AT_FDCWD, procFD(fd), syscallMode(mode), 0); err != nil {
+	pfd, err := procFDDir()
+	if err != nil {
+		return &fs.PathError{Op: "chmod", Path: name, Err: err}
+	}
+	// fchmod does not work on O_PATH descriptors; acting through the
+	// descriptor's /proc entry changes exactly the file that was resolved.
+	if err := unix.Fchmodat(pfd, itoa(fd), syscallMode(mode), 0); err != nil {
 		return &fs.PathError{Op: "chmod", Path: name, Err: err}
 	}
 	return nil
 }
 
-// Chtimes implements [FS]. It follows a final symlink.
+// Chtimes implements [FS]. It follows a final symlink. A zero time leaves
+// that timestamp unchanged.
 func (r *Root) Chtimes(name string, atime, mtime time.Time) error {
 	fd, err := r.open("chtimes", name, unix.O_PATH, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
+	pfd, err := procFDDir()
+	if err != nil {
+		return &fs.PathError{Op: "chtimes", Path: name, Err: err}
+	}
 	ts := []unix.Timespec{timespec(atime), timespec(mtime)}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, procFD(fd), ts, 0); err != nil {
+	if err := unix.UtimesNanoAt(pfd, itoa(fd), ts, 0); err != nil {
 		return &fs.PathError{Op: "chtimes", Path: name, Err: err}
 	}
 	return nil
@@ -305,6 +340,12 @@ func (r *Root) RealPath(name string) (string, error) {
 		return "", err
 	}
 	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		// The final component exists but does not resolve (a dangling
+		// symlink or a loop): there is no real path to report.
+		return "", err
+	}
 	dir, err := r.fdPath(dfd, name)
 	if err != nil {
 		return "", err
@@ -314,13 +355,17 @@ func (r *Root) RealPath(name string) (string, error) {
 
 // fdPath returns the sandbox path of an open descriptor inside the root.
 func (r *Root) fdPath(fd int, name string) (string, error) {
-	host, err := os.Readlink(procFD(fd))
+	pfd, err := procFDDir()
 	if err != nil {
-		return "", &fs.PathError{Op: "realpath", Path: name, Err: unwrapPathErr(err)}
+		return "", &fs.PathError{Op: "realpath", Path: name, Err: err}
 	}
-	root, err := os.Readlink(procFD(r.fd))
+	host, err := readlinkAt(pfd, itoa(fd))
 	if err != nil {
-		return "", &fs.PathError{Op: "realpath", Path: name, Err: unwrapPathErr(err)}
+		return "", &fs.PathError{Op: "realpath", Path: name, Err: err}
+	}
+	root, err := readlinkAt(pfd, itoa(r.fd))
+	if err != nil {
+		return "", &fs.PathError{Op: "realpath", Path: name, Err: err}
 	}
 	if host == root {
 		return "/", nil
@@ -349,7 +394,24 @@ func (r *Root) atParent(op, name string, fn func(dfd int, base string) error) er
 	return nil
 }
 
-func procFD(fd int) string { return "/proc/self/fd/" + itoa(fd) }
+func readlinkAt(dfd int, name string) (string, error) {
+	buf := make([]byte, MaxPathLen)
+	n, err := unix.Readlinkat(dfd, name, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
+
+// baseName is the last element of a sandbox path, as FileInfo.Name
+// reports it: "/" for the root.
+func baseName(name string) string {
+	name = strings.TrimRight(name, "/")
+	if name == "" {
+		return "/"
+	}
+	return name[strings.LastIndexByte(name, '/')+1:]
+}
 
 func itoa(n int) string {
 	var b [20]byte

@@ -1,0 +1,173 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"rung.dev/rung/agent"
+)
+
+// TestMain lets the test binary double as the agent: the agent reaps every
+// child of its process, so it must run in a process of its own.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("RUNG_AGENT_TEST_DIR"); dir != "" {
+		if err := agent.Serve(context.Background(), agent.ServerConfig{SocketDir: dir}); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func startAgent(t *testing.T) *agent.Client {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RUNG_AGENT_TEST_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	c := agent.NewClient(dir)
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for c.Health(ctx) != nil {
+		select {
+		case <-ctx.Done():
+			t.Fatal("agent did not come up")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return c
+}
+
+type result struct {
+	Stdout, Stderr string
+	Exit           agent.Exit
+}
+
+func run(t *testing.T, c *agent.Client, req agent.ExecRequest) result {
+	t.Helper()
+	if req.Dir == "" {
+		req.Dir = "/"
+	}
+	if req.Env == nil {
+		req.Env = []string{"PATH=/usr/bin:/bin"}
+	}
+	var out, errb bytes.Buffer
+	var last int64
+	exit, err := c.Exec(t.Context(), req, func(f agent.Frame) {
+		if f.Seq <= last {
+			t.Errorf("frame seq %d after %d", f.Seq, last)
+		}
+		last = f.Seq
+		if f.Stream == "stdout" {
+			out.Write(f.Data)
+		} else {
+			errb.Write(f.Data)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Exec(%q): %v", req.Command, err)
+	}
+	return result{out.String(), errb.String(), exit}
+}
+
+func TestExec(t *testing.T) {
+	c := startAgent(t)
+	tests := []struct {
+		name string
+		req  agent.ExecRequest
+		want result
+	}{
+		{"echo", agent.ExecRequest{Command: "echo hi; echo err >&2"},
+			result{"hi\n", "err\n", agent.Exit{Code: 0, Reason: "exit"}}},
+		{"exit code", agent.ExecRequest{Command: "exit 7"},
+			result{"", "", agent.Exit{Code: 7, Reason: "exit"}}},
+		{"stdin", agent.ExecRequest{Command: "tr a-z A-Z", Stdin: []byte("abc\n")},
+			result{"ABC\n", "", agent.Exit{Code: 0, Reason: "exit"}}},
+		{"argv", agent.ExecRequest{Argv: []string{"printf", "%s|", "a b", "c"}},
+			result{"a b|c|", "", agent.Exit{Code: 0, Reason: "exit"}}},
+		{"env and dir", agent.ExecRequest{Command: "echo $FOO; pwd", Env: []string{"FOO=bar", "PATH=/usr/bin:/bin"}, Dir: "/usr"},
+			result{"bar\n/usr\n", "", agent.Exit{Code: 0, Reason: "exit"}}},
+		{"signal", agent.ExecRequest{Command: "kill -9 $$"},
+			result{"", "", agent.Exit{Code: 137, Signal: "SIGKILL", Reason: "signal"}}},
+		{"timeout", agent.ExecRequest{Command: "sleep 30", TimeoutMS: 50},
+			result{"", "", agent.Exit{Code: 137, Signal: "SIGKILL", Reason: "timeout"}}},
+		{"background child holding stdout", agent.ExecRequest{Command: "sleep 30 & echo started"},
+			result{"started\n", "", agent.Exit{Code: 0, Reason: "exit"}}},
+		{"not found", agent.ExecRequest{Argv: []string{"no-such-command"}},
+			result{"", "", agent.Exit{Code: 127, Reason: "start_failed", Error: "no-such-command: command not found"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := run(t, c, tc.req)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOutputLimit(t *testing.T) {
+	c := startAgent(t)
+	got := run(t, c, agent.ExecRequest{Command: "yes", MaxOutput: 100000})
+	if len(got.Stdout) != 100000 || !strings.HasPrefix(got.Stdout, "y\ny\n") {
+		t.Errorf("stdout has %d bytes, want exactly 100000 of y lines", len(got.Stdout))
+	}
+	if got.Exit.Reason != "output_limit" || !got.Exit.Truncated {
+		t.Errorf("exit = %+v, want reason output_limit and truncated", got.Exit)
+	}
+}
+
+func TestConcurrentExecs(t *testing.T) {
+	c := startAgent(t)
+	errs := make(chan error, 20)
+	for i := range 20 {
+		go func() {
+			var out bytes.Buffer
+			exit, err := c.Exec(t.Context(), agent.ExecRequest{Command: "echo $0", Argv: []string{"/bin/sh", "-c", "echo $0", string(rune('a' + i))}, Dir: "/", Env: []string{"PATH=/bin"}},
+				func(f agent.Frame) { out.Write(f.Data) })
+			if err == nil && (exit.Code != 0 || out.String() != string(rune('a'+i))+"\n") {
+				err = &mismatch{out.String()}
+			}
+			errs <- err
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+type mismatch struct{ got string }
+
+func (m *mismatch) Error() string { return "unexpected output " + m.got }
+
+func TestCancelKillsCommand(t *testing.T) {
+	c := startAgent(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Exec(ctx, agent.ExecRequest{Command: "sleep 30", Dir: "/", Env: []string{"PATH=/bin"}}, nil)
+	if err == nil {
+		t.Fatal("Exec with a cancelled context returned no error")
+	}
+	// The agent still serves.
+	got := run(t, c, agent.ExecRequest{Command: "echo ok"})
+	if got.Stdout != "ok\n" {
+		t.Errorf("after cancel: stdout %q", got.Stdout)
+	}
+}

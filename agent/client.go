@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+)
+
+// Client talks to one agent over its socket. It is safe for concurrent
+// use and keeps connections alive between execs.
+type Client struct {
+	http *http.Client
+}
+
+// NewClient returns a client for the agent listening in socketDir.
+func NewClient(socketDir string) *Client {
+	sock := filepath.Join(socketDir, SocketName)
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		MaxIdleConnsPerHost: 16,
+		DisableCompression:  true,
+	}
+	return &Client{http: &http.Client{Transport: tr}}
+}
+
+// Close drops idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Health reports whether the agent answers.
+func (c *Client) Health(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://agent/v1/health", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("agent health: %s", resp.Status)
+	}
+	return nil
+}
+
+// Exec runs req and calls onFrame for each output frame, in order. It
+// returns the exit frame. Cancelling ctx kills the command. An error means
+// there is no result (the agent or the container went away).
+func (c *Client) Exec(ctx context.Context, req ExecRequest, onFrame func(Frame)) (Exit, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return Exit{}, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://agent/v1/exec", bytes.NewReader(body))
+	if err != nil {
+		return Exit{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return Exit{}, fmt.Errorf("agent exec: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return Exit{}, fmt.Errorf("agent exec: %s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var f Frame
+		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+			return Exit{}, fmt.Errorf("agent exec: bad frame: %w", err)
+		}
+		if f.Exit != nil {
+			return *f.Exit, nil
+		}
+		if onFrame != nil {
+			onFrame(f)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Exit{}, fmt.Errorf("agent exec: %w", err)
+	}
+	return Exit{}, fmt.Errorf("agent exec: stream ended without an exit frame")
+}

@@ -1,0 +1,53 @@
+// Package agent is the in-container agent and its protocol. The agent is
+// the rung binary itself (`rung agent`), bind-mounted read-only into every
+// container and run as PID 1: it reaps zombies, forwards signals, and
+// serves exec over a unix socket that the host shares with the container,
+// so an exec into a running container costs a fork, not a `runc exec`.
+//
+// The protocol is HTTP/1.1 over the unix socket. POST /v1/exec takes an
+// [ExecRequest] and answers with newline-delimited JSON [Frame]s: output
+// chunks in order, then one frame with Exit set. GET /v1/health answers
+// 200 once the agent serves.
+package agent
+
+// SocketName is the agent's socket file inside the shared directory.
+const SocketName = "agent.sock"
+
+// ExecRequest is one command to run inside the container.
+type ExecRequest struct {
+	// Argv is run directly when set; otherwise Command runs under
+	// Shell -c (default /bin/sh).
+	Argv    []string `json:"argv,omitempty"`
+	Command string   `json:"command,omitempty"`
+	Shell   string   `json:"shell,omitempty"`
+	Env     []string `json:"env,omitempty"` // NAME=value; replaces the agent's environment
+	Dir     string   `json:"dir,omitempty"` // default /workspace
+	Stdin   []byte   `json:"stdin,omitempty"`
+	// TimeoutMS kills the command's process group after this many
+	// milliseconds. Zero means no timeout (the host's context still
+	// bounds it: closing the connection kills the command).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// MaxOutput truncates stdout plus stderr after this many bytes; the
+	// command is killed and the exit frame says Truncated. Zero: 16 MiB.
+	MaxOutput int64 `json:"max_output,omitempty"`
+}
+
+// Frame is one line of an exec's response stream.
+type Frame struct {
+	Seq    int64  `json:"seq"`
+	Stream string `json:"stream,omitempty"` // "stdout" or "stderr"
+	Data   []byte `json:"data,omitempty"`
+	Exit   *Exit  `json:"exit,omitempty"` // set on the last frame only
+}
+
+// Exit says how a command ended.
+type Exit struct {
+	Code      int    `json:"code"`             // exit status, or 128+signal
+	Signal    string `json:"signal,omitempty"` // "SIGKILL" when killed by a signal
+	Reason    string `json:"reason"`           // "exit", "signal", "timeout", "output_limit", "start_failed"
+	Error     string `json:"error,omitempty"`  // why it could not start
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// DefaultMaxOutput is [ExecRequest.MaxOutput]'s default.
+const DefaultMaxOutput = 16 << 20

@@ -1,0 +1,340 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ServerConfig configures [Serve].
+type ServerConfig struct {
+	// SocketDir is the directory shared with the host; the agent listens
+	// on SocketDir/agent.sock. Required.
+	SocketDir string
+	Logger    *slog.Logger // nil discards
+}
+
+// Serve runs the agent until ctx is done or the process gets SIGTERM or
+// SIGINT, which it forwards to every command it started before returning.
+// It reaps every child of the process, so it must be the only code in the
+// process that waits for children (it is meant to run as PID 1).
+func Serve(ctx context.Context, cfg ServerConfig) error {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sock := filepath.Join(cfg.SocketDir, SocketName)
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("agent listen: %w", err)
+	}
+	os.Chmod(sock, 0o600)
+
+	s := &server{reaper: newReaper(), log: log, groups: map[int]struct{}{}}
+	stop := make(chan struct{})
+	go s.reaper.run(stop) // stops when stop is closed; Serve waits on s.reaper.done
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT)
+	defer signal.Stop(sigs)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("POST /v1/exec", s.handleExec)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }() // stops on srv.Close below
+
+	select {
+	case <-ctx.Done():
+	case sig := <-sigs:
+		log.Info("agent stopping", "signal", sig.String())
+		s.signalAll(sig.(unix.Signal))
+	case err = <-serveErr:
+	}
+	srv.Close()
+	s.signalAll(unix.SIGKILL)
+	s.running.Wait()
+	close(stop)
+	<-s.reaper.done
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+type server struct {
+	reaper  *reaper
+	log     *slog.Logger
+	running sync.WaitGroup // commands in flight
+
+	mu     sync.Mutex       // guards groups
+	groups map[int]struct{} // process groups of running commands
+}
+
+func (s *server) signalAll(sig unix.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for pgid := range s.groups {
+		unix.Kill(-pgid, sig)
+	}
+}
+
+func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
+	var req ExecRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		http.Error(w, "bad exec request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	out := &frameWriter{w: w, enc: json.NewEncoder(w)}
+	if f, ok := w.(http.Flusher); ok {
+		out.flush = f.Flush
+	}
+	s.running.Add(1)
+	defer s.running.Done()
+	exit := s.run(r.Context(), req, out)
+	out.send(Frame{Exit: &exit})
+}
+
+// frameWriter serialises frames from the stdout and stderr copiers.
+type frameWriter struct {
+	mu    sync.Mutex // guards the fields below and writes to w
+	w     io.Writer
+	enc   *json.Encoder
+	flush func()
+	seq   int64
+	bytes int64
+	limit int64
+	over  bool // output limit reached
+	dead  bool // client gone
+}
+
+func (f *frameWriter) send(fr Frame) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sendLocked(fr)
+}
+
+func (f *frameWriter) sendLocked(fr Frame) {
+	if f.dead {
+		return
+	}
+	f.seq++
+	fr.Seq = f.seq
+	if err := f.enc.Encode(fr); err != nil {
+		f.dead = true
+		return
+	}
+	if f.flush != nil {
+		f.flush()
+	}
+}
+
+// chunk sends data from stream, cutting it at the output limit. It
+// reports false once the limit is reached.
+func (f *frameWriter) chunk(stream string, data []byte) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.over {
+		return false
+	}
+	if room := f.limit - f.bytes; int64(len(data)) > room {
+		data = data[:room]
+		f.over = true
+	}
+	f.bytes += int64(len(data))
+	if len(data) > 0 {
+		f.sendLocked(Frame{Stream: stream, Data: append([]byte(nil), data...)})
+	}
+	return !f.over
+}
+
+func (s *server) run(ctx context.Context, req ExecRequest, out *frameWriter) Exit {
+	argv := req.Argv
+	if len(argv) == 0 {
+		sh := req.Shell
+		if sh == "" {
+			sh = "/bin/sh"
+		}
+		argv = []string{sh, "-c", req.Command}
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = "/workspace"
+	}
+	out.limit = req.MaxOutput
+	if out.limit <= 0 {
+		out.limit = DefaultMaxOutput
+	}
+	path, err := lookPath(argv[0], req.Env)
+	if err != nil {
+		return Exit{Code: 127, Reason: "start_failed", Error: err.Error()}
+	}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return Exit{Code: 126, Reason: "start_failed", Error: err.Error()}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return Exit{Code: 126, Reason: "start_failed", Error: err.Error()}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		outR.Close()
+		outW.Close()
+		return Exit{Code: 126, Reason: "start_failed", Error: err.Error()}
+	}
+	attr := &os.ProcAttr{
+		Dir:   dir,
+		Env:   req.Env,
+		Files: []*os.File{stdinR, outW, errW},
+		Sys:   &unix.SysProcAttr{Setpgid: true},
+	}
+	pid, status, err := s.reaper.start(func() (int, error) {
+		p, err := os.StartProcess(path, argv, attr)
+		if err != nil {
+			return 0, err
+		}
+		pid := p.Pid
+		p.Release() // the reaper, not os.Process, waits for it
+		return pid, nil
+	})
+	stdinR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		stdinW.Close()
+		outR.Close()
+		errR.Close()
+		return Exit{Code: 126, Reason: "start_failed", Error: startError(err)}
+	}
+	s.mu.Lock()
+	s.groups[pid] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.groups, pid)
+		s.mu.Unlock()
+	}()
+
+	go func() { // ends when the command closes stdin or exits
+		stdinW.Write(req.Stdin)
+		stdinW.Close()
+	}()
+	var copiers sync.WaitGroup
+	limitHit := make(chan struct{}, 2) // one send per copier at most
+	copyStream := func(name string, r *os.File) {
+		defer copiers.Done()
+		defer r.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 && !out.chunk(name, buf[:n]) {
+				limitHit <- struct{}{}
+				io.Copy(io.Discard, r) // drain so the command is not stuck
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	copiers.Add(2)
+	go copyStream("stdout", outR) // ends at EOF: every writer closed or killed
+	go copyStream("stderr", errR)
+
+	var timeout <-chan time.Time
+	if req.TimeoutMS > 0 {
+		t := time.NewTimer(time.Duration(req.TimeoutMS) * time.Millisecond)
+		defer t.Stop()
+		timeout = t.C
+	}
+	reason := ""
+	var ws unix.WaitStatus
+wait:
+	for {
+		select {
+		case ws = <-status:
+			break wait
+		case <-timeout:
+			reason, timeout = "timeout", nil
+			unix.Kill(-pid, unix.SIGKILL)
+		case <-limitHit:
+			if reason == "" {
+				reason = "output_limit"
+			}
+			unix.Kill(-pid, unix.SIGKILL)
+		case <-ctx.Done():
+			reason = "canceled"
+			unix.Kill(-pid, unix.SIGKILL)
+			ctx = context.Background() // fire once
+		}
+	}
+	// Background children may hold the pipes open; the command is over,
+	// so its whole process group goes.
+	unix.Kill(-pid, unix.SIGKILL)
+	copiers.Wait()
+	exit := Exit{Code: ws.ExitStatus(), Reason: "exit"}
+	if ws.Signaled() {
+		exit.Code = 128 + int(ws.Signal())
+		exit.Signal = unix.SignalName(ws.Signal())
+		exit.Reason = "signal"
+	}
+	if reason != "" {
+		exit.Reason = reason
+	}
+	out.mu.Lock()
+	exit.Truncated = out.over
+	out.mu.Unlock()
+	return exit
+}
+
+func startError(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Path + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// lookPath finds file in the PATH of env (not the agent's own).
+func lookPath(file string, env []string) (string, error) {
+	if strings.Contains(file, "/") {
+		return file, nil
+	}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found", file)
+}

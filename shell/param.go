@@ -1,0 +1,787 @@
+package shell
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// paramVal is what a parameter refers to before any operator applies.
+type paramVal struct {
+	vals []string
+	list bool // "$@"-like: several words
+	star bool // "$*"-like: joined by IFS[0] when quoted
+	set  bool
+}
+
+// indexWord returns the literal text of a subscript that is a plain word
+// ("@", "*", or an assoc key), or "" when it is arithmetic.
+func indexWord(x syntax.ArithmExpr) (string, bool) {
+	w, ok := x.(*syntax.Word)
+	if !ok {
+		return "", false
+	}
+	if l := w.Lit(); l == "@" || l == "*" {
+		return l, true
+	}
+	return "", false
+}
+
+// subscript evaluates an array subscript for name: the key of an
+// associative array, or the arithmetic index of an indexed one.
+func (r *runner) subscript(name string, x syntax.ArithmExpr) string {
+	if v := r.getVar(name); v != nil && v.kind == kindAssoc {
+		if w, ok := x.(*syntax.Word); ok {
+			return r.literal(w)
+		}
+		return r.arithText(x)
+	}
+	return itoa(r.arith(x))
+}
+
+// lookupParam resolves name (with an optional subscript) to its values.
+func (r *runner) lookupParam(name string, index syntax.ArithmExpr, indexStr *string) paramVal {
+	switch name {
+	case "@", "*":
+		return paramVal{vals: r.params, list: true, star: name == "*", set: len(r.params) > 0}
+	case "#":
+		return paramVal{vals: []string{strconv.Itoa(len(r.params))}, set: true}
+	case "?":
+		return paramVal{vals: []string{strconv.Itoa(r.status)}, set: true}
+	case "-":
+		return paramVal{vals: []string{r.flags()}, set: true}
+	case "$":
+		return paramVal{vals: []string{"1"}, set: true}
+	case "!":
+		if r.lastBg == 0 {
+			return paramVal{}
+		}
+		return paramVal{vals: []string{strconv.Itoa(r.lastBg)}, set: true}
+	case "0":
+		return paramVal{vals: []string{"bash"}, set: true}
+	case "_":
+		return paramVal{vals: []string{r.lastArg}, set: true}
+	}
+	if n, err := strconv.Atoi(name); err == nil {
+		if n >= 1 && n <= len(r.params) {
+			return paramVal{vals: []string{r.params[n-1]}, set: true}
+		}
+		return paramVal{}
+	}
+	v := r.getVar(name)
+	if index == nil && indexStr == nil {
+		if v == nil {
+			return paramVal{}
+		}
+		s, ok := v.scalar()
+		if !ok {
+			return paramVal{}
+		}
+		return paramVal{vals: []string{s}, set: true}
+	}
+	var sub string
+	if indexStr != nil {
+		sub = *indexStr
+	} else if w, ok := indexWord(index); ok {
+		sub = w
+	}
+	if sub == "@" || sub == "*" {
+		if v == nil {
+			return paramVal{list: true, star: sub == "*"}
+		}
+		vals := v.values()
+		return paramVal{vals: vals, list: true, star: sub == "*", set: len(vals) > 0}
+	}
+	if v == nil {
+		if index != nil {
+			r.subscript(name, index)
+		}
+		return paramVal{}
+	}
+	switch v.kind {
+	case kindAssoc:
+		key := sub
+		if indexStr == nil {
+			key = r.subscript(name, index)
+		}
+		s, ok := v.assoc[key]
+		return paramVal{vals: []string{s}, set: ok}
+	case kindIndexed:
+		var i int
+		if indexStr != nil {
+			i = r.arrayIndex(v, sub)
+		} else {
+			i = int(r.arith(index))
+			if i < 0 {
+				i += v.maxIndex() + 1
+			}
+		}
+		s, ok := v.idx[i]
+		return paramVal{vals: []string{s}, set: ok}
+	}
+	i := 0
+	if indexStr != nil {
+		i = int(r.arithString(sub))
+	} else {
+		i = int(r.arith(index))
+	}
+	if i == 0 || i == -1 {
+		s, ok := v.scalar()
+		return paramVal{vals: []string{s}, set: ok}
+	}
+	return paramVal{}
+}
+
+// param expands a parameter expansion into e.
+func (e *expander) param(pe *syntax.ParamExp, inDQ bool) {
+	r := e.r
+	name := ""
+	if pe.Param != nil {
+		name = pe.Param.Value
+	}
+	if pe.Names != 0 {
+		var names []string
+		for _, s := range r.scopes {
+			for k, v := range s.vars {
+				if strings.HasPrefix(k, name) && (v.set || v.kind != kindString) {
+					names = append(names, k)
+				}
+			}
+		}
+		sort.Strings(names)
+		names = dedup(names)
+		e.values(names, true, pe.Names == syntax.NamesPrefix, inDQ)
+		return
+	}
+	var pv paramVal
+	switch {
+	case pe.Excl && pe.Index != nil:
+		if w, ok := indexWord(pe.Index); ok {
+			var keys []string
+			if v := r.getVar(name); v != nil {
+				keys = v.keyList()
+			}
+			e.values(keys, true, w == "*", inDQ)
+			return
+		}
+		pv = r.lookupParam(name, pe.Index, nil)
+	case pe.Excl:
+		ref := r.lookupParam(name, nil, nil)
+		if !ref.set {
+			if r.nounset {
+				r.fatalf(127, "%s: unbound variable", name)
+			}
+			e.values(nil, false, false, inDQ)
+			return
+		}
+		target := strings.Join(ref.vals, " ")
+		if ref.list {
+			target = strings.Join(ref.vals, " ")
+		}
+		if v := r.getVar(name); v != nil && v.nameref {
+			// ${!ref} on a nameref yields the name it points to.
+			e.values([]string{target}, false, false, inDQ)
+			return
+		}
+		tname, tidx, hasIdx := strings.Cut(target, "[")
+		if hasIdx {
+			tidx = strings.TrimSuffix(tidx, "]")
+			pv = r.lookupParam(tname, nil, &tidx)
+		} else {
+			if !validName(target) && target != "@" && target != "*" && !isDigits(target) && len(target) != 1 {
+				r.fatalf(1, "%s: invalid variable name", target)
+			}
+			pv = r.lookupParam(target, nil, nil)
+		}
+		name = target
+	default:
+		pv = r.lookupParam(name, pe.Index, nil)
+	}
+	if pe.Length {
+		if pv.list {
+			e.values([]string{strconv.Itoa(len(pv.vals))}, false, false, inDQ)
+			return
+		}
+		if !pv.set && r.nounset {
+			r.fatalf(127, "%s: unbound variable", name)
+		}
+		n := 0
+		if len(pv.vals) > 0 {
+			n = utf8.RuneCountInString(pv.vals[0])
+		}
+		e.values([]string{strconv.Itoa(n)}, false, false, inDQ)
+		return
+	}
+	if pe.Exp != nil {
+		if e.defaultOps(pe, name, pv, inDQ) {
+			return
+		}
+	}
+	if !pv.set && r.nounset && !pv.list && name != "@" && name != "*" {
+		r.fatalf(127, "%s: unbound variable", paramName(pe, name))
+	}
+	vals := pv.vals
+	switch {
+	case pe.Slice != nil:
+		vals = r.slice(pe, name, pv)
+	case pe.Repl != nil:
+		vals = r.replace(pe.Repl, vals)
+	case pe.Exp != nil:
+		vals = r.strOp(pe.Exp, name, vals, pv)
+	}
+	e.values(vals, pv.list, pv.star, inDQ)
+}
+
+func paramName(pe *syntax.ParamExp, name string) string {
+	if pe.Index != nil {
+		if w, ok := pe.Index.(*syntax.Word); ok {
+			return name + "[" + w.Lit() + "]"
+		}
+	}
+	return name
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func dedup(s []string) []string {
+	var out []string
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// defaultOps handles - = ? + and their colon forms; it reports whether it
+// expanded anything itself.
+func (e *expander) defaultOps(pe *syntax.ParamExp, name string, pv paramVal, inDQ bool) bool {
+	r := e.r
+	op := pe.Exp.Op
+	colon := false
+	switch op {
+	case syntax.DefaultUnsetOrNull, syntax.AssignUnsetOrNull, syntax.ErrorUnsetOrNull, syntax.AlternateUnsetOrNull:
+		colon = true
+	case syntax.DefaultUnset, syntax.AssignUnset, syntax.ErrorUnset, syntax.AlternateUnset:
+	default:
+		return false
+	}
+	missing := !pv.set
+	if colon && !missing {
+		missing = strings.Join(pv.vals, "") == ""
+	}
+	var parts []syntax.WordPart
+	if pe.Exp.Word != nil {
+		parts = pe.Exp.Word.Parts
+	}
+	switch op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull:
+		if missing {
+			e.word(parts, inDQ, true)
+			return true
+		}
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+		if !missing {
+			e.word(parts, inDQ, true)
+		}
+		return true
+	case syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		if missing {
+			val := ""
+			if pe.Exp.Word != nil {
+				val = r.assignWord(pe.Exp.Word)
+			}
+			if !validName(name) {
+				r.fatalf(1, "$%s: cannot assign in this way", name)
+			}
+			var idx *string
+			if pe.Index != nil {
+				s := r.subscript(name, pe.Index)
+				idx = &s
+			}
+			if err := r.assign(name, idx, val, false); err != nil {
+				r.fatalf(1, "%s", err)
+			}
+			e.values([]string{val}, false, false, inDQ)
+			return true
+		}
+	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		if missing {
+			msg := "parameter null or not set"
+			if !colon {
+				msg = "parameter not set"
+			}
+			if pe.Exp.Word != nil {
+				if m := r.literal(pe.Exp.Word); m != "" {
+					msg = m
+				}
+			}
+			r.fatalf(127, "%s: %s", name, msg)
+		}
+	}
+	return false
+}
+
+// values adds a parameter's values to e with "$@"/"$*" semantics.
+func (e *expander) values(vals []string, list, star, inDQ bool) {
+	if !list {
+		s := ""
+		if len(vals) > 0 {
+			s = vals[0]
+		}
+		if inDQ {
+			e.lit(s, true)
+		} else {
+			e.splitText(s)
+		}
+		return
+	}
+	if inDQ && star || !inDQ && !e.split {
+		sep := " "
+		if star {
+			ifs := e.r.ifs()
+			sep = ""
+			if ifs != "" {
+				sep = ifs[:1]
+			}
+		}
+		joined := strings.Join(vals, sep)
+		if inDQ {
+			e.lit(joined, true)
+		} else {
+			e.splitText(joined)
+		}
+		return
+	}
+	if inDQ {
+		if len(vals) == 0 {
+			e.listEmpty = true
+		}
+		for i, v := range vals {
+			if i > 0 {
+				e.fieldBreak()
+			}
+			e.lit(v, true)
+		}
+		return
+	}
+	for i, v := range vals {
+		if i > 0 {
+			if e.exists || len(e.cur) > 0 {
+				e.emit()
+			} else {
+				e.pendingWS = false
+			}
+		}
+		e.splitText(v)
+	}
+}
+
+// slice applies ${x:offset:length}.
+func (r *runner) slice(pe *syntax.ParamExp, name string, pv paramVal) []string {
+	off := r.arith(pe.Slice.Offset)
+	hasLen := pe.Slice.Length != nil
+	var length int64
+	if hasLen {
+		length = r.arith(pe.Slice.Length)
+	}
+	if pv.list {
+		var items []string
+		if name == "@" || name == "*" {
+			items = append([]string{"bash"}, r.params...)
+			if off == 0 {
+				// ${@:0} includes $0
+			}
+		} else {
+			v := r.getVar(name)
+			if v != nil && v.kind == kindIndexed {
+				idx := v.indices()
+				start := off
+				if start < 0 {
+					start += int64(v.maxIndex()) + 1
+					if start < 0 {
+						return nil
+					}
+				}
+				var out []string
+				for _, i := range idx {
+					if int64(i) >= start {
+						out = append(out, v.idx[i])
+					}
+				}
+				return cutLen(out, hasLen, length, pe, r)
+			}
+			items = append([]string{""}, pv.vals...)
+			if off == 0 {
+				items = items[1:]
+			} else {
+				off--
+			}
+			items = items[0:]
+			if off == 0 && len(items) > 0 && items[0] == "" && name != "@" {
+				// fallthrough: positional indexing below
+			}
+			if off < 0 {
+				off += int64(len(items))
+			}
+			if off < 0 || off > int64(len(items)) {
+				return nil
+			}
+			return cutLen(items[off:], hasLen, length, pe, r)
+		}
+		if off < 0 {
+			off += int64(len(items))
+			if off < 1 {
+				return nil
+			}
+		}
+		if off > int64(len(items)) {
+			return nil
+		}
+		return cutLen(items[off:], hasLen, length, pe, r)
+	}
+	if len(pv.vals) == 0 {
+		return nil
+	}
+	runes := []rune(pv.vals[0])
+	n := int64(len(runes))
+	if off < 0 {
+		off += n
+		if off < 0 {
+			return []string{""}
+		}
+	}
+	if off > n {
+		return []string{""}
+	}
+	end := n
+	if hasLen {
+		if length < 0 {
+			end = n + length
+			if end < off {
+				r.fatalf(1, "%s: substring expression < 0", r.arithText(pe.Slice.Length))
+			}
+		} else {
+			end = min(n, off+length)
+		}
+	}
+	return []string{string(runes[off:end])}
+}
+
+func cutLen(items []string, hasLen bool, length int64, pe *syntax.ParamExp, r *runner) []string {
+	if !hasLen {
+		return items
+	}
+	if length < 0 {
+		r.fatalf(1, "%s: substring expression < 0", r.arithText(pe.Slice.Length))
+	}
+	if length < int64(len(items)) {
+		return items[:length]
+	}
+	return items
+}
+
+// replace applies ${x/pat/rep} and its forms to each value.
+func (r *runner) replace(rp *syntax.Replace, vals []string) []string {
+	anchor := byte(0)
+	orig := rp.Orig
+	if orig != nil && len(orig.Parts) > 0 {
+		if l, ok := orig.Parts[0].(*syntax.Lit); ok && l.Value != "" && (l.Value[0] == '#' || l.Value[0] == '%') {
+			anchor = l.Value[0]
+			parts := append([]syntax.WordPart{&syntax.Lit{Value: l.Value[1:]}}, orig.Parts[1:]...)
+			orig = &syntax.Word{Parts: parts}
+		}
+	}
+	pat := r.pattern(orig)
+	var with []seg
+	if rp.With != nil {
+		e := &expander{r: r, ifs: r.ifs()}
+		e.word(rp.With.Parts, false, true)
+		e.finish()
+		for i, f := range e.fields {
+			if i > 0 {
+				with = append(with, seg{" ", true})
+			}
+			with = append(with, f...)
+		}
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = r.replaceOne(v, pat, with, anchor, rp.All)
+	}
+	return out
+}
+
+func replacement(with []seg, match string) string {
+	var sb strings.Builder
+	for _, s := range with {
+		if s.quoted {
+			sb.WriteString(s.s)
+			continue
+		}
+		for i := 0; i < len(s.s); i++ {
+			c := s.s[i]
+			if c == '\\' && i+1 < len(s.s) {
+				sb.WriteByte(s.s[i+1])
+				i++
+				continue
+			}
+			if c == '&' {
+				sb.WriteString(match)
+				continue
+			}
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+func (r *runner) replaceOne(v, pat string, with []seg, anchor byte, all bool) string {
+	m := r.compilePattern(pat, patternOpts{})
+	switch anchor {
+	case '#':
+		for end := len(v); end >= 0; end-- {
+			if m.match(v[:end]) {
+				return replacement(with, v[:end]) + v[end:]
+			}
+		}
+		return v
+	case '%':
+		for start := 0; start <= len(v); start++ {
+			if m.match(v[start:]) {
+				return v[:start] + replacement(with, v[start:])
+			}
+		}
+		return v
+	}
+	if pat == "" {
+		return v
+	}
+	var sb strings.Builder
+	i := 0
+	done := false
+	for i < len(v) {
+		if done {
+			sb.WriteString(v[i:])
+			break
+		}
+		found := -1
+		for end := len(v); end > i; end-- {
+			if m.match(v[i:end]) {
+				found = end
+				break
+			}
+		}
+		if found < 0 {
+			_, size := utf8.DecodeRuneInString(v[i:])
+			sb.WriteString(v[i : i+size])
+			i += size
+			continue
+		}
+		sb.WriteString(replacement(with, v[i:found]))
+		i = found
+		if !all {
+			done = true
+		}
+	}
+	return sb.String()
+}
+
+// strOp applies # ## % %% ^ ^^ , ,, and @ operators to each value.
+func (r *runner) strOp(exp *syntax.Expansion, name string, vals []string, pv paramVal) []string {
+	op := exp.Op
+	if op == syntax.OtherParamOps {
+		return r.atOp(exp.Word.Lit(), name, vals, pv)
+	}
+	pat := ""
+	if exp.Word != nil {
+		pat = r.pattern(exp.Word)
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		switch op {
+		case syntax.RemSmallPrefix, syntax.RemLargePrefix:
+			out[i] = r.trimPrefix(v, pat, op == syntax.RemLargePrefix)
+		case syntax.RemSmallSuffix, syntax.RemLargeSuffix:
+			out[i] = r.trimSuffix(v, pat, op == syntax.RemLargeSuffix)
+		case syntax.UpperFirst, syntax.UpperAll, syntax.LowerFirst, syntax.LowerAll:
+			out[i] = r.caseOp(v, pat, op)
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+func (r *runner) trimPrefix(v, pat string, longest bool) string {
+	m := r.compilePattern(pat, patternOpts{})
+	if longest {
+		for end := len(v); end >= 0; end-- {
+			if m.match(v[:end]) {
+				return v[end:]
+			}
+		}
+		return v
+	}
+	for end := 0; end <= len(v); end++ {
+		if m.match(v[:end]) {
+			return v[end:]
+		}
+	}
+	return v
+}
+
+func (r *runner) trimSuffix(v, pat string, longest bool) string {
+	m := r.compilePattern(pat, patternOpts{})
+	if longest {
+		for start := 0; start <= len(v); start++ {
+			if m.match(v[start:]) {
+				return v[:start]
+			}
+		}
+		return v
+	}
+	for start := len(v); start >= 0; start-- {
+		if m.match(v[start:]) {
+			return v[:start]
+		}
+	}
+	return v
+}
+
+func (r *runner) caseOp(v, pat string, op syntax.ParExpOperator) string {
+	var m *matcher
+	if pat != "" {
+		m = r.compilePattern(pat, patternOpts{})
+	}
+	runes := []rune(v)
+	for i, c := range runes {
+		if (op == syntax.UpperFirst || op == syntax.LowerFirst) && i > 0 {
+			break
+		}
+		if m != nil && !m.match(string(c)) {
+			continue
+		}
+		if op == syntax.UpperFirst || op == syntax.UpperAll {
+			runes[i] = unicode.ToUpper(c)
+		} else {
+			runes[i] = unicode.ToLower(c)
+		}
+	}
+	return string(runes)
+}
+
+// atOp applies ${x@Q} and the other @ transformations.
+func (r *runner) atOp(op, name string, vals []string, pv paramVal) []string {
+	out := make([]string, 0, len(vals))
+	v := r.getVar(name)
+	for _, s := range vals {
+		switch op {
+		case "Q":
+			out = append(out, shellQuote(s))
+		case "E":
+			out = append(out, ansiC(s))
+		case "P":
+			out = append(out, s)
+		case "U":
+			out = append(out, strings.ToUpper(s))
+		case "u":
+			out = append(out, upperFirst(s))
+		case "L":
+			out = append(out, strings.ToLower(s))
+		case "a":
+			out = append(out, attrString(v))
+		case "A":
+			if v == nil {
+				out = append(out, "")
+				continue
+			}
+			out = append(out, r.declareLine(name, v, true))
+		case "K", "k":
+			out = append(out, shellQuote(s))
+		default:
+			r.fatalf(1, "${%s@%s}: bad substitution", name, op)
+		}
+	}
+	if op == "A" || op == "a" {
+		if len(out) > 1 {
+			out = out[:1]
+		}
+	}
+	if (op == "K" || op == "k") && v != nil && v.kind != kindString {
+		var parts []string
+		keys := v.keyList()
+		vs := v.values()
+		for i := range keys {
+			k := keys[i]
+			if v.kind == kindAssoc {
+				k = shellQuote(k)
+			}
+			if op == "K" {
+				parts = append(parts, k+" "+shellQuote(vs[i]))
+			} else {
+				parts = append(parts, k, vs[i])
+			}
+		}
+		if op == "K" {
+			return []string{strings.Join(parts, " ") + " "}
+		}
+		return parts
+	}
+	_ = pv
+	return out
+}
+
+func upperFirst(s string) string {
+	c, size := utf8.DecodeRuneInString(s)
+	if size == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(c)) + s[size:]
+}
+
+func attrString(v *variable) string {
+	if v == nil {
+		return ""
+	}
+	var sb strings.Builder
+	switch v.kind {
+	case kindIndexed:
+		sb.WriteByte('a')
+	case kindAssoc:
+		sb.WriteByte('A')
+	}
+	if v.integer {
+		sb.WriteByte('i')
+	}
+	if v.lower {
+		sb.WriteByte('l')
+	}
+	if v.nameref {
+		sb.WriteByte('n')
+	}
+	if v.readonly {
+		sb.WriteByte('r')
+	}
+	if v.upper {
+		sb.WriteByte('u')
+	}
+	if v.exported {
+		sb.WriteByte('x')
+	}
+	return sb.String()
+}

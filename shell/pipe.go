@@ -1,0 +1,120 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"syscall"
+)
+
+// pipeBuf is how many bytes a pipe holds before its writer blocks, as a
+// Linux pipe's default capacity.
+const pipeBuf = 64 << 10
+
+// errBrokenPipe is what a write to a pipe whose reader is gone returns.
+var errBrokenPipe = syscall.EPIPE
+
+// pipe is an in-process, buffered, blocking pipe between two goroutines
+// of one exec. Closing the read end makes writes fail with EPIPE; closing
+// the write end makes reads return io.EOF once drained. Cancelling the
+// exec's context wakes both ends.
+type pipe struct {
+	mu      sync.Mutex // guards the fields below
+	cond    sync.Cond
+	buf     []byte
+	wclosed bool
+	rclosed bool
+	ctx     context.Context
+	stop    func() bool
+}
+
+func newPipe(ctx context.Context) *pipe {
+	p := &pipe{ctx: ctx}
+	p.cond.L = &p.mu
+	p.stop = context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	return p
+}
+
+func (p *pipe) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.buf) == 0 {
+		if p.wclosed || p.rclosed {
+			return 0, io.EOF
+		}
+		if err := p.ctx.Err(); err != nil {
+			return 0, err
+		}
+		p.cond.Wait()
+	}
+	n := copy(b, p.buf)
+	p.buf = p.buf[n:]
+	if len(p.buf) == 0 {
+		p.buf = p.buf[:0:0]
+	}
+	p.cond.Broadcast()
+	return n, nil
+}
+
+func (p *pipe) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	written := 0
+	for len(b) > 0 {
+		if p.rclosed {
+			return written, errBrokenPipe
+		}
+		if p.wclosed {
+			return written, errors.New("write to closed pipe")
+		}
+		if err := p.ctx.Err(); err != nil {
+			return written, err
+		}
+		room := pipeBuf - len(p.buf)
+		if room <= 0 {
+			p.cond.Wait()
+			continue
+		}
+		n := min(room, len(b))
+		p.buf = append(p.buf, b[:n]...)
+		b = b[n:]
+		written += n
+		p.cond.Broadcast()
+	}
+	return written, nil
+}
+
+// broken reports whether the read end is closed.
+func (p *pipe) broken() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rclosed
+}
+
+func (p *pipe) closeWrite() {
+	p.mu.Lock()
+	p.wclosed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+func (p *pipe) closeRead() {
+	p.mu.Lock()
+	p.rclosed = true
+	p.buf = nil
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.stop()
+}
+
+// pipeReader and pipeWriter are the two ends as fd values.
+type pipeReader struct{ p *pipe }
+type pipeWriter struct{ p *pipe }
+
+func (r pipeReader) Read(b []byte) (int, error)  { return r.p.Read(b) }
+func (w pipeWriter) Write(b []byte) (int, error) { return w.p.Write(b) }

@@ -1,0 +1,634 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// shared is the state of one exec that every subshell, pipeline stage and
+// background job of it shares: limit counters and the cancel function.
+type shared struct {
+	sh       *Shell
+	limits   Limits
+	cancel   context.CancelCauseFunc
+	commands atomic.Int64
+	loops    atomic.Int64
+	output   atomic.Int64
+	written  atomic.Int64
+	pids     atomic.Int64
+	start    time.Time
+	stdin    io.Reader
+
+	mu          sync.Mutex // guards the fields below
+	unsupported error
+	limit       string
+	closers     []io.Closer
+	jobs        sync.WaitGroup
+}
+
+func (s *shared) setUnsupported(err error) {
+	s.mu.Lock()
+	if s.unsupported == nil {
+		s.unsupported = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *shared) addCloser(c io.Closer) {
+	s.mu.Lock()
+	s.closers = append(s.closers, c)
+	s.mu.Unlock()
+}
+
+// limitError is the cancel cause of an exec that breached a limit.
+type limitError struct {
+	name string
+	max  int64
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("limit exceeded: %s (max %d)", e.name, e.max)
+}
+
+// breach records that limit name was exceeded and stops the exec.
+func (s *shared) breach(name string, max int64) {
+	s.mu.Lock()
+	if s.limit == "" {
+		s.limit = name
+	}
+	s.mu.Unlock()
+	s.cancel(&limitError{name, max})
+}
+
+// fatal unwinds the runner to its subshell or exec boundary; the status is
+// in runner.exitCode.
+type fatal struct{}
+
+// runner is the interpreter state of one shell process: the exec's main
+// shell, or a copy for a subshell, pipeline stage or background job.
+type runner struct {
+	ctx    context.Context
+	sh     *shared
+	scopes []*scope
+	funcs  map[string]*syntax.Stmt
+	alias  map[string]string
+	traps  map[string]string
+	fds    map[int]*fdesc
+	dir    string
+	params []string
+
+	// set -o options
+	errexit, nounset, xtrace, pipefail, noglob, noclobber, allexport, verbose, noexec, hashall bool
+	shopts                                                                                       map[string]bool
+
+	status     int // $?
+	pipestatus []int
+	exiting    bool
+	exitCode   int
+	breakN     int
+	contN      int
+	returning  bool
+	noErrExit  int // >0 inside if/while conditions, && || lists, !
+	funcNames  []string
+	sources    []string
+	callLines  []int
+	lineno     int
+	depth      int
+	bashpid    int
+	lastBg     int
+	subshell   int
+	inTrap     bool
+	inFunc     int
+	loopDepth  int
+	dirstack   []string
+	rand       *rand.PCG
+	jobs       map[int]*job
+	optind     int
+	optcharIdx int
+	umask      int
+	cmdSubst   bool // running a command substitution: errexit is off
+	lastArg    string
+}
+
+func (r *runner) stdout() io.Writer { return r.writerFD(1) }
+func (r *runner) stderr() io.Writer { return r.writerFD(2) }
+func (r *runner) stdin() io.Reader  { return r.readerFD(0) }
+
+// errorf writes a bash-style diagnostic: "bash: line N: msg".
+func (r *runner) errorf(format string, args ...any) {
+	fmt.Fprintf(r.stderr(), "bash: line %d: %s\n", r.lineno, fmt.Sprintf(format, args...))
+}
+
+// fatalf reports an error that ends this shell (an expansion error in a
+// non-interactive bash).
+func (r *runner) fatalf(status int, format string, args ...any) {
+	r.errorf(format, args...)
+	r.exiting = true
+	r.exitCode = status
+	panic(fatal{})
+}
+
+// stopped reports whether execution must unwind: exit, return, break,
+// continue, or the exec's context is done.
+func (r *runner) stopped() bool {
+	return r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.ctx.Err() != nil
+}
+
+// copyState returns a subshell of r: a deep copy of its variables and
+// functions, sharing the exec's counters.
+func (r *runner) copyState() *runner {
+	c := *r
+	c.scopes = make([]*scope, len(r.scopes))
+	for i, s := range r.scopes {
+		ns := &scope{vars: make(map[string]*variable, len(s.vars))}
+		for k, v := range s.vars {
+			ns.vars[k] = v.clone()
+		}
+		c.scopes[i] = ns
+	}
+	c.funcs = maps.Clone(r.funcs)
+	c.alias = maps.Clone(r.alias)
+	c.traps = maps.Clone(r.traps)
+	delete(c.traps, "EXIT")
+	c.fds = maps.Clone(r.fds)
+	c.params = append([]string(nil), r.params...)
+	c.shopts = maps.Clone(r.shopts)
+	c.funcNames = append([]string(nil), r.funcNames...)
+	c.sources = append([]string(nil), r.sources...)
+	c.callLines = append([]int(nil), r.callLines...)
+	c.dirstack = append([]string(nil), r.dirstack...)
+	c.jobs = nil
+	c.bashpid = int(r.sh.pids.Add(1))
+	c.subshell++
+	c.exiting, c.returning, c.breakN, c.contN = false, false, 0, 0
+	seed := r.rand.Uint64()
+	c.rand = rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
+	return &c
+}
+
+// runSubshell runs fn in a copy of r and returns its exit status.
+func (r *runner) runSubshell(fn func(c *runner)) int {
+	c := r.copyState()
+	return c.runProtected(fn)
+}
+
+// runProtected runs fn, turning a fatal error into an exit status and
+// running the EXIT trap.
+func (r *runner) runProtected(fn func(c *runner)) (status int) {
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(fatal); !ok {
+					panic(p)
+				}
+			}
+		}()
+		fn(r)
+	}()
+	r.runExitTrap()
+	if r.exiting {
+		return r.exitCode
+	}
+	return r.status
+}
+
+func (r *runner) runExitTrap() {
+	cmd, ok := r.traps["EXIT"]
+	if !ok || cmd == "" {
+		return
+	}
+	delete(r.traps, "EXIT")
+	saved := r.status
+	if r.exiting {
+		saved = r.exitCode
+	}
+	r.exiting = false
+	r.returning = false
+	r.status = saved
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(fatal); !ok {
+					panic(p)
+				}
+			}
+		}()
+		r.evalString(cmd, "trap")
+	}()
+	if !r.exiting {
+		r.exitCode = saved
+	}
+	r.exiting = true
+}
+
+// stmts runs a statement list.
+func (r *runner) stmts(list []*syntax.Stmt) {
+	for _, st := range list {
+		if r.stopped() {
+			return
+		}
+		r.stmt(st)
+	}
+}
+
+// stmt runs one statement, including its redirections, negation,
+// background flag and the errexit and ERR trap checks.
+func (r *runner) stmt(st *syntax.Stmt) {
+	if r.ctx.Err() != nil {
+		return
+	}
+	r.lineno = int(st.Pos().Line())
+	if st.Background {
+		r.background(st)
+		return
+	}
+	if st.Negated {
+		r.noErrExit++
+	}
+	status := r.redirected(st)
+	if st.Negated {
+		r.noErrExit--
+		if status == 0 {
+			status = 1
+		} else {
+			status = 0
+		}
+	}
+	r.status = status
+	if status == 0 || st.Negated || r.stopped() {
+		return
+	}
+	if !failureCounts(st.Cmd) {
+		return
+	}
+	if r.noErrExit == 0 {
+		r.runErrTrap()
+	}
+	if r.errexit && r.noErrExit == 0 && !r.cmdSubst {
+		r.exiting = true
+		r.exitCode = status
+	}
+}
+
+// failureCounts reports whether a failing cmd triggers errexit and the ERR
+// trap at its own level (compound commands defer to their contents).
+func failureCounts(cmd syntax.Command) bool {
+	switch c := cmd.(type) {
+	case *syntax.BinaryCmd:
+		return c.Op == syntax.Pipe || c.Op == syntax.PipeAll
+	case *syntax.Block, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause:
+		return false
+	}
+	return true
+}
+
+func (r *runner) runErrTrap() {
+	cmd, ok := r.traps["ERR"]
+	if !ok || cmd == "" || r.inTrap {
+		return
+	}
+	saved := r.status
+	r.inTrap = true
+	r.evalString(cmd, "trap")
+	r.inTrap = false
+	r.status = saved
+}
+
+// tick counts one command against the limits and checks the context.
+func (r *runner) tick() bool {
+	if r.ctx.Err() != nil {
+		return false
+	}
+	if n := r.sh.commands.Add(1); n > r.sh.limits.Commands {
+		r.sh.breach("commands", r.sh.limits.Commands)
+		return false
+	}
+	return true
+}
+
+// loopTick counts one loop iteration.
+func (r *runner) loopTick() bool {
+	if r.ctx.Err() != nil {
+		return false
+	}
+	if n := r.sh.loops.Add(1); n > r.sh.limits.LoopIterations {
+		r.sh.breach("loop_iterations", r.sh.limits.LoopIterations)
+		return false
+	}
+	return true
+}
+
+func (r *runner) checkString(s string) {
+	if int64(len(s)) > r.sh.limits.StringBytes {
+		r.sh.breach("string_bytes", r.sh.limits.StringBytes)
+		panic(fatal{})
+	}
+}
+
+func (r *runner) checkArray(n int) {
+	if int64(n) > r.sh.limits.ArrayElems {
+		r.sh.breach("array_elems", r.sh.limits.ArrayElems)
+		panic(fatal{})
+	}
+}
+
+// command runs the command of a statement (redirections already applied).
+func (r *runner) command(cmd syntax.Command) int {
+	switch c := cmd.(type) {
+	case nil:
+		return 0
+	case *syntax.CallExpr:
+		return r.call(c)
+	case *syntax.Block:
+		r.stmts(c.Stmts)
+		return r.status
+	case *syntax.Subshell:
+		return r.runSubshell(func(c2 *runner) { c2.stmts(c.Stmts) })
+	case *syntax.BinaryCmd:
+		return r.binary(c)
+	case *syntax.IfClause:
+		return r.ifClause(c)
+	case *syntax.WhileClause:
+		return r.whileClause(c)
+	case *syntax.ForClause:
+		return r.forClause(c)
+	case *syntax.CaseClause:
+		return r.caseClause(c)
+	case *syntax.FuncDecl:
+		r.funcs[c.Name.Value] = c.Body
+		return 0
+	case *syntax.ArithmCmd:
+		if !r.tick() {
+			return 1
+		}
+		r.traceArith(c)
+		v, err := r.arithSafe(c.X)
+		if err != nil {
+			r.errorf("((: %s", err.Error())
+			return 1
+		}
+		if v == 0 {
+			return 1
+		}
+		return 0
+	case *syntax.TestClause:
+		if !r.tick() {
+			return 1
+		}
+		return r.testClause(c)
+	case *syntax.DeclClause:
+		if !r.tick() {
+			return 1
+		}
+		return r.declClause(c)
+	case *syntax.LetClause:
+		if !r.tick() {
+			return 1
+		}
+		return r.letClause(c)
+	case *syntax.TimeClause:
+		start := time.Now()
+		st := 0
+		if c.Stmt != nil {
+			r.stmt(c.Stmt)
+			st = r.status
+		}
+		el := time.Since(start).Seconds()
+		fmt.Fprintf(r.stderr(), "\nreal\t0m%.3fs\nuser\t0m0.000s\nsys\t0m0.000s\n", el)
+		return st
+	}
+	r.errorf("%s: not supported in the isolate tier", fmt.Sprintf("%T", cmd))
+	r.sh.setUnsupported(fmt.Errorf("command %T: %w", cmd, ErrUnsupported))
+	return 2
+}
+
+func (r *runner) binary(c *syntax.BinaryCmd) int {
+	switch c.Op {
+	case syntax.AndStmt, syntax.OrStmt:
+		r.noErrExit++
+		r.stmt(c.X)
+		r.noErrExit--
+		if r.stopped() {
+			return r.status
+		}
+		if (r.status == 0) == (c.Op == syntax.AndStmt) {
+			r.stmt(c.Y)
+		}
+		return r.status
+	}
+	return r.pipeline(c)
+}
+
+func (r *runner) ifClause(c *syntax.IfClause) int {
+	for ; c != nil; c = c.Else {
+		if len(c.Cond) == 0 && c.ThenPos == (syntax.Pos{}) {
+			// else branch
+			r.stmts(c.Then)
+			return r.status
+		}
+		r.noErrExit++
+		r.stmts(c.Cond)
+		r.noErrExit--
+		if r.stopped() {
+			return r.status
+		}
+		if r.status == 0 {
+			r.status = 0
+			r.stmts(c.Then)
+			return r.status
+		}
+	}
+	return 0
+}
+
+// loopControl consumes break/continue after one loop body; it reports
+// whether the loop must end.
+func (r *runner) loopControl() bool {
+	if r.breakN > 0 {
+		r.breakN--
+		return true
+	}
+	if r.contN > 0 {
+		r.contN--
+		if r.contN > 0 {
+			return true
+		}
+	}
+	return r.exiting || r.returning || r.ctx.Err() != nil
+}
+
+func (r *runner) whileClause(c *syntax.WhileClause) int {
+	status := 0
+	r.loopDepth++
+	defer func() { r.loopDepth-- }()
+	for {
+		if !r.loopTick() {
+			return 1
+		}
+		r.noErrExit++
+		r.stmts(c.Cond)
+		r.noErrExit--
+		if r.breakN > 0 || r.contN > 0 {
+			if r.loopControl() {
+				return status
+			}
+			continue
+		}
+		if r.stopped() {
+			return status
+		}
+		if (r.status == 0) == c.Until {
+			return status
+		}
+		r.stmts(c.Do)
+		status = r.status
+		if r.loopControl() {
+			return status
+		}
+	}
+}
+
+func (r *runner) forClause(c *syntax.ForClause) int {
+	if c.Select {
+		r.errorf("select: not supported in the isolate tier")
+		r.sh.setUnsupported(fmt.Errorf("select: %w", ErrUnsupported))
+		return 2
+	}
+	r.loopDepth++
+	defer func() { r.loopDepth-- }()
+	status := 0
+	switch l := c.Loop.(type) {
+	case *syntax.WordIter:
+		var items []string
+		if l.InPos.IsValid() {
+			items = r.fields(l.Items...)
+		} else {
+			items = append(items, r.params...)
+		}
+		for _, it := range items {
+			if !r.loopTick() {
+				return 1
+			}
+			if err := r.setVar(l.Name.Value, it); err != nil {
+				r.errorf("%s", err)
+				return 1
+			}
+			if r.xtrace {
+				r.trace("for " + l.Name.Value + " in " + strings.Join(quoteFields(items), " "))
+			}
+			r.stmts(c.Do)
+			status = r.status
+			if r.loopControl() {
+				break
+			}
+		}
+		return status
+	case *syntax.CStyleLoop:
+		if l.Init != nil {
+			r.arith(l.Init)
+		}
+		for {
+			if !r.loopTick() {
+				return 1
+			}
+			if l.Cond != nil && r.arith(l.Cond) == 0 {
+				break
+			}
+			r.stmts(c.Do)
+			status = r.status
+			if r.loopControl() {
+				break
+			}
+			if l.Post != nil {
+				r.arith(l.Post)
+			}
+		}
+		return status
+	}
+	return 0
+}
+
+func (r *runner) caseClause(c *syntax.CaseClause) int {
+	word := r.literal(c.Word)
+	if r.xtrace {
+		r.trace("case " + word + " in")
+	}
+	status := 0
+	matched := false
+	for i := 0; i < len(c.Items); i++ {
+		it := c.Items[i]
+		if !matched {
+			for _, p := range it.Patterns {
+				if r.matchPattern(r.pattern(p), word, patternOpts{}) {
+					matched = true
+					break
+				}
+			}
+		}
+		if !matched {
+			continue
+		}
+		r.stmts(it.Stmts)
+		status = r.status
+		if r.stopped() {
+			return status
+		}
+		switch it.Op {
+		case syntax.Fallthrough:
+			continue
+		case syntax.Resume:
+			matched = false
+			continue
+		}
+		return status
+	}
+	return status
+}
+
+// job is a background command.
+type job struct {
+	done   chan struct{}
+	status int
+}
+
+// background runs st concurrently in a copy of the shell. The job's
+// goroutine is owned by the exec: Run waits for every job before it
+// returns, and cancelling the exec's context stops them.
+func (r *runner) background(st *syntax.Stmt) {
+	c := r.copyState()
+	c.errexit = r.errexit
+	if _, ok := c.fds[0]; ok && c.fds[0].isStdin {
+		c.fds[0] = &fdesc{r: strings.NewReader("")}
+	}
+	j := &job{done: make(chan struct{})}
+	pid := c.bashpid
+	if r.jobs == nil {
+		r.jobs = map[int]*job{}
+	}
+	r.jobs[pid] = j
+	r.lastBg = pid
+	cp := *st
+	cp.Background = false
+	r.sh.jobs.Add(1)
+	go func() {
+		defer r.sh.jobs.Done()
+		defer close(j.done)
+		defer func() {
+			if p := recover(); p != nil {
+				j.status = 126
+				fmt.Fprintf(c.stderr(), "bash: internal error: %v\n", p)
+			}
+		}()
+		j.status = c.runProtected(func(c *runner) { c.stmt(&cp) })
+	}()
+	r.status = 0
+}

@@ -1,0 +1,484 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// call runs a simple command: assignments, expansion, lookup, execution.
+func (r *runner) call(c *syntax.CallExpr) int {
+	if !r.tick() {
+		return 1
+	}
+	r.substStatus = -1
+	nproc := len(r.procs)
+	defer r.closeProcs(nproc)
+	if len(c.Args) == 0 {
+		return r.assignOnly(c.Assigns)
+	}
+	fields := r.fields(c.Args...)
+	if len(fields) == 0 {
+		st := r.assignOnly(c.Assigns)
+		if r.substStatus >= 0 {
+			return r.substStatus
+		}
+		return st
+	}
+	if len(c.Assigns) > 0 {
+		tmp := &scope{vars: map[string]*variable{}, temp: true}
+		r.scopes = append(r.scopes, tmp)
+		defer func() {
+			for i := len(r.scopes) - 1; i >= 0; i-- {
+				if r.scopes[i] == tmp {
+					r.scopes = append(r.scopes[:i], r.scopes[i+1:]...)
+					break
+				}
+			}
+		}()
+		for _, as := range c.Assigns {
+			name := as.Name.Value
+			val := r.assignValue(as)
+			if old := r.lookupVar(name); old != nil && old.readonly {
+				r.errorf("%s: readonly variable", name)
+				return 1
+			}
+			if r.xtrace {
+				r.trace(name + "=" + quoteTrace(val))
+			}
+			tmp.vars[name] = &variable{set: true, str: val, exported: true}
+		}
+	}
+	if r.xtrace {
+		r.trace(strings.Join(quoteFields(fields), " "))
+	}
+	r.lastArg = fields[len(fields)-1]
+	return r.exec(fields, true)
+}
+
+// assignOnly runs a command made only of assignments.
+func (r *runner) assignOnly(assigns []*syntax.Assign) int {
+	for _, as := range assigns {
+		if err := r.doAssign(as, false); err != nil {
+			r.errorf("%s", err)
+			if _, ok := err.(readonlyErr); ok {
+				r.exiting = true
+				r.exitCode = 1
+			}
+			return 1
+		}
+	}
+	if r.substStatus >= 0 {
+		return r.substStatus
+	}
+	return 0
+}
+
+// doAssign performs name=value, name+=value, name[i]=value or name=(...).
+func (r *runner) doAssign(as *syntax.Assign, local bool) error {
+	name := as.Name.Value
+	if as.Array != nil {
+		return r.assignArray(name, as, nil)
+	}
+	var index *string
+	if as.Index != nil {
+		s := r.subscript(name, as.Index)
+		index = &s
+	}
+	val := r.assignValue(as)
+	if r.xtrace {
+		lhs := name
+		if index != nil {
+			lhs += "[" + *index + "]"
+		}
+		op := "="
+		if as.Append {
+			op = "+="
+		}
+		r.trace(lhs + op + quoteTrace(val))
+	}
+	return r.assign(name, index, val, as.Append)
+}
+
+func (r *runner) assignValue(as *syntax.Assign) string {
+	if as.Value == nil {
+		return ""
+	}
+	return r.assignWord(as.Value)
+}
+
+// exec runs an expanded argv: function, builtin or tool.
+func (r *runner) exec(args []string, funcs bool) int {
+	name := args[0]
+	if funcs {
+		if body, ok := r.funcs[name]; ok {
+			return r.callFunc(name, body, args)
+		}
+	}
+	if b, ok := builtins[name]; ok {
+		return b(r, args)
+	}
+	return r.runTool(args)
+}
+
+// callFunc runs a shell function with its own positional parameters and
+// local scope.
+func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) int {
+	if r.depth >= r.sh.limits.Depth {
+		r.sh.breach("depth", int64(r.sh.limits.Depth))
+		return 126
+	}
+	r.depth++
+	savedParams := r.params
+	r.params = args[1:]
+	r.scopes = append(r.scopes, &scope{vars: map[string]*variable{}})
+	r.funcNames = append(r.funcNames, name)
+	r.callLines = append(r.callLines, r.lineno)
+	r.inFunc++
+	defer func() {
+		r.inFunc--
+		r.funcNames = r.funcNames[:len(r.funcNames)-1]
+		r.callLines = r.callLines[:len(r.callLines)-1]
+		r.scopes = r.scopes[:len(r.scopes)-1]
+		r.params = savedParams
+		r.depth--
+	}()
+	r.stmt(body)
+	if r.returning {
+		r.returning = false
+	}
+	return r.status
+}
+
+// toolFor returns the tool for a command name (a bare name, or an
+// absolute /usr/bin/NAME, /bin/NAME, /usr/local/bin/NAME).
+func (r *runner) toolFor(name string) (Tool, bool) {
+	tools := r.sh.sh.cfg.Tools
+	if strings.Contains(name, "/") {
+		dir, base := path.Split(name)
+		switch dir {
+		case "/usr/bin/", "/bin/", "/usr/local/bin/", "/usr/sbin/", "/sbin/":
+			if t, ok := tools[base]; ok && t.Run != nil {
+				return t, true
+			}
+			if _, ok := builtins[base]; ok && base != "cd" {
+				return Tool{Run: func(ctx context.Context, c *Call) int {
+					return builtinTool(r, c)
+				}}, true
+			}
+		}
+		return Tool{}, false
+	}
+	t, ok := tools[name]
+	return t, ok && t.Run != nil
+}
+
+// runTool runs a tool from cfg.Tools, or reports command not found.
+func (r *runner) runTool(args []string) (status int) {
+	name := args[0]
+	t, ok := r.toolFor(name)
+	if !ok {
+		if strings.Contains(name, "/") {
+			if st, ok := r.runScriptFile(args); ok {
+				return st
+			}
+			r.errorf("%s: No such file or directory", name)
+			r.sh.setUnsupported(fmt.Errorf("command %s: %w", name, ErrUnsupported))
+			return 127
+		}
+		r.errorf("%s: command not found", name)
+		r.sh.setUnsupported(fmt.Errorf("command %s not found: %w", name, ErrUnsupported))
+		return 127
+	}
+	c := r.newCall(args)
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(fatal); ok {
+				panic(p)
+			}
+			fmt.Fprintf(r.stderr(), "bash: %s: internal error: %v\n", name, p)
+			r.sh.panics(p, debug.Stack())
+			status = 126
+		}
+	}()
+	status = t.Run(r.ctx, c)
+	if c.Unsupported != nil {
+		r.sh.setUnsupported(c.Unsupported)
+	}
+	return status
+}
+
+// newCall fills a Call for args with r's streams, directory and env.
+func (r *runner) newCall(args []string) *Call {
+	c := &Call{
+		Args:   args,
+		Stdin:  r.stdin(),
+		Stdout: r.stdout(),
+		Stderr: r.stderr(),
+		Dir:    r.dir,
+		Env:    r.environ(),
+		FS:     r.sh.sh.cfg.FS,
+		Exec:   r.execCallback,
+	}
+	for n, d := range r.fds {
+		if n <= 2 || d == nil {
+			continue
+		}
+		if c.FDs == nil {
+			c.FDs = map[int]any{}
+		}
+		switch {
+		case d.r != nil && d.w != nil:
+			c.FDs[n] = struct {
+				readerAny
+				writerAny
+			}{readerAny{d.r}, writerAny{d.w}}
+		case d.r != nil:
+			c.FDs[n] = d.r
+		default:
+			c.FDs[n] = d.w
+		}
+	}
+	return c
+}
+
+type readerAny struct{ r interface{ Read([]byte) (int, error) } }
+type writerAny struct{ w interface{ Write([]byte) (int, error) } }
+
+func (x readerAny) Read(p []byte) (int, error)  { return x.r.Read(p) }
+func (x writerAny) Write(p []byte) (int, error) { return x.w.Write(p) }
+
+// execCallback runs a tool's sub-command (xargs, find -exec, env) through
+// builtins and tools, in a copy of the shell with the sub-call's streams.
+func (r *runner) execCallback(ctx context.Context, sub *Call) int {
+	if len(sub.Args) == 0 {
+		return 0
+	}
+	c := r.copyState()
+	c.ctx = ctx
+	c.fds = map[int]*fdesc{
+		0: {r: sub.Stdin},
+		1: {w: sub.Stdout},
+		2: {w: sub.Stderr},
+	}
+	if sub.Stdin == nil {
+		c.fds[0] = &fdesc{r: strings.NewReader("")}
+	}
+	if sub.Dir != "" {
+		c.dir = sub.Dir
+	}
+	if sub.Env != nil {
+		for _, kv := range sub.Env {
+			if k, v, ok := strings.Cut(kv, "="); ok && validName(k) {
+				vr := c.ensureVar(k)
+				vr.str, vr.set, vr.exported, vr.kind = v, true, true, kindString
+			}
+		}
+	}
+	if !c.tick() {
+		return 126
+	}
+	return c.runProtected(func(c *runner) { c.status = c.exec(sub.Args, false) })
+}
+
+// pipeline runs a | b | c with one goroutine per stage but the last,
+// connected by in-process pipes; every stage is a subshell.
+func (r *runner) pipeline(c *syntax.BinaryCmd) int {
+	var stages []*syntax.Stmt
+	var all []bool
+	var collect func(*syntax.BinaryCmd)
+	collect = func(b *syntax.BinaryCmd) {
+		if x, ok := b.X.Cmd.(*syntax.BinaryCmd); ok && (x.Op == syntax.Pipe || x.Op == syntax.PipeAll) && !b.X.Negated && len(b.X.Redirs) == 0 && !b.X.Background {
+			collect(x)
+		} else {
+			stages = append(stages, b.X)
+		}
+		all = append(all, b.Op == syntax.PipeAll)
+		stages = append(stages, b.Y)
+	}
+	collect(c)
+	n := len(stages)
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	var prev *pipe
+	r.noErrExit++
+	for i, st := range stages {
+		child := r.copyState()
+		if i < n-1 {
+			child.noErrExit++
+		}
+		if prev != nil {
+			child.fds[0] = &fdesc{r: pipeReader{prev}}
+		}
+		var next *pipe
+		if i < n-1 {
+			next = newPipe(r.ctx)
+			d := &fdesc{w: pipeWriter{next}, pipe: next}
+			child.fds[1] = d
+			if all[i] {
+				child.fds[2] = d
+			}
+		}
+		in := prev
+		run := func() {
+			statuses[i] = child.runProtected(func(c *runner) { c.stmt(st) })
+			if next != nil {
+				next.closeWrite()
+			}
+			if in != nil {
+				in.closeRead()
+			}
+		}
+		if i == n-1 {
+			r.noErrExit--
+			child.noErrExit = r.noErrExit
+			run()
+		} else {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() {
+					if p := recover(); p != nil {
+						statuses[i] = 126
+						r.sh.panics(p, debug.Stack())
+						if next != nil {
+							next.closeWrite()
+						}
+						if in != nil {
+							in.closeRead()
+						}
+					}
+				}()
+				run()
+			}()
+		}
+		prev = next
+	}
+	wg.Wait()
+	r.pipestatus = statuses
+	status := statuses[n-1]
+	if r.pipefail {
+		for _, s := range statuses {
+			if s != 0 {
+				status = s
+			}
+		}
+	}
+	return status
+}
+
+// cmdSubst runs stmts in a subshell and returns their output with
+// trailing newlines removed.
+func (r *runner) cmdSubst(cs *syntax.CmdSubst) string {
+	// $(< file) reads the file.
+	if len(cs.Stmts) == 1 {
+		st := cs.Stmts[0]
+		if st.Cmd == nil && len(st.Redirs) == 1 && st.Redirs[0].Op == syntax.RdrIn && !st.Negated {
+			name := r.literal(st.Redirs[0].Word)
+			rc, err := (&Call{FS: r.sh.sh.cfg.FS, Dir: r.dir, Stdin: r.stdin()}).Open(name)
+			if err != nil {
+				r.errorf("%s: %s", name, ErrText(err))
+				r.substStatus = 1
+				return ""
+			}
+			var buf bytes.Buffer
+			_, _ = buf.ReadFrom(limitReader(rc, r.sh.limits.StringBytes+1))
+			rc.Close()
+			r.checkString(buf.String())
+			r.substStatus = 0
+			return strings.TrimRight(buf.String(), "\n")
+		}
+	}
+	var buf limitedBuffer
+	buf.max = r.sh.limits.StringBytes
+	c := r.copyState()
+	c.cmdSubst = true
+	c.fds[1] = &fdesc{w: &buf}
+	status := c.runProtected(func(c *runner) { c.stmts(cs.Stmts) })
+	if buf.over {
+		r.sh.breach("string_bytes", r.sh.limits.StringBytes)
+		panic(fatal{})
+	}
+	r.substStatus = status
+	r.status = status
+	return strings.TrimRight(buf.b.String(), "\n")
+}
+
+// procSubst is a running <(...) or >(...).
+type procSubst struct {
+	fd   int
+	p    *pipe
+	out  bool // >(...): the command reads, the shell writes
+	done chan struct{}
+}
+
+// finish closes the shell's end and waits for the command.
+func (p *procSubst) finish() {
+	if p.out {
+		p.p.closeWrite()
+	} else {
+		p.p.closeRead()
+	}
+	<-p.done
+}
+
+// procSubst starts a process substitution and returns its /dev/fd path.
+func (r *runner) procSubst(ps *syntax.ProcSubst) string {
+	fd := 63
+	for r.fds[fd] != nil {
+		fd--
+	}
+	p := newPipe(r.ctx)
+	c := r.copyState()
+	out := ps.Op == syntax.CmdOut
+	if out {
+		c.fds[0] = &fdesc{r: pipeReader{p}}
+		r.fds[fd] = &fdesc{w: pipeWriter{p}, pipe: p}
+	} else {
+		c.fds[1] = &fdesc{w: pipeWriter{p}, pipe: p}
+		r.fds[fd] = &fdesc{r: pipeReader{p}}
+	}
+	ent := &procSubst{fd: fd, p: p, out: out, done: make(chan struct{})}
+	r.procs = append(r.procs, ent)
+	// The goroutine ends when its commands do; finish closes the shell's
+	// end of the pipe first so a blocked command sees EOF or EPIPE.
+	go func() {
+		defer close(ent.done)
+		defer func() {
+			if x := recover(); x != nil {
+				r.sh.panics(x, debug.Stack())
+			}
+		}()
+		c.runProtected(func(c *runner) { c.stmts(ps.Stmts) })
+		if out {
+			p.closeRead()
+		} else {
+			p.closeWrite()
+		}
+	}()
+	return fmt.Sprintf("/dev/fd/%d", fd)
+}
+
+// limitedBuffer collects command substitution output up to max bytes.
+type limitedBuffer struct {
+	mu   sync.Mutex // guards b and over: background jobs may share it
+	b    bytes.Buffer
+	max  int64
+	over bool
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if int64(l.b.Len()+len(p)) > l.max {
+		l.over = true
+		return 0, errBrokenPipe
+	}
+	return l.b.Write(p)
+}

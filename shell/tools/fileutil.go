@@ -1,0 +1,320 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/storage"
+)
+
+// This file holds helpers shared by the file tools (ls, cp, stat, du, ...).
+// Names carry an "fu" prefix so they cannot collide with other engineers'
+// helpers in this package.
+
+// fuSpec is a tool's option table plus the GNU options it knows but does
+// not implement: those make Run fail with [shell.ExitUnsupported] before
+// writing anything, and make Check reject the command line.
+type fuSpec struct {
+	opts  *Options
+	unimp map[string]bool // option keys GNU has and we refuse
+}
+
+// fuNewSpec builds a spec from implemented option specs and unimplemented
+// ones (same syntax as [NewOptions]).
+func fuNewSpec(impl []string, unimp ...string) *fuSpec {
+	s := &fuSpec{opts: NewOptions(append(append([]string{}, impl...), unimp...)...), unimp: map[string]bool{}}
+	for _, u := range unimp {
+		u = strings.TrimSuffix(strings.TrimSuffix(u, "?"), "=")
+		names := strings.Split(u, ",")
+		key := names[len(names)-1]
+		for _, n := range names {
+			if len(n) > 1 {
+				key = n
+			}
+		}
+		s.unimp[key] = true
+	}
+	return s
+}
+
+// check is the tool's Check.
+func (s *fuSpec) check(args []string) error {
+	opts, _, err := s.opts.Parse(args)
+	if err != nil {
+		return fmt.Errorf("%s: %w", err, shell.ErrUnsupported)
+	}
+	for _, o := range opts {
+		if s.unimp[o.Key] {
+			return fmt.Errorf("option %s: %w", o.Name, shell.ErrUnsupported)
+		}
+	}
+	return nil
+}
+
+// parse parses c.Args; when it returns ok false, the tool returns status.
+func (s *fuSpec) parse(c *shell.Call, usageStatus int) (opts []Opt, operands []string, status int, ok bool) {
+	opts, operands, err := s.opts.Parse(c.Args[1:])
+	if err != nil {
+		return nil, nil, usage(c, err, usageStatus), false
+	}
+	for _, o := range opts {
+		if s.unimp[o.Key] {
+			return nil, nil, c.Fail("option " + o.Name), false
+		}
+	}
+	return opts, operands, 0, true
+}
+
+// fuStat is the part of stat(2) the file tools print.
+type fuStat struct {
+	Dev, Ino, Nlink, Rdev uint64
+	Mode, Uid, Gid        uint32
+	Size, Blocks, Blksize int64
+	Atim, Mtim, Ctim      time.Time
+	Btim                  time.Time // zero when unknown
+}
+
+// fuStatOf extracts the raw stat fields from a FileInfo made by storage
+// (a *unix.Stat_t) or by os (a *syscall.Stat_t, from DirEntry.Info).
+func fuStatOf(fi fs.FileInfo) fuStat {
+	switch st := fi.Sys().(type) {
+	case *unix.Stat_t:
+		return fuStat{Dev: st.Dev, Ino: st.Ino, Nlink: st.Nlink, Rdev: st.Rdev, Mode: st.Mode, Uid: st.Uid, Gid: st.Gid,
+			Size: st.Size, Blocks: st.Blocks, Blksize: st.Blksize,
+			Atim: time.Unix(st.Atim.Unix()), Mtim: time.Unix(st.Mtim.Unix()), Ctim: time.Unix(st.Ctim.Unix())}
+	case *syscall.Stat_t:
+		return fuStat{Dev: st.Dev, Ino: st.Ino, Nlink: st.Nlink, Rdev: st.Rdev, Mode: st.Mode, Uid: st.Uid, Gid: st.Gid,
+			Size: st.Size, Blocks: st.Blocks, Blksize: st.Blksize,
+			Atim: time.Unix(st.Atim.Unix()), Mtim: time.Unix(st.Mtim.Unix()), Ctim: time.Unix(st.Ctim.Unix())}
+	}
+	// A FileInfo without stat data: synthesise what we can.
+	m := uint32(fi.Mode().Perm())
+	switch {
+	case fi.IsDir():
+		m |= unix.S_IFDIR
+	case fi.Mode()&fs.ModeSymlink != 0:
+		m |= unix.S_IFLNK
+	default:
+		m |= unix.S_IFREG
+	}
+	return fuStat{Mode: m, Nlink: 1, Size: fi.Size(), Mtim: fi.ModTime(), Atim: fi.ModTime(), Ctim: fi.ModTime()}
+}
+
+func (s *fuStat) isDir() bool  { return s.Mode&unix.S_IFMT == unix.S_IFDIR }
+func (s *fuStat) isLink() bool { return s.Mode&unix.S_IFMT == unix.S_IFLNK }
+func (s *fuStat) isReg() bool  { return s.Mode&unix.S_IFMT == unix.S_IFREG }
+
+// fuLstat and fuStatPath stat a sandbox path.
+func fuLstat(c *shell.Call, name string) (fuStat, error) {
+	fi, err := c.FS.Lstat(c.Abs(name))
+	if err != nil {
+		return fuStat{}, err
+	}
+	return fuStatOf(fi), nil
+}
+
+func fuStatPath(c *shell.Call, name string) (fuStat, error) {
+	fi, err := c.FS.Stat(c.Abs(name))
+	if err != nil {
+		return fuStat{}, err
+	}
+	return fuStatOf(fi), nil
+}
+
+// fuModeString renders st_mode as ls -l does: "drwxr-xr-x".
+func fuModeString(m uint32) string {
+	b := []byte("?rwxrwxrwx")
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+		b[0] = '-'
+	case unix.S_IFDIR:
+		b[0] = 'd'
+	case unix.S_IFLNK:
+		b[0] = 'l'
+	case unix.S_IFIFO:
+		b[0] = 'p'
+	case unix.S_IFSOCK:
+		b[0] = 's'
+	case unix.S_IFCHR:
+		b[0] = 'c'
+	case unix.S_IFBLK:
+		b[0] = 'b'
+	}
+	for i := 0; i < 9; i++ {
+		if m&(1<<(8-i)) == 0 {
+			b[i+1] = '-'
+		}
+	}
+	fix := func(i int, bit uint32, set, unset byte) {
+		if m&bit != 0 {
+			if b[i] == '-' {
+				b[i] = unset
+			} else {
+				b[i] = set
+			}
+		}
+	}
+	fix(3, unix.S_ISUID, 's', 'S')
+	fix(6, unix.S_ISGID, 's', 'S')
+	fix(9, unix.S_ISVTX, 't', 'T')
+	return string(b)
+}
+
+// fuUser and fuGroup name an owner the way GNU tools would inside the
+// sandbox's container: the Debian images only name uid/gid 0 among the
+// ids a sandbox's files carry, so every other id prints as its number.
+func fuUser(uid uint32) string {
+	if uid == 0 {
+		return "root"
+	}
+	return strconv.FormatUint(uint64(uid), 10)
+}
+
+func fuGroup(gid uint32) string { return fuUser(gid) }
+
+// fuHuman formats n units of size unitSize as GNU's human_readable does
+// with autoscaling, powers of base and rounding up (ls -h, du -h, df -h).
+// block is the output block size (1 for -h sizes in bytes).
+func fuHuman(n uint64, base uint64) string {
+	const suffixes = "KMGTPEZYRQ"
+	amt := n
+	tenths, rounding := uint64(0), uint64(0)
+	exp := 0
+	var sb strings.Builder
+	if amt >= base {
+		for amt >= base && exp < len(suffixes) {
+			r10 := (amt%base)*10 + tenths
+			r2 := (r10%base)*2 + (rounding >> 1)
+			amt /= base
+			tenths = r10 / base
+			switch {
+			case r2 < base:
+				rounding = 0
+				if r2 != 0 {
+					rounding = 1
+				}
+			case base < r2:
+				rounding = 3
+			default:
+				rounding = 2
+			}
+			exp++
+		}
+		if amt < 10 {
+			if rounding > 0 {
+				tenths++
+				rounding = 0
+				if tenths == 10 {
+					amt++
+					tenths = 0
+				}
+			}
+			if amt < 10 {
+				fmt.Fprintf(&sb, "%d.%d%c", amt, tenths, suffixes[exp-1])
+				return sb.String()
+			}
+			tenths = 0
+		}
+	}
+	if tenths+rounding > 0 {
+		amt++
+		if exp > 0 && amt == base && exp < len(suffixes) {
+			exp++
+			return fmt.Sprintf("1.0%c", suffixes[exp-1])
+		}
+	}
+	if exp == 0 {
+		return strconv.FormatUint(amt, 10)
+	}
+	return fmt.Sprintf("%d%c", amt, suffixes[exp-1])
+}
+
+// fuCeilDiv divides rounding up.
+func fuCeilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
+
+// fuErr returns GNU's text for a file error.
+func fuErr(err error) string {
+	if errors.Is(err, storage.ErrSpecialFile) {
+		return "Operation not supported"
+	}
+	return shell.ErrText(err)
+}
+
+// fuQuote quotes a file name for an error message the way GNU's
+// shell-escape-always style does in the common cases.
+func fuQuote(name string) string {
+	if !strings.ContainsAny(name, "'\n\t\\\"$`") {
+		return "'" + name + "'"
+	}
+	if !strings.Contains(name, "'") && !strings.ContainsAny(name, "\n\t") {
+		return "'" + name + "'"
+	}
+	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
+}
+
+// fuErrno extracts the errno of a file error, or 0.
+func fuErrno(err error) syscall.Errno {
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return 0
+}
+
+// fuCtxEvery returns a function that reports ctx's error every 1024 calls.
+func fuCtxEvery(ctx context.Context) func() error {
+	n := 0
+	return func() error {
+		n++
+		if n&1023 == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+}
+
+// fuLocation returns the time zone named by $TZ (default UTC). A TZ value
+// Go cannot load (a POSIX rule string, say) falls back to UTC.
+func fuLocation(c *shell.Call) *time.Location {
+	tz, ok := c.LookupEnv("TZ")
+	if !ok || tz == "" {
+		return time.UTC
+	}
+	tz = strings.TrimPrefix(tz, ":")
+	if loc, err := time.LoadLocation(tz); err == nil {
+		return loc
+	}
+	return time.UTC
+}
+
+// fuJoin joins a directory and a name the way GNU tools build child paths.
+func fuJoin(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
+}
+
+// fuBase returns the last element of a path as basename(1) does
+// (trailing slashes ignored).
+func fuBase(p string) string {
+	t := strings.TrimRight(p, "/")
+	if t == "" {
+		if p == "" {
+			return ""
+		}
+		return "/"
+	}
+	if i := strings.LastIndexByte(t, '/'); i >= 0 {
+		return t[i+1:]
+	}
+	return t
+}

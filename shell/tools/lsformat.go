@@ -1,0 +1,576 @@
+package tools
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// This file holds ls's sorting and output formats.
+
+func (l *lister) sortEntries(ents []*lsEntry) {
+	cfg := l.cfg
+	if cfg.sort == lsByNone {
+		return
+	}
+	key := func(a, b *lsEntry) int {
+		switch cfg.sort {
+		case lsByTime:
+			if d := l.when(b).Compare(l.when(a)); d != 0 {
+				return d
+			}
+		case lsBySize:
+			if a.st.Size != b.st.Size {
+				if b.st.Size < a.st.Size {
+					return -1
+				}
+				return 1
+			}
+		case lsByExt:
+			if d := strings.Compare(lsExt(a.name), lsExt(b.name)); d != 0 {
+				return d
+			}
+		case lsByVersion:
+			if d := filevercmp(a.name, b.name); d != 0 {
+				return d
+			}
+		}
+		return strings.Compare(a.name, b.name)
+	}
+	slices.SortStableFunc(ents, func(a, b *lsEntry) int {
+		if cfg.dirsFirst {
+			da, db := lsIsDir(a), lsIsDir(b)
+			if da != db {
+				if da {
+					return -1
+				}
+				return 1
+			}
+		}
+		if cfg.reverse {
+			return key(b, a)
+		}
+		return key(a, b)
+	})
+}
+
+func lsIsDir(e *lsEntry) bool {
+	return e.st.isDir() || (e.st.isLink() && e.tOK && e.tst.isDir())
+}
+
+func lsExt(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[i:]
+	}
+	return ""
+}
+
+// when returns the timestamp ls sorts and prints by.
+func (l *lister) when(e *lsEntry) time.Time {
+	switch l.cfg.timeKind {
+	case 'c':
+		return e.st.Ctim
+	case 'a':
+		return e.st.Atim
+	}
+	return e.st.Mtim
+}
+
+// printEntries prints ents; widths are computed over sizing (a superset).
+func (l *lister) printEntries(ents, sizing []*lsEntry) {
+	switch l.cfg.format {
+	case lsLong:
+		l.printLong(ents, sizing)
+	case lsColumns, lsAcross:
+		l.printColumns(ents, sizing)
+	default:
+		inoW, blkW := l.prefixWidths(sizing)
+		for _, e := range ents {
+			l.w.WriteString(l.prefix(e, inoW, blkW))
+			l.w.WriteString(e.name)
+			l.w.WriteString(l.indicator(e.st.Mode, e.statOK))
+			l.w.WriteByte('\n')
+		}
+	}
+}
+
+func (l *lister) prefixWidths(ents []*lsEntry) (inoW, blkW int) {
+	for _, e := range ents {
+		if l.cfg.inode {
+			inoW = max(inoW, len(l.inodeStr(e)))
+		}
+		if l.cfg.size {
+			blkW = max(blkW, len(l.blockStr(e)))
+		}
+	}
+	return inoW, blkW
+}
+
+func (l *lister) inodeStr(e *lsEntry) string {
+	if !e.statOK {
+		return "?"
+	}
+	return strconv.FormatUint(e.st.Ino, 10)
+}
+
+func (l *lister) blockStr(e *lsEntry) string {
+	if !e.statOK {
+		return "?"
+	}
+	return l.blocks(e.st.Blocks)
+}
+
+// prefix renders the -i and -s columns.
+func (l *lister) prefix(e *lsEntry, inoW, blkW int) string {
+	var sb strings.Builder
+	if l.cfg.inode {
+		fmt.Fprintf(&sb, "%*s ", inoW, l.inodeStr(e))
+	}
+	if l.cfg.size {
+		fmt.Fprintf(&sb, "%*s ", blkW, l.blockStr(e))
+	}
+	return sb.String()
+}
+
+// lsLongCols are the rendered columns of one long-format line.
+type lsLongCols struct {
+	nlink, owner, group, size, time string
+	major, minor                    string
+	dev                             bool
+}
+
+func (l *lister) longCols(e *lsEntry) lsLongCols {
+	var k lsLongCols
+	if !e.statOK {
+		k = lsLongCols{nlink: "?", owner: "?", group: "?", size: "?", time: "?"}
+		return k
+	}
+	k.nlink = strconv.FormatUint(e.st.Nlink, 10)
+	if l.cfg.numeric {
+		k.owner, k.group = strconv.FormatUint(uint64(e.st.Uid), 10), strconv.FormatUint(uint64(e.st.Gid), 10)
+	} else {
+		k.owner, k.group = fuUser(e.st.Uid), fuGroup(e.st.Gid)
+	}
+	switch e.st.Mode & 0o170000 {
+	case 0o020000, 0o060000:
+		k.dev = true
+		k.major = strconv.FormatUint(uint64(devMajor(e.st.Rdev)), 10)
+		k.minor = strconv.FormatUint(uint64(devMinor(e.st.Rdev)), 10)
+	default:
+		if l.cfg.human {
+			k.size = fuHuman(uint64(e.st.Size), 1024)
+		} else {
+			k.size = strconv.FormatInt(e.st.Size, 10)
+		}
+	}
+	k.time = l.formatTime(l.when(e))
+	return k
+}
+
+func devMajor(d uint64) uint32 { return uint32((d>>8)&0xfff) | uint32((d>>32)&^0xfff) }
+func devMinor(d uint64) uint32 { return uint32(d&0xff) | uint32((d>>12)&^0xff) }
+
+func (l *lister) printLong(ents, sizing []*lsEntry) {
+	var nlW, ownW, grpW, sizeW, majW, minW int
+	for _, e := range sizing {
+		k := l.longCols(e)
+		nlW = max(nlW, len(k.nlink))
+		ownW = max(ownW, utf8.RuneCountInString(k.owner))
+		grpW = max(grpW, utf8.RuneCountInString(k.group))
+		if k.dev {
+			majW, minW = max(majW, len(k.major)), max(minW, len(k.minor))
+			sizeW = max(sizeW, majW+2+minW)
+		} else {
+			sizeW = max(sizeW, len(k.size))
+		}
+	}
+	if majW > 0 {
+		sizeW = max(sizeW, majW+2+minW)
+	}
+	inoW, blkW := l.prefixWidths(sizing)
+	var sb strings.Builder
+	for _, e := range ents {
+		k := l.longCols(e)
+		sb.Reset()
+		sb.WriteString(l.prefix(e, inoW, blkW))
+		if e.statOK {
+			sb.WriteString(fuModeString(e.st.Mode))
+		} else {
+			sb.WriteString("??????????")
+		}
+		fmt.Fprintf(&sb, " %*s ", nlW, k.nlink)
+		if !l.cfg.noOwner {
+			fmt.Fprintf(&sb, "%-*s ", ownW, k.owner)
+		}
+		if !l.cfg.noGroup {
+			fmt.Fprintf(&sb, "%-*s ", grpW, k.group)
+		}
+		if k.dev {
+			fmt.Fprintf(&sb, "%*s, %*s ", majW+max(0, sizeW-(majW+2+minW)), k.major, minW, k.minor)
+		} else {
+			fmt.Fprintf(&sb, "%*s ", sizeW, k.size)
+		}
+		sb.WriteString(k.time)
+		sb.WriteByte(' ')
+		sb.WriteString(e.name)
+		if e.st.isLink() && e.statOK {
+			if e.target != "" {
+				sb.WriteString(" -> ")
+				sb.WriteString(e.target)
+				if e.tOK {
+					sb.WriteString(l.indicator(e.tst.Mode, true))
+				}
+			}
+		} else {
+			sb.WriteString(l.indicator(e.st.Mode, e.statOK))
+		}
+		sb.WriteByte('\n')
+		l.w.WriteString(sb.String())
+	}
+}
+
+// formatTime renders t in the configured time style.
+func (l *lister) formatTime(t time.Time) string {
+	t = t.In(l.cfg.loc)
+	now := l.cfg.now
+	recent := t.After(now.Add(-31556952/2*time.Second)) && !t.After(now)
+	switch l.cfg.timeStyle {
+	case "full-iso":
+		return t.Format("2006-01-02 15:04:05.000000000 -0700")
+	case "long-iso":
+		return t.Format("2006-01-02 15:04")
+	case "iso":
+		if recent {
+			return t.Format("01-02 15:04")
+		}
+		return t.Format("2006-01-02 ")
+	case "", "locale":
+		if recent {
+			return t.Format("Jan _2 15:04")
+		}
+		return t.Format("Jan _2  2006")
+	}
+	old, rec, two := strings.Cut(l.cfg.timeStyle[1:], "\n")
+	if !two {
+		rec = old
+	}
+	f := old
+	if recent {
+		f = rec
+	}
+	s, _ := fuStrftime(f, t)
+	return s
+}
+
+// printColumns prints -C (down columns) or -x (across) with GNU's column
+// fitting and tab-based padding (tab size 8).
+func (l *lister) printColumns(ents, sizing []*lsEntry) {
+	n := len(ents)
+	if n == 0 {
+		return
+	}
+	inoW, blkW := l.prefixWidths(sizing)
+	lens := make([]int, n)
+	for i, e := range ents {
+		ln := utf8.RuneCountInString(e.name) + len(l.indicator(e.st.Mode, e.statOK))
+		if l.cfg.inode {
+			ln += inoW + 1
+		}
+		if l.cfg.size {
+			ln += blkW + 1
+		}
+		lens[i] = ln
+	}
+	byCols := l.cfg.format == lsColumns
+	width := l.cfg.width
+	maxIdx := width/3 + min(1, width%3)
+	maxCols := min(maxIdx, n)
+	type colInfo struct {
+		valid   bool
+		lineLen int
+		arr     []int
+	}
+	infos := make([]colInfo, maxCols)
+	for i := range infos {
+		infos[i] = colInfo{valid: true, lineLen: (i + 1) * 3, arr: make([]int, i+1)}
+		for j := range infos[i].arr {
+			infos[i].arr[j] = 3
+		}
+	}
+	for f := 0; f < n; f++ {
+		for i := range infos {
+			ci := &infos[i]
+			if !ci.valid {
+				continue
+			}
+			var idx int
+			if byCols {
+				idx = f / ((n + i) / (i + 1))
+			} else {
+				idx = f % (i + 1)
+			}
+			real := lens[f]
+			if idx != i {
+				real += 2
+			}
+			if ci.arr[idx] < real {
+				ci.lineLen += real - ci.arr[idx]
+				ci.arr[idx] = real
+				ci.valid = ci.lineLen < width
+			}
+		}
+	}
+	cols := 1
+	for i := maxCols; i > 0; i-- {
+		if infos[i-1].valid {
+			cols = i
+			break
+		}
+	}
+	arr := infos[cols-1].arr
+	print := func(e *lsEntry) {
+		l.w.WriteString(l.prefix(e, inoW, blkW))
+		l.w.WriteString(e.name)
+		l.w.WriteString(l.indicator(e.st.Mode, e.statOK))
+	}
+	if byCols {
+		rows := n/cols + min(1, n%cols)
+		for row := 0; row < rows; row++ {
+			col, pos := 0, 0
+			for f := row; ; {
+				print(ents[f])
+				nl, mx := lens[f], arr[col]
+				col++
+				f += rows
+				if f >= n {
+					break
+				}
+				lsIndent(l, pos+nl, pos+mx)
+				pos += mx
+			}
+			l.w.WriteByte('\n')
+		}
+		return
+	}
+	pos := 0
+	print(ents[0])
+	nl, mx := lens[0], arr[0]
+	for f := 1; f < n; f++ {
+		col := f % cols
+		if col == 0 {
+			l.w.WriteByte('\n')
+			pos = 0
+		} else {
+			lsIndent(l, pos+nl, pos+mx)
+			pos += mx
+		}
+		print(ents[f])
+		nl, mx = lens[f], arr[col]
+	}
+	l.w.WriteByte('\n')
+}
+
+func lsIndent(l *lister, from, to int) {
+	for from < to {
+		if to/8 > (from+1)/8 {
+			l.w.WriteByte('\t')
+			from += 8 - from%8
+		} else {
+			l.w.WriteByte(' ')
+			from++
+		}
+	}
+}
+
+// filevercmp orders names as GNU's filevercmp (ls -v, sort -V) does.
+func filevercmp(a, b string) int {
+	if a == b {
+		return 0
+	}
+	if a == "" {
+		return -1
+	}
+	if b == "" {
+		return 1
+	}
+	if a[0] == '.' {
+		if b[0] != '.' {
+			return -1
+		}
+		switch {
+		case a == ".":
+			return -1
+		case b == ".":
+			return 1
+		case a == "..":
+			return -1
+		case b == "..":
+			return 1
+		}
+	} else if b[0] == '.' {
+		return 1
+	}
+	ap, bp := filePrefixLen(a), filePrefixLen(b)
+	r := verrevcmp(a[:ap], b[:bp])
+	if r != 0 || (ap == len(a) && bp == len(b)) {
+		return r
+	}
+	return verrevcmp(a, b)
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func filePrefixLen(s string) int {
+	n, prefix, i := len(s), 0, 0
+	for {
+		if i == n {
+			return prefix
+		}
+		i++
+		prefix = i
+		for i+1 < n && s[i] == '.' && (isAlpha(s[i+1]) || s[i+1] == '~') {
+			for i += 2; i < n && (isAlpha(s[i]) || isDigit(s[i]) || s[i] == '~'); i++ {
+			}
+		}
+	}
+}
+
+func verOrder(c byte) int {
+	switch {
+	case isDigit(c):
+		return 0
+	case isAlpha(c):
+		return int(c)
+	case c == '~':
+		return -1
+	}
+	return int(c) + 256
+}
+
+func verrevcmp(a, b string) int {
+	i, j := 0, 0
+	at := func(s string, k int) byte {
+		if k < len(s) {
+			return s[k]
+		}
+		return 0
+	}
+	for i < len(a) || j < len(b) {
+		first := 0
+		for (i < len(a) && !isDigit(a[i])) || (j < len(b) && !isDigit(b[j])) {
+			ac, bc := 0, 0
+			if i < len(a) {
+				ac = verOrder(a[i])
+			}
+			if j < len(b) {
+				bc = verOrder(b[j])
+			}
+			if ac != bc {
+				return ac - bc
+			}
+			i++
+			j++
+		}
+		for at(a, i) == '0' {
+			i++
+		}
+		for at(b, j) == '0' {
+			j++
+		}
+		for isDigit(at(a, i)) && isDigit(at(b, j)) {
+			if first == 0 {
+				first = int(a[i]) - int(b[j])
+			}
+			i++
+			j++
+		}
+		if isDigit(at(a, i)) {
+			return 1
+		}
+		if isDigit(at(b, j)) {
+			return -1
+		}
+		if first != 0 {
+			return first
+		}
+	}
+	return 0
+}
+
+// fuStrftime formats t with the common strftime conversions; ok is false
+// when f uses one it does not know.
+func fuStrftime(f string, t time.Time) (string, bool) {
+	var sb strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 == len(f) {
+			sb.WriteByte(f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case '%':
+			sb.WriteByte('%')
+		case 'Y':
+			sb.WriteString(strconv.Itoa(t.Year()))
+		case 'y':
+			fmt.Fprintf(&sb, "%02d", t.Year()%100)
+		case 'm':
+			fmt.Fprintf(&sb, "%02d", int(t.Month()))
+		case 'd':
+			fmt.Fprintf(&sb, "%02d", t.Day())
+		case 'e':
+			fmt.Fprintf(&sb, "%2d", t.Day())
+		case 'H':
+			fmt.Fprintf(&sb, "%02d", t.Hour())
+		case 'k':
+			fmt.Fprintf(&sb, "%2d", t.Hour())
+		case 'I':
+			fmt.Fprintf(&sb, "%02d", (t.Hour()+11)%12+1)
+		case 'l':
+			fmt.Fprintf(&sb, "%2d", (t.Hour()+11)%12+1)
+		case 'M':
+			fmt.Fprintf(&sb, "%02d", t.Minute())
+		case 'S':
+			fmt.Fprintf(&sb, "%02d", t.Second())
+		case 'N':
+			fmt.Fprintf(&sb, "%09d", t.Nanosecond())
+		case 'p':
+			sb.WriteString(t.Format("PM"))
+		case 'b', 'h':
+			sb.WriteString(t.Format("Jan"))
+		case 'B':
+			sb.WriteString(t.Format("January"))
+		case 'a':
+			sb.WriteString(t.Format("Mon"))
+		case 'A':
+			sb.WriteString(t.Format("Monday"))
+		case 'j':
+			fmt.Fprintf(&sb, "%03d", t.YearDay())
+		case 'z':
+			sb.WriteString(t.Format("-0700"))
+		case 'Z':
+			sb.WriteString(t.Format("MST"))
+		case 's':
+			sb.WriteString(strconv.FormatInt(t.Unix(), 10))
+		case 'T':
+			sb.WriteString(t.Format("15:04:05"))
+		case 'R':
+			sb.WriteString(t.Format("15:04"))
+		case 'F':
+			fmt.Fprintf(&sb, "%d-%02d-%02d", t.Year(), int(t.Month()), t.Day())
+		case 'D':
+			sb.WriteString(t.Format("01/02/06"))
+		case 'n':
+			sb.WriteByte('\n')
+		case 't':
+			sb.WriteByte('\t')
+		default:
+			return "", false
+		}
+	}
+	return sb.String(), true
+}

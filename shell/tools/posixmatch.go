@@ -1,0 +1,345 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// reFlags are matching options that apply to a whole pattern.
+type reFlags struct {
+	icase     bool // -i, sed's I flag
+	multiline bool // ^ and $ also match around newlines (sed's M flag, grep)
+	noNL      bool // nothing matches a newline (grep searches whole buffers)
+	dotNL     bool // . and negated classes match a newline (sed)
+}
+
+// posixRE is a compiled POSIX pattern. It uses Go's regexp (RE2) in
+// leftmost-longest mode when the pattern is regular, and a backtracking
+// matcher over the AST otherwise. It is safe for concurrent use only when
+// bt is nil; tools use one per invocation.
+type posixRE struct {
+	re      *regexp.Regexp
+	bt      *btProg
+	ast     *reNode
+	ngroups int
+	fl      reFlags
+}
+
+// compilePosix parses and compiles pattern. Warnings (GNU prints them on
+// stderr) are returned with a nil error too.
+func compilePosix(pattern string, syn reSyntax, fl reFlags) (*posixRE, []string, error) {
+	ast, ng, warns, err := parsePosix(pattern, syn)
+	if err != nil {
+		return nil, warns, err
+	}
+	r, err := compileAST(ast, ng, fl)
+	return r, warns, err
+}
+
+// compileAST compiles a parsed pattern.
+func compileAST(ast *reNode, ngroups int, fl reFlags) (*posixRE, error) {
+	r := &posixRE{ast: ast, ngroups: ngroups, fl: fl}
+	var sb strings.Builder
+	if fl.icase {
+		sb.WriteString("(?i)")
+	}
+	if fl.multiline {
+		sb.WriteString("(?m)")
+	}
+	if fl.dotNL {
+		sb.WriteString("(?s)")
+	}
+	err := emitRE(&sb, ast, fl)
+	if errors.Is(err, errNeedBT) {
+		r.bt = &btProg{root: ast, ngroups: ngroups, fl: fl}
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile(sb.String())
+	if err != nil {
+		// Anything RE2 refuses (sizes, say) still works by backtracking.
+		r.bt = &btProg{root: ast, ngroups: ngroups, fl: fl}
+		return r, nil
+	}
+	re.Longest()
+	r.re = re
+	return r, nil
+}
+
+// fullMatcher returns a matcher of the same pattern anchored at both ends
+// of its input.
+func (r *posixRE) fullMatcher() *posixRE {
+	ast := &reNode{op: opConcat, subs: []*reNode{{op: opBufStart}, r.ast, {op: opBufEnd}}}
+	f, err := compileAST(ast, r.ngroups, r.fl)
+	if err != nil {
+		return &posixRE{bt: &btProg{root: ast, ngroups: r.ngroups, fl: r.fl}, ast: ast, ngroups: r.ngroups, fl: r.fl}
+	}
+	return f
+}
+
+// find returns the leftmost-longest match in b as submatch index pairs
+// (like regexp's FindSubmatchIndex), or nil.
+func (r *posixRE) find(b []byte) []int {
+	if r.re != nil {
+		return r.re.FindSubmatchIndex(b)
+	}
+	return r.bt.find(b, 0)
+}
+
+// findIndex is find without submatches.
+func (r *posixRE) findIndex(b []byte) []int {
+	if r.re != nil {
+		return r.re.FindIndex(b)
+	}
+	m := r.bt.find(b, 0)
+	if m == nil {
+		return nil
+	}
+	return m[:2]
+}
+
+// match reports whether b contains a match.
+func (r *posixRE) match(b []byte) bool {
+	if r.re != nil {
+		return r.re.Match(b)
+	}
+	return r.bt.find(b, 0) != nil
+}
+
+// findAll returns up to n (all when n < 0) successive matches with the
+// same rules as regexp's FindAllSubmatchIndex: an empty match right after
+// the previous match is skipped (this is also GNU sed's s///g rule).
+func (r *posixRE) findAll(b []byte, n int) [][]int {
+	if r.re != nil {
+		return r.re.FindAllSubmatchIndex(b, n)
+	}
+	var out [][]int
+	prevEnd := -1
+	for pos := 0; pos <= len(b) && (n < 0 || len(out) < n); {
+		m := r.bt.find(b, pos)
+		if m == nil {
+			break
+		}
+		accept := true
+		if m[1] == pos {
+			if m[0] == prevEnd {
+				accept = false
+			}
+			if pos < len(b) {
+				_, w := utf8.DecodeRune(b[pos:])
+				pos += w
+			} else {
+				pos++
+			}
+		} else {
+			pos = m[1]
+		}
+		prevEnd = m[1]
+		if accept {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// emitRE writes n in Go regexp syntax, or returns errNeedBT.
+func emitRE(sb *strings.Builder, n *reNode, fl reFlags) error {
+	switch n.op {
+	case opLit:
+		sb.WriteString(regexp.QuoteMeta(string(n.r)))
+	case opAny:
+		if fl.noNL || fl.dotNL {
+			sb.WriteString(".")
+		} else {
+			sb.WriteString("(?s:.)")
+		}
+	case opClass:
+		emitClass(sb, n.cls, fl)
+	case opBol:
+		sb.WriteString("^")
+	case opEol:
+		sb.WriteString("$")
+	case opBufStart:
+		sb.WriteString(`\A`)
+	case opBufEnd:
+		sb.WriteString(`\z`)
+	case opWordB:
+		sb.WriteString(`\b`)
+	case opNotWordB:
+		sb.WriteString(`\B`)
+	case opWordStart, opWordEnd, opBackref:
+		// Handled in context by opConcat; alone they need the backtracker.
+		return errNeedBT
+	case opEmpty:
+		sb.WriteString("(?:)")
+	case opGroup:
+		sb.WriteString("(")
+		if err := emitRE(sb, n.subs[0], fl); err != nil {
+			return err
+		}
+		sb.WriteString(")")
+	case opAlt:
+		sb.WriteString("(?:")
+		for i, s := range n.subs {
+			if i > 0 {
+				sb.WriteString("|")
+			}
+			if err := emitRE(sb, s, fl); err != nil {
+				return err
+			}
+		}
+		sb.WriteString(")")
+	case opConcat:
+		for i, s := range n.subs {
+			switch {
+			case s.op == opWordStart && i+1 < len(n.subs) && startsWord(n.subs[i+1]):
+				sb.WriteString(`\b`)
+			case s.op == opWordEnd && i > 0 && endsWord(n.subs[i-1]):
+				sb.WriteString(`\b`)
+			default:
+				if err := emitRE(sb, s, fl); err != nil {
+					return err
+				}
+			}
+		}
+	case opRepeat:
+		if n.min > 1000 || n.max > 1000 {
+			return errNeedBT
+		}
+		sb.WriteString("(?:")
+		if err := emitRE(sb, n.subs[0], fl); err != nil {
+			return err
+		}
+		sb.WriteString(")")
+		switch {
+		case n.min == 0 && n.max < 0:
+			sb.WriteString("*")
+		case n.min == 1 && n.max < 0:
+			sb.WriteString("+")
+		case n.min == 0 && n.max == 1:
+			sb.WriteString("?")
+		case n.max < 0:
+			fmt.Fprintf(sb, "{%d,}", n.min)
+		case n.min == n.max:
+			fmt.Fprintf(sb, "{%d}", n.min)
+		default:
+			fmt.Fprintf(sb, "{%d,%d}", n.min, n.max)
+		}
+	default:
+		return errNeedBT
+	}
+	return nil
+}
+
+// startsWord reports whether every match of n begins with a word
+// character, so that a preceding \< is RE2's \b.
+func startsWord(n *reNode) bool {
+	switch n.op {
+	case opLit:
+		return classHas("w", n.r)
+	case opClass:
+		return !n.cls.neg && len(n.cls.ranges) == 0 && len(n.cls.named) == 1 && n.cls.named[0] == "w"
+	case opGroup:
+		return startsWord(n.subs[0])
+	case opConcat:
+		return startsWord(n.subs[0])
+	case opRepeat:
+		return n.min >= 1 && startsWord(n.subs[0])
+	case opAlt:
+		for _, s := range n.subs {
+			if !startsWord(s) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// endsWord is startsWord for the last character.
+func endsWord(n *reNode) bool {
+	switch n.op {
+	case opConcat:
+		return endsWord(n.subs[len(n.subs)-1])
+	case opGroup:
+		return endsWord(n.subs[0])
+	case opRepeat:
+		return n.min >= 1 && endsWord(n.subs[0])
+	case opAlt:
+		for _, s := range n.subs {
+			if !endsWord(s) {
+				return false
+			}
+		}
+		return true
+	}
+	return startsWord(n)
+}
+
+var goClassText = map[string]string{
+	"w":      `\p{L}\p{Nd}_`,
+	"alpha":  `\p{L}`,
+	"digit":  `0-9`,
+	"alnum":  `\p{L}\p{Nd}`,
+	"upper":  `\p{Lu}`,
+	"lower":  `\p{Ll}`,
+	"space":  `\t-\r \x{85}\p{Z}`,
+	"blank":  ` \t`,
+	"punct":  "!-/:-@\\[-`{-~",
+	"print":  ` -~\x{a0}-\x{10ffff}`,
+	"graph":  `!-~\x{a1}-\x{10ffff}`,
+	"cntrl":  `\x00-\x1f\x7f`,
+	"xdigit": `0-9A-Fa-f`,
+}
+
+// noNLClassText overrides classes that contain a newline in grep mode.
+var noNLClassText = map[string]string{
+	"space": `\t\x0b-\r \x{85}\p{Z}`,
+	"cntrl": `\x00-\x09\x0b-\x1f\x7f`,
+}
+
+func emitClass(sb *strings.Builder, c *reClass, fl reFlags) {
+	sb.WriteString("[")
+	if c.neg {
+		sb.WriteString("^")
+		if fl.noNL {
+			sb.WriteString(`\n`)
+		}
+	}
+	for i := 0; i < len(c.ranges); i += 2 {
+		lo, hi := c.ranges[i], c.ranges[i+1]
+		if fl.noNL && !c.neg && lo <= '\n' && hi >= '\n' {
+			if lo < '\n' {
+				fmt.Fprintf(sb, `\x{%x}-\x{%x}`, lo, '\n'-1)
+			}
+			if hi > '\n' {
+				fmt.Fprintf(sb, `\x{%x}-\x{%x}`, '\n'+1, hi)
+			}
+			continue
+		}
+		fmt.Fprintf(sb, `\x{%x}`, lo)
+		if hi != lo {
+			fmt.Fprintf(sb, `-\x{%x}`, hi)
+		}
+	}
+	for _, name := range c.named {
+		t := goClassText[name]
+		if fl.noNL && !c.neg {
+			if o, ok := noNLClassText[name]; ok {
+				t = o
+			}
+		}
+		sb.WriteString(t)
+	}
+	if len(c.ranges) == 0 && len(c.named) == 0 {
+		// An empty set cannot be written in RE2 syntax as []; this
+		// happens only for impossible classes.
+		sb.WriteString(`\x{10ffff}`)
+	}
+	sb.WriteString("]")
+}

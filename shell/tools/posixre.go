@@ -1,0 +1,635 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file parses POSIX regular expressions (BRE and ERE, GNU flavour)
+// into a small AST. posixcompile.go turns the AST into a Go RE2 regexp
+// when it can, and posixbt.go matches it by backtracking when it cannot
+// (back-references, \< and \> in positions RE2 cannot express).
+
+type reOp uint8
+
+const (
+	opLit      reOp = iota // r
+	opAny                  // .
+	opClass                // cls
+	opBol                  // ^
+	opEol                  // $
+	opBufStart             // \`
+	opBufEnd               // \'
+	opWordB                // \b
+	opNotWordB             // \B
+	opWordStart            // \<
+	opWordEnd              // \>
+	opGroup                // ( subs[0] ), n = group index
+	opConcat               // subs...
+	opAlt                  // subs[0] | subs[1] | ...
+	opRepeat               // subs[0]{min,max}; max < 0 means unbounded
+	opBackref              // \n
+	opEmpty                // matches the empty string
+)
+
+type reNode struct {
+	op       reOp
+	r        rune
+	cls      *reClass
+	subs     []*reNode
+	min, max int
+	n        int
+}
+
+// reClass is a bracket expression (or \w \s and friends).
+type reClass struct {
+	neg    bool
+	ranges []rune   // pairs lo, hi
+	named  []string // alpha, digit, ... ; "w" for word characters
+}
+
+// reSyntax says how to read a pattern.
+type reSyntax struct {
+	ere    bool // extended syntax (grep -E, sed -E)
+	sedEsc bool // \n \t \f \v \r \a \xHH \dNNN \oNNN \cX mean characters (sed)
+}
+
+// reError is a pattern error worded as GNU's regex library words it.
+type reError struct{ msg string }
+
+func (e *reError) Error() string { return e.msg }
+
+var (
+	errBrack    = &reError{"Unmatched [, [^, [:, [., or [="}
+	errParen    = &reError{"Unmatched ( or \\("}
+	errRParen   = &reError{"Unmatched ) or \\)"}
+	errBrace    = &reError{"Unmatched \\{"}
+	errBadBrace = &reError{"Invalid content of \\{\\}"}
+	errBackref  = &reError{"Invalid back reference"}
+	errTrailing = &reError{"Trailing backslash"}
+	errCtype    = &reError{"Invalid character class name"}
+	errRange    = &reError{"Invalid range end"}
+	errPreceed  = &reError{"Invalid preceding regular expression"}
+	errTooBig   = &reError{"Regular expression too big"}
+)
+
+// reParser holds the state of one parse.
+type reParser struct {
+	syn      reSyntax
+	s        string
+	pos      int
+	ngroups  int
+	closed   []bool // closed[i] is true once group i+1 is closed
+	depth    int
+	warnings []string
+}
+
+// parsePosix parses pattern and returns its AST and number of groups.
+func parsePosix(pattern string, syn reSyntax) (*reNode, int, []string, error) {
+	p := &reParser{syn: syn, s: pattern}
+	n, err := p.parseAlt()
+	if err != nil {
+		return nil, 0, p.warnings, err
+	}
+	if p.pos < len(p.s) {
+		// Only an unmatched close paren stops parseAlt early.
+		return nil, 0, p.warnings, errRParen
+	}
+	return n, p.ngroups, p.warnings, nil
+}
+
+func (p *reParser) more() bool { return p.pos < len(p.s) }
+
+// atAltSep reports whether the input is at "|" (ERE) or "\|" (BRE).
+func (p *reParser) atAltSep() bool {
+	if p.syn.ere {
+		return p.more() && p.s[p.pos] == '|'
+	}
+	return strings.HasPrefix(p.s[p.pos:], `\|`)
+}
+
+func (p *reParser) atClose() bool {
+	if p.depth == 0 {
+		return false
+	}
+	if p.syn.ere {
+		return p.more() && p.s[p.pos] == ')'
+	}
+	return strings.HasPrefix(p.s[p.pos:], `\)`)
+}
+
+func (p *reParser) parseAlt() (*reNode, error) {
+	var alts []*reNode
+	for {
+		n, err := p.parseConcat()
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, n)
+		if !p.atAltSep() {
+			break
+		}
+		if p.syn.ere {
+			p.pos++
+		} else {
+			p.pos += 2
+		}
+	}
+	if len(alts) == 1 {
+		return alts[0], nil
+	}
+	return &reNode{op: opAlt, subs: alts}, nil
+}
+
+func (p *reParser) parseConcat() (*reNode, error) {
+	var items []*reNode
+	start := true // at the start of an RE: '*' is literal, '^' an anchor
+	for p.more() && !p.atAltSep() && !p.atClose() {
+		c := p.s[p.pos]
+		// Repetition operators.
+		if op, ok := p.repeatOp(); ok {
+			if start || (len(items) > 0 && !p.syn.ere && items[len(items)-1].op == opBol && len(items) == 1) {
+				if p.syn.ere {
+					if c == '*' && p.pos == 0 {
+						p.warnings = append(p.warnings, "* at start of expression")
+					}
+					if c == '{' {
+						p.pos++
+						items = append(items, &reNode{op: opLit, r: '{'})
+						start = false
+						continue
+					}
+				}
+				// Literal at the start (BRE '*', ERE '*', '+', '?').
+				if !p.syn.ere && c == '\\' {
+					if p.s[p.pos+1] == '{' {
+						return nil, errPreceed
+					}
+					// \+ and \? at the start are literal.
+					p.pos += 2
+					items = append(items, &reNode{op: opLit, r: rune(p.s[p.pos-1])})
+				} else {
+					p.pos++
+					items = append(items, &reNode{op: opLit, r: rune(c)})
+				}
+				start = false
+				continue
+			}
+			if len(items) == 0 {
+				p.pos += op.width
+				continue
+			}
+			rep, err := p.parseRepeat(op)
+			if err != nil {
+				return nil, err
+			}
+			if rep == nil { // ERE "{" that is not an interval: literal
+				p.pos++
+				items = append(items, &reNode{op: opLit, r: '{'})
+				continue
+			}
+			last := items[len(items)-1]
+			if last.op == opBol || last.op == opEol {
+				// GNU: a repeated anchor matches the anchor; keep it.
+				continue
+			}
+			rep.subs = []*reNode{last}
+			items[len(items)-1] = rep
+			continue
+		}
+		n, err := p.parseAtom(start, len(items))
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, n)
+		start = false
+		if n.op == opBol && !p.syn.ere {
+			start = false
+		}
+	}
+	switch len(items) {
+	case 0:
+		return &reNode{op: opEmpty}, nil
+	case 1:
+		return items[0], nil
+	}
+	return &reNode{op: opConcat, subs: items}, nil
+}
+
+type repOp struct {
+	kind  byte // '*', '+', '?', '{'
+	width int
+}
+
+func (p *reParser) repeatOp() (repOp, bool) {
+	c := p.s[p.pos]
+	if p.syn.ere {
+		switch c {
+		case '*', '+', '?', '{':
+			return repOp{c, 1}, true
+		}
+		return repOp{}, false
+	}
+	if c == '*' {
+		return repOp{'*', 1}, true
+	}
+	if c == '\\' && p.pos+1 < len(p.s) {
+		switch p.s[p.pos+1] {
+		case '+', '?', '{':
+			return repOp{p.s[p.pos+1], 2}, true
+		}
+	}
+	return repOp{}, false
+}
+
+// parseRepeat parses a repetition operator at p.pos. For an ERE "{" that
+// does not start a valid interval it returns nil, nil and consumes nothing.
+func (p *reParser) parseRepeat(op repOp) (*reNode, error) {
+	switch op.kind {
+	case '*':
+		p.pos += op.width
+		return &reNode{op: opRepeat, min: 0, max: -1}, nil
+	case '+':
+		p.pos += op.width
+		return &reNode{op: opRepeat, min: 1, max: -1}, nil
+	case '?':
+		p.pos += op.width
+		return &reNode{op: opRepeat, min: 0, max: 1}, nil
+	}
+	i := p.pos + op.width
+	readNum := func() (int, bool) {
+		j := i
+		for i < len(p.s) && p.s[i] >= '0' && p.s[i] <= '9' {
+			i++
+		}
+		if j == i {
+			return 0, false
+		}
+		v, err := strconv.Atoi(p.s[j:i])
+		if err != nil || v > 32767 {
+			return 32768, true
+		}
+		return v, true
+	}
+	lo, haveLo := readNum()
+	hi := lo
+	if i < len(p.s) && p.s[i] == ',' {
+		i++
+		var haveHi bool
+		hi, haveHi = readNum()
+		if !haveHi {
+			hi = -1
+		}
+	} else if !haveLo {
+		if p.syn.ere {
+			return nil, nil
+		}
+		if i >= len(p.s) {
+			return nil, errBrace
+		}
+		return nil, errBadBrace
+	}
+	if !haveLo {
+		lo = 0
+	}
+	closer := `\}`
+	if p.syn.ere {
+		closer = "}"
+	}
+	if !strings.HasPrefix(p.s[i:], closer) {
+		if p.syn.ere {
+			return nil, nil
+		}
+		if i >= len(p.s) || !strings.Contains(p.s[i:], `\}`) {
+			return nil, errBrace
+		}
+		return nil, errBadBrace
+	}
+	if (hi >= 0 && hi < lo) || lo > 32767 || hi > 32767 {
+		if lo > 32767 || hi > 32767 {
+			return nil, errTooBig
+		}
+		return nil, errBadBrace
+	}
+	p.pos = i + len(closer)
+	return &reNode{op: opRepeat, min: lo, max: hi}, nil
+}
+
+func (p *reParser) parseAtom(start bool, nitems int) (*reNode, error) {
+	c := p.s[p.pos]
+	switch c {
+	case '.':
+		p.pos++
+		return &reNode{op: opAny}, nil
+	case '[':
+		p.pos++
+		cls, err := p.parseBracket()
+		if err != nil {
+			return nil, err
+		}
+		return &reNode{op: opClass, cls: cls}, nil
+	case '^':
+		if p.syn.ere || start {
+			p.pos++
+			return &reNode{op: opBol}, nil
+		}
+	case '$':
+		p.pos++
+		if p.syn.ere || !p.more() || p.atAltSep() || strings.HasPrefix(p.s[p.pos:], `\)`) {
+			return &reNode{op: opEol}, nil
+		}
+		return &reNode{op: opLit, r: '$'}, nil
+	case '(':
+		if p.syn.ere {
+			p.pos++
+			return p.parseGroup()
+		}
+	case ')':
+		// An unmatched ')' in an ERE is an ordinary character (GNU).
+	case '\\':
+		return p.parseEscape()
+	}
+	r, w := utf8.DecodeRuneInString(p.s[p.pos:])
+	p.pos += w
+	return &reNode{op: opLit, r: r}, nil
+}
+
+func (p *reParser) parseGroup() (*reNode, error) {
+	p.ngroups++
+	idx := p.ngroups
+	p.closed = append(p.closed, false)
+	p.depth++
+	sub, err := p.parseAlt()
+	p.depth--
+	if err != nil {
+		return nil, err
+	}
+	if p.syn.ere {
+		if !p.more() || p.s[p.pos] != ')' {
+			return nil, errParen
+		}
+		p.pos++
+	} else {
+		if !strings.HasPrefix(p.s[p.pos:], `\)`) {
+			return nil, errParen
+		}
+		p.pos += 2
+	}
+	p.closed[idx-1] = true
+	return &reNode{op: opGroup, n: idx, subs: []*reNode{sub}}, nil
+}
+
+func (p *reParser) parseEscape() (*reNode, error) {
+	if p.pos+1 >= len(p.s) {
+		return nil, errTrailing
+	}
+	c := p.s[p.pos+1]
+	p.pos += 2
+	switch c {
+	case '(':
+		if !p.syn.ere {
+			return p.parseGroup()
+		}
+	case ')':
+		if !p.syn.ere {
+			return nil, errRParen
+		}
+	case '{':
+		if !p.syn.ere {
+			return nil, errPreceed
+		}
+	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		n := int(c - '0')
+		if n > len(p.closed) || !p.closed[n-1] {
+			return nil, errBackref
+		}
+		return &reNode{op: opBackref, n: n}, nil
+	case 'w', 'W':
+		return &reNode{op: opClass, cls: &reClass{neg: c == 'W', named: []string{"w"}}}, nil
+	case 's', 'S':
+		return &reNode{op: opClass, cls: &reClass{neg: c == 'S', named: []string{"space"}}}, nil
+	case 'b':
+		return &reNode{op: opWordB}, nil
+	case 'B':
+		return &reNode{op: opNotWordB}, nil
+	case '<':
+		return &reNode{op: opWordStart}, nil
+	case '>':
+		return &reNode{op: opWordEnd}, nil
+	case '`':
+		return &reNode{op: opBufStart}, nil
+	case '\'':
+		return &reNode{op: opBufEnd}, nil
+	}
+	if p.syn.sedEsc {
+		if r, ok := p.sedEscape(c); ok {
+			return &reNode{op: opLit, r: r}, nil
+		}
+	}
+	p.pos--
+	r, w := utf8.DecodeRuneInString(p.s[p.pos:])
+	p.pos += w
+	return &reNode{op: opLit, r: r}, nil
+}
+
+// sedEscape decodes GNU sed's character escapes after the backslash; c
+// has been consumed already.
+func (p *reParser) sedEscape(c byte) (rune, bool) {
+	switch c {
+	case 'n':
+		return '\n', true
+	case 't':
+		return '\t', true
+	case 'f':
+		return '\f', true
+	case 'v':
+		return '\v', true
+	case 'r':
+		return '\r', true
+	case 'a':
+		return '\a', true
+	case 'c':
+		if p.more() {
+			x := p.s[p.pos]
+			p.pos++
+			return rune(unicode.ToUpper(rune(x)) ^ 0x40), true
+		}
+	case 'd', 'o', 'x':
+		base, max := 10, 3
+		switch c {
+		case 'o':
+			base = 8
+		case 'x':
+			base, max = 16, 2
+		}
+		j := p.pos
+		for j < len(p.s) && j-p.pos < max && digitVal(p.s[j]) < base {
+			j++
+		}
+		if j == p.pos {
+			return 0, false
+		}
+		v, _ := strconv.ParseInt(p.s[p.pos:j], base, 32)
+		p.pos = j
+		return rune(v & 0xff), true
+	}
+	return 0, false
+}
+
+func digitVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return 99
+}
+
+var classNames = map[string]bool{
+	"alpha": true, "digit": true, "alnum": true, "upper": true, "lower": true, "space": true,
+	"blank": true, "punct": true, "print": true, "graph": true, "cntrl": true, "xdigit": true,
+}
+
+// parseBracket parses a bracket expression after its "[".
+func (p *reParser) parseBracket() (*reClass, error) {
+	cls := &reClass{}
+	if p.more() && p.s[p.pos] == '^' {
+		cls.neg = true
+		p.pos++
+	}
+	first := true
+	for {
+		if !p.more() {
+			return nil, errBrack
+		}
+		c := p.s[p.pos]
+		if c == ']' && !first {
+			p.pos++
+			break
+		}
+		first = false
+		var lo rune
+		if c == '[' && p.pos+1 < len(p.s) && strings.IndexByte(":.=", p.s[p.pos+1]) >= 0 {
+			kind := p.s[p.pos+1]
+			end := strings.Index(p.s[p.pos+2:], string(kind)+"]")
+			if end < 0 {
+				return nil, errBrack
+			}
+			name := p.s[p.pos+2 : p.pos+2+end]
+			p.pos += 2 + end + 2
+			if kind == ':' {
+				if !classNames[name] {
+					return nil, errCtype
+				}
+				cls.named = append(cls.named, name)
+				continue
+			}
+			r, w := utf8.DecodeRuneInString(name)
+			if w == 0 || w != len(name) {
+				return nil, &reError{"Invalid collation character"}
+			}
+			lo = r
+		} else {
+			r, w := utf8.DecodeRuneInString(p.s[p.pos:])
+			p.pos += w
+			lo = r
+		}
+		hi := lo
+		if p.pos+1 < len(p.s) && p.s[p.pos] == '-' && p.s[p.pos+1] != ']' {
+			p.pos++
+			if strings.HasPrefix(p.s[p.pos:], "[.") || strings.HasPrefix(p.s[p.pos:], "[=") {
+				end := strings.Index(p.s[p.pos+2:], string(p.s[p.pos+1])+"]")
+				if end < 0 {
+					return nil, errBrack
+				}
+				hi, _ = utf8.DecodeRuneInString(p.s[p.pos+2:])
+				p.pos += 2 + end + 2
+			} else {
+				r, w := utf8.DecodeRuneInString(p.s[p.pos:])
+				p.pos += w
+				hi = r
+			}
+			if hi < lo {
+				return nil, errRange
+			}
+		}
+		cls.ranges = append(cls.ranges, lo, hi)
+	}
+	// "[:alpha:]" written without the outer brackets is an error in GNU.
+	if len(cls.named) == 0 && len(cls.ranges) >= 4 && !cls.neg {
+		raw := p.s[:p.pos]
+		if i := strings.LastIndexByte(raw[:len(raw)-1], '['); i >= 0 {
+			inner := raw[i+1 : len(raw)-1]
+			if len(inner) >= 2 && inner[0] == ':' && inner[len(inner)-1] == ':' {
+				return nil, &reError{fmt.Sprintf("character class syntax is [[:space:]], not [%s]", inner)}
+			}
+		}
+	}
+	return cls, nil
+}
+
+// classHas reports whether r is in the named class.
+func classHas(name string, r rune) bool {
+	switch name {
+	case "w":
+		return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	case "alpha":
+		return unicode.IsLetter(r)
+	case "digit":
+		return r >= '0' && r <= '9'
+	case "alnum":
+		return unicode.IsLetter(r) || unicode.IsDigit(r)
+	case "upper":
+		return unicode.IsUpper(r)
+	case "lower":
+		return unicode.IsLower(r)
+	case "space":
+		return r == ' ' || (r >= '\t' && r <= '\r') || (r > 127 && unicode.IsSpace(r))
+	case "blank":
+		return r == ' ' || r == '\t'
+	case "punct":
+		return r < 128 && unicode.IsPunct(r) || r < 128 && unicode.IsSymbol(r)
+	case "print":
+		return r >= 32 && r != 127 && (r < 128 || unicode.IsPrint(r))
+	case "graph":
+		return r > 32 && r != 127 && (r < 128 || unicode.IsGraphic(r) && !unicode.IsSpace(r))
+	case "cntrl":
+		return r < 32 || r == 127
+	case "xdigit":
+		return digitVal(byte(r)) < 16 && r < 128
+	}
+	return false
+}
+
+func (c *reClass) has(r rune, icase bool) bool {
+	in := c.hasExact(r)
+	if !in && icase {
+		for f := unicode.SimpleFold(r); f != r && !in; f = unicode.SimpleFold(f) {
+			in = c.hasExact(f)
+		}
+	}
+	return in != c.neg
+}
+
+func (c *reClass) hasExact(r rune) bool {
+	for i := 0; i < len(c.ranges); i += 2 {
+		if r >= c.ranges[i] && r <= c.ranges[i+1] {
+			return true
+		}
+	}
+	for _, n := range c.named {
+		if classHas(n, r) {
+			return true
+		}
+	}
+	return false
+}
+
+var errNeedBT = errors.New("pattern needs the backtracking matcher")

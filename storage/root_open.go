@@ -1,0 +1,238 @@
+package storage
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxFollow bounds how many dangling symlinks OpenFile follows by hand
+// when creating a file through them, as the kernel's own limit of 40.
+const maxFollow = 40
+
+// procFDDir returns an O_PATH descriptor of this process's /proc/<pid>/fd
+// directory, opened once. Re-opening "N" relative to it re-opens exactly
+// the file that descriptor N refers to, without resolving any path again.
+var procFDDir = sync.OnceValues(func() (int, error) {
+	fd, err := unix.Open("/proc/self/fd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open /proc/self/fd (rung needs procfs): %w", err)
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil || sfs.Type != unix.PROC_SUPER_MAGIC {
+		unix.Close(fd)
+		return -1, fmt.Errorf("/proc/self/fd is not on procfs")
+	}
+	return fd, nil
+})
+
+// OpenFile implements [FS]. O_PATH and O_TMPFILE are refused (EINVAL).
+func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	fd, _, err := r.openFile("open", name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &file{File: os.NewFile(uintptr(fd), name), name: name}, nil
+}
+
+// openFile opens name for I/O and returns the descriptor with the file's
+// size (-1 when unknown). It never opens anything but a regular file or
+// a directory; see [Root].
+func (r *Root) openFile(op, name string, flag int, perm fs.FileMode) (int, int64, error) {
+	p, err := rel(op, name)
+	if err != nil {
+		return -1, -1, err
+	}
+	perr := func(err error) (int, int64, error) {
+		return -1, -1, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	if flag&unix.O_PATH != 0 || flag&unix.O_TMPFILE == unix.O_TMPFILE {
+		return perr(syscall.EINVAL)
+	}
+	flags := uint64(flag) | unix.O_NOCTTY
+	mode := uint64(syscallMode(perm))
+	if flag&unix.O_DIRECTORY != 0 && flag&unix.O_CREAT == 0 {
+		// The kernel refuses O_DIRECTORY on anything but a directory
+		// before opening it, so one openat2 is safe.
+		fd, err := r.openat2(p, flags, 0)
+		if err != nil {
+			return perr(err)
+		}
+		return fd, -1, nil
+	}
+	for range maxFollow {
+		if flag&unix.O_CREAT != 0 {
+			// O_EXCL creates a new regular file or fails: it never opens
+			// an existing one, and never follows a final symlink.
+			fd, err := r.openat2(p, flags|unix.O_EXCL, mode)
+			if err == nil {
+				return fd, 0, nil
+			}
+			if err != unix.EEXIST || flag&unix.O_EXCL != 0 {
+				return perr(err)
+			}
+		}
+		pfd, err := r.openat2(p, unix.O_PATH|(flags&unix.O_NOFOLLOW), 0)
+		if err == unix.ENOENT && flag&unix.O_CREAT != 0 {
+			// Either the file vanished since EEXIST, or p ends in a
+			// dangling symlink, which open(2) would create the target of.
+			if next, ok := r.danglingTarget(p); ok {
+				p = next
+			}
+			continue
+		}
+		if err != nil {
+			return perr(err)
+		}
+		fd, size, err := reopen(pfd, flag)
+		unix.Close(pfd)
+		if err != nil {
+			return perr(err)
+		}
+		return fd, size, nil
+	}
+	return perr(syscall.ELOOP)
+}
+
+// reopen checks what the O_PATH descriptor pfd refers to and, only for a
+// regular file or directory, opens it for I/O with flag.
+func reopen(pfd int, flag int) (int, int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return -1, -1, err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		if flag&unix.O_CREAT != 0 {
+			return -1, -1, syscall.EISDIR
+		}
+	case unix.S_IFLNK:
+		return -1, -1, syscall.ELOOP // O_NOFOLLOW on a symlink, as open(2)
+	default:
+		return -1, -1, ErrSpecialFile
+	}
+	dir, err := procFDDir()
+	if err != nil {
+		return -1, -1, err
+	}
+	flags := flag&^(unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW) | unix.O_NOCTTY | unix.O_CLOEXEC
+	for {
+		fd, err := unix.Openat(dir, itoa(pfd), flags, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return fd, st.Size, err
+	}
+}
+
+// danglingTarget returns where the symlink at p points, as a path relative
+// to the root, when p is a symlink; ok is false when it is not one (any
+// more).
+func (r *Root) danglingTarget(p string) (next string, ok bool) {
+	fd, err := r.openat2(p, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return "", false
+	}
+	target, err := readlinkAt(fd, "")
+	if err != nil || target == "" {
+		return "", false
+	}
+	if strings.HasPrefix(target, "/") {
+		return strings.TrimLeft(target, "/"), true
+	}
+	// A relative target is relative to the directory holding the link,
+	// which p's own prefix may reach through symlinks: resolve it.
+	dir := "."
+	if i := strings.LastIndexByte(strings.TrimRight(p, "/"), '/'); i >= 0 {
+		dir = p[:i]
+	}
+	dfd, err := r.openat2(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(dfd)
+	real, err := r.fdPath(dfd, p)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimLeft(real, "/") + "/" + target, true
+}
+
+// ReadFile returns the contents of the regular file name, like
+// os.ReadFile, in fewer system calls than OpenFile and Read. It follows
+// the same rules as OpenFile: a special file fails with [ErrSpecialFile].
+func (r *Root) ReadFile(name string) ([]byte, error) {
+	fd, size, err := r.openFile("open", name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	// One byte more than the size, so that a file that has not grown is
+	// read in one call and its EOF seen in a second.
+	if size < 0 {
+		size = 0
+	}
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// WriteFile writes data to name, creating it with perm (before umask) or
+// truncating it, like os.WriteFile, in fewer system calls than OpenFile
+// and Write.
+func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	fd, _, err := r.openFile("open", name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return &fs.PathError{Op: "write", Path: name, Err: err}
+		}
+		data = data[n:]
+	}
+	if err := unix.Close(fd); err != nil {
+		return &fs.PathError{Op: "close", Path: name, Err: err}
+	}
+	return nil
+}
+
+// file wraps *os.File so that Name is the sandbox path.
+type file struct {
+	*os.File
+	name string
+}
+
+var _ File = (*file)(nil)
+
+func (f *file) Name() string { return f.name }

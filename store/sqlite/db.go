@@ -1,0 +1,195 @@
+// Package sqlite implements [store.Store] on SQLite through
+// github.com/ncruces/go-sqlite3 (no cgo). The database runs in WAL mode
+// with a busy timeout; all writes go through one connection (SQLite allows
+// one writer at a time anyway, and queueing in Go is cheaper than
+// SQLITE_BUSY retries), reads through a pool of read-only connections.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"sync"
+
+	"github.com/ncruces/go-sqlite3"
+	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
+
+	"rung.dev/rung"
+	"rung.dev/rung/store"
+)
+
+// DB is a [store.Store] backed by one SQLite file. It is safe for
+// concurrent use. Close releases it.
+type DB struct {
+	w    *sql.DB // one connection: the only writer
+	r    *sql.DB // read-only connections
+	once sync.Once
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open opens (creating if needed) the database file at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := func(ro bool) string {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "journal_mode(wal)")
+		// NORMAL in WAL mode is durable against process crashes (the
+		// crash test SIGKILLs the daemon); only a power loss may drop the
+		// last transactions.
+		q.Add("_pragma", "synchronous(normal)")
+		q.Add("_pragma", "foreign_keys(on)")
+		q.Set("_txlock", "immediate")
+		if ro {
+			q.Add("_pragma", "query_only(1)")
+		}
+		return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	}
+	w, err := sql.Open("sqlite3", dsn(false))
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite3", dsn(true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(0)
+	return &DB{w: w, r: r}, nil
+}
+
+// Close closes both connection pools. It is idempotent.
+func (db *DB) Close() error {
+	var err error
+	db.once.Do(func() { err = errors.Join(db.r.Close(), db.w.Close()) })
+	return err
+}
+
+// write runs fn in one write transaction.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// read runs fn in one read transaction.
+func (db *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// classify turns driver errors into rung classes.
+func classify(err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return rung.Errorf(rung.ErrNotFound, "%s not found", what)
+	case errors.Is(err, sqlite3.CONSTRAINT_UNIQUE), errors.Is(err, sqlite3.CONSTRAINT_PRIMARYKEY):
+		return rung.Errorf(rung.ErrExists, "%s already exists", what)
+	case errors.Is(err, sqlite3.CONSTRAINT_FOREIGNKEY):
+		return rung.Errorf(rung.ErrNotFound, "%s: referenced row not found", what)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS tenants (
+	id      TEXT PRIMARY KEY,
+	created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tokens (
+	id      TEXT PRIMARY KEY,
+	tenant  TEXT NOT NULL REFERENCES tenants(id),
+	hash    BLOB NOT NULL UNIQUE,
+	admin   INTEGER NOT NULL,
+	created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sandboxes (
+	id       TEXT PRIMARY KEY,
+	tenant   TEXT NOT NULL REFERENCES tenants(id),
+	name     TEXT NOT NULL,
+	state    TEXT NOT NULL,
+	labels   TEXT NOT NULL,
+	doc      TEXT NOT NULL,
+	created  INTEGER NOT NULL,
+	expires  INTEGER NOT NULL,
+	idle_at  INTEGER NOT NULL,
+	alarm    INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS sandboxes_name ON sandboxes(tenant, name) WHERE name <> '';
+CREATE INDEX IF NOT EXISTS sandboxes_tenant ON sandboxes(tenant, created, id);
+CREATE INDEX IF NOT EXISTS sandboxes_alarm ON sandboxes(alarm) WHERE alarm > 0;
+CREATE TABLE IF NOT EXISTS snapshots (
+	id      TEXT PRIMARY KEY,
+	tenant  TEXT NOT NULL,
+	sandbox TEXT NOT NULL,
+	created INTEGER NOT NULL,
+	doc     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS snapshots_tenant ON snapshots(tenant, created);
+CREATE TABLE IF NOT EXISTS execs (
+	id        TEXT PRIMARY KEY,
+	sandbox   TEXT NOT NULL,
+	command   TEXT NOT NULL,
+	state     TEXT NOT NULL,
+	backend   TEXT NOT NULL,
+	exit_code INTEGER NOT NULL,
+	bytes     INTEGER NOT NULL,
+	started   INTEGER NOT NULL,
+	ended     INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started';
+CREATE INDEX IF NOT EXISTS execs_sandbox ON execs(sandbox);
+CREATE TABLE IF NOT EXISTS events (
+	sandbox TEXT NOT NULL,
+	seq     INTEGER NOT NULL,
+	time    INTEGER NOT NULL,
+	type    TEXT NOT NULL,
+	journal INTEGER NOT NULL,
+	data    BLOB,
+	PRIMARY KEY (sandbox, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_output ON events(time) WHERE journal = 0;
+CREATE TABLE IF NOT EXISTS effects (
+	sandbox TEXT NOT NULL,
+	key     TEXT NOT NULL,
+	kind    TEXT NOT NULL,
+	result  BLOB,
+	seq     INTEGER NOT NULL,
+	created INTEGER NOT NULL,
+	PRIMARY KEY (sandbox, key)
+) WITHOUT ROWID;
+`
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"rung.dev/rung"
+	"rung.dev/rung/store"
+)
+
+// StartExec implements [store.Store].
+func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int64, error) {
+	var seq int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		if err := sandboxExists(ctx, tx, e.Sandbox); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
+			VALUES(?, ?, ?, 'started', ?, 0, 0, ?, 0)`, string(e.ID), string(e.Sandbox), e.Command, string(e.Backend), nanos(e.StartedAt))
+		if err != nil {
+			return classify(err, "exec "+string(e.ID))
+		}
+		seq, err = appendEvents(ctx, tx, e.Sandbox, []store.Event{ev})
+		return err
+	})
+	return seq, err
+}
+
+// EndExec implements [store.Store].
+func (db *DB) EndExec(ctx context.Context, e store.Exec, evs []store.Event) (int64, error) {
+	var seq int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE execs SET state = 'ended', backend = ?, exit_code = ?, bytes = ?, ended = ?
+			WHERE id = ? AND sandbox = ? AND state = 'started'`,
+			string(e.Backend), e.ExitCode, e.Bytes, nanos(e.EndedAt), string(e.ID), string(e.Sandbox))
+		if err != nil {
+			return classify(err, "end exec "+string(e.ID))
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return rung.Errorf(rung.ErrNotFound, "started exec %s not found", e.ID)
+		}
+		seq, err = appendEvents(ctx, tx, e.Sandbox, evs)
+		return err
+	})
+	return seq, err
+}
+
+const execCols = `id, sandbox, command, state, backend, exit_code, bytes, started, ended`
+
+func scanExec(sc interface{ Scan(...any) error }) (store.Exec, error) {
+	var e store.Exec
+	var id, sbx, state, backend string
+	var started, ended int64
+	if err := sc.Scan(&id, &sbx, &e.Command, &state, &backend, &e.ExitCode, &e.Bytes, &started, &ended); err != nil {
+		return e, err
+	}
+	e.ID, e.Sandbox, e.State, e.Backend = rung.ExecID(id), rung.SandboxID(sbx), store.ExecState(state), rung.Backend(backend)
+	e.StartedAt, e.EndedAt = fromNanos(started), fromNanos(ended)
+	return e, nil
+}
+
+// GetExec implements [store.Store].
+func (db *DB) GetExec(ctx context.Context, sandbox rung.SandboxID, id rung.ExecID) (store.Exec, error) {
+	var e store.Exec
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		e, err = scanExec(tx.QueryRowContext(ctx, `SELECT `+execCols+` FROM execs WHERE id = ? AND sandbox = ?`, string(id), string(sandbox)))
+		return classify(err, "exec "+string(id))
+	})
+	return e, err
+}
+
+// LoseExecs implements [store.Store].
+func (db *DB) LoseExecs(ctx context.Context, journal func(rung.SandboxID, []rung.ExecID) store.Event) ([]store.Exec, error) {
+	var lost []store.Exec
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		lost = nil
+		rows, err := tx.QueryContext(ctx, `SELECT `+execCols+` FROM execs WHERE state = 'started' ORDER BY sandbox, started, id`)
+		if err != nil {
+			return classify(err, "lose execs")
+		}
+		for rows.Next() {
+			e, err := scanExec(rows)
+			if err != nil {
+				rows.Close()
+				return classify(err, "lose execs")
+			}
+			e.State = store.ExecLost
+			lost = append(lost, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return classify(err, "lose execs")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE execs SET state = 'lost' WHERE state = 'started'`); err != nil {
+			return classify(err, "lose execs")
+		}
+		for i := 0; i < len(lost); {
+			j := i
+			var ids []rung.ExecID
+			for ; j < len(lost) && lost[j].Sandbox == lost[i].Sandbox; j++ {
+				ids = append(ids, lost[j].ID)
+			}
+			if _, err := appendEvents(ctx, tx, lost[i].Sandbox, []store.Event{journal(lost[i].Sandbox, ids)}); err != nil {
+				return err
+			}
+			i = j
+		}
+		return nil
+	})
+	return lost, err
+}

@@ -1,0 +1,213 @@
+// Package store is rung's metadata store: tenants, API tokens, sandboxes,
+// snapshots, execs, the per-sandbox journal and event stream, and declared
+// external effects. [Store] is the contract; store/sqlite implements it for
+// one machine (PostgreSQL later), and store/storetest is the conformance
+// suite every implementation runs.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"rung.dev/rung"
+)
+
+// StateCreating is the state of a sandbox row whose subvolume may not exist
+// yet. It is never shown to API callers: start-up reconciliation either
+// finishes or removes such rows.
+const StateCreating rung.State = "creating"
+
+// Store is the metadata store. Every method is one transaction: it commits
+// all of its writes or none. Methods return errors wrapping the rung
+// classes: [rung.ErrNotFound] for a missing row, [rung.ErrExists] for a
+// duplicate key, [rung.ErrInvalid] for malformed arguments; anything else is
+// a store failure. Implementations are safe for concurrent use.
+type Store interface {
+	// CreateTenant adds a tenant. A duplicate name is ErrExists.
+	CreateTenant(ctx context.Context, t Tenant) error
+	// GetTenant returns one tenant, or ErrNotFound.
+	GetTenant(ctx context.Context, id rung.TenantID) (Tenant, error)
+	// ListTenants returns every tenant ordered by name.
+	ListTenants(ctx context.Context) ([]Tenant, error)
+
+	// CreateToken stores a token's hash. The token itself is never stored.
+	// A missing tenant is ErrNotFound; a duplicate hash or ID is ErrExists.
+	CreateToken(ctx context.Context, t Token) error
+	// TokenByHash returns the token with this SHA-256 hash, or ErrNotFound.
+	TokenByHash(ctx context.Context, hash [32]byte) (Token, error)
+
+	// CreateSandbox adds a sandbox. A name already used by another
+	// sandbox of the same tenant is ErrExists. When MaxPerTenant > 0 and
+	// the tenant already has that many sandboxes, it returns an error
+	// wrapping rung.ErrLimit and adds nothing.
+	CreateSandbox(ctx context.Context, s Sandbox, maxPerTenant int) error
+	// GetSandbox returns the sandbox with id in tenant (any tenant when
+	// tenant is ""), or ErrNotFound, also when it belongs to another tenant.
+	GetSandbox(ctx context.Context, tenant rung.TenantID, id rung.SandboxID) (Sandbox, error)
+	// SandboxByName returns tenant's sandbox called name, or ErrNotFound.
+	SandboxByName(ctx context.Context, tenant rung.TenantID, name string) (Sandbox, error)
+	// ListSandboxes returns the sandboxes matching f, ordered by creation
+	// time then ID.
+	ListSandboxes(ctx context.Context, f Filter) ([]Sandbox, error)
+	// UpdateSandbox replaces the mutable fields (name, labels, state,
+	// idle timeout, TTL, alarms, updated time) of an existing sandbox, or
+	// returns ErrNotFound. A name clash is ErrExists.
+	UpdateSandbox(ctx context.Context, s Sandbox) error
+	// DeleteSandbox removes a sandbox and everything that belongs to it
+	// (execs, events, effects). Its snapshots stay. Missing is ErrNotFound.
+	DeleteSandbox(ctx context.Context, id rung.SandboxID) error
+
+	// CreateSnapshot adds a snapshot. A duplicate ID is ErrExists.
+	CreateSnapshot(ctx context.Context, s rung.Snapshot) error
+	// GetSnapshot returns one of tenant's snapshots, or ErrNotFound.
+	GetSnapshot(ctx context.Context, tenant rung.TenantID, id rung.SnapshotID) (rung.Snapshot, error)
+	// ListSnapshots returns tenant's snapshots, those of one sandbox when
+	// sandbox is not "", ordered by creation time.
+	ListSnapshots(ctx context.Context, tenant rung.TenantID, sandbox rung.SandboxID) ([]rung.Snapshot, error)
+	// DeleteSnapshot removes a snapshot, or returns ErrNotFound.
+	DeleteSnapshot(ctx context.Context, id rung.SnapshotID) error
+
+	// StartExec records an exec as started and appends ev (its journal
+	// entry) to the sandbox's events, returning ev's sequence number.
+	StartExec(ctx context.Context, e Exec, ev Event) (int64, error)
+	// EndExec records how a started exec ended (State ExecEnded) and
+	// appends evs (its output chunks, then its journal entry) in order. It
+	// returns the last sequence number. An exec that is not started is
+	// ErrNotFound.
+	EndExec(ctx context.Context, e Exec, evs []Event) (int64, error)
+	// GetExec returns one exec, or ErrNotFound.
+	GetExec(ctx context.Context, sandbox rung.SandboxID, id rung.ExecID) (Exec, error)
+	// LoseExecs marks every started exec as lost (they were in flight when
+	// the daemon stopped) and, per sandbox, appends the journal entry
+	// journal returns for that sandbox's lost execs. It returns the lost
+	// execs.
+	LoseExecs(ctx context.Context, journal func(rung.SandboxID, []rung.ExecID) Event) ([]Exec, error)
+
+	// AppendEvents appends evs to a sandbox's events in order, assigning
+	// each the next sequence number (1, 2, ...), and returns the last one.
+	// A missing sandbox is ErrNotFound.
+	AppendEvents(ctx context.Context, sandbox rung.SandboxID, evs []Event) (int64, error)
+	// ListEvents returns up to limit events with Seq > after in order; only
+	// journal entries when journalOnly. limit <= 0 means 1000.
+	ListEvents(ctx context.Context, sandbox rung.SandboxID, q EventQuery) ([]Event, error)
+	// LastSeq returns the sandbox's highest sequence number (0 for none).
+	LastSeq(ctx context.Context, sandbox rung.SandboxID) (int64, error)
+	// TrimEvents deletes output events (never journal entries) older than
+	// before and returns how many it deleted.
+	TrimEvents(ctx context.Context, before time.Time) (int64, error)
+
+	// DeclareEffect records an external effect under its idempotency key
+	// and appends its journal entry ev. When the key was already declared
+	// for the sandbox it changes nothing and returns the first declaration
+	// with created false.
+	DeclareEffect(ctx context.Context, e Effect, ev Event) (first Effect, created bool, err error)
+	// ListEffects returns a sandbox's effects in declaration order.
+	ListEffects(ctx context.Context, sandbox rung.SandboxID) ([]Effect, error)
+
+	// NextAlarm returns the earliest alarm time of any sandbox, and false
+	// when no sandbox has one.
+	NextAlarm(ctx context.Context) (time.Time, bool, error)
+	// DueSandboxes returns the sandboxes with an alarm at or before now.
+	DueSandboxes(ctx context.Context, now time.Time) ([]Sandbox, error)
+
+	// Close releases the store. It is idempotent.
+	Close() error
+}
+
+// Tenant is a customer of the server: it owns sandboxes and tokens.
+type Tenant struct {
+	ID        rung.TenantID `json:"id"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// Token is an API bearer token as stored: its SHA-256 hash, never the
+// token. Admin tokens may manage tenants and tokens.
+type Token struct {
+	ID        string // "tok_..." for listing and revocation
+	Tenant    rung.TenantID
+	Hash      [32]byte
+	Admin     bool
+	CreatedAt time.Time
+}
+
+// Sandbox is a sandbox row: the domain sandbox plus its alarms. A zero
+// alarm time means none.
+type Sandbox struct {
+	rung.Sandbox
+	// ExpiresAt is when the TTL deletes the sandbox.
+	ExpiresAt time.Time
+	// IdleAt is when the idle timeout stops its container.
+	IdleAt time.Time
+}
+
+// Alarm returns the earliest of s's alarm times, or the zero time.
+func (s Sandbox) Alarm() time.Time {
+	switch {
+	case s.ExpiresAt.IsZero():
+		return s.IdleAt
+	case s.IdleAt.IsZero() || s.ExpiresAt.Before(s.IdleAt):
+		return s.ExpiresAt
+	}
+	return s.IdleAt
+}
+
+// Filter selects sandboxes. Zero fields match everything.
+type Filter struct {
+	Tenant rung.TenantID
+	State  rung.State
+	Labels map[string]string // every pair must match
+	Limit  int               // <= 0 means no limit
+}
+
+// ExecState is where an exec is in its life.
+type ExecState string
+
+// Exec states. An exec is never re-run: a started exec found at start-up
+// becomes lost.
+const (
+	ExecStarted ExecState = "started"
+	ExecEnded   ExecState = "ended"
+	ExecLost    ExecState = "lost"
+)
+
+// Exec is one exec's record.
+type Exec struct {
+	ID        rung.ExecID
+	Sandbox   rung.SandboxID
+	Command   string
+	State     ExecState
+	Backend   rung.Backend
+	ExitCode  int
+	Bytes     int64 // stdout plus stderr bytes
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+// Event is one entry of a sandbox's event stream. Journal entries are the
+// durable record of what happened; other events (exec output chunks) are
+// kept for a retention period only.
+type Event struct {
+	Seq     int64           `json:"seq"`
+	Time    time.Time       `json:"time"`
+	Type    string          `json:"type"` // "exec.started", "exec.output", "file.written", ...
+	Journal bool            `json:"journal"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// EventQuery selects events of one sandbox.
+type EventQuery struct {
+	After       int64
+	Limit       int
+	JournalOnly bool
+}
+
+// Effect is a declared external side effect, keyed for idempotency.
+type Effect struct {
+	Sandbox   rung.SandboxID  `json:"sandbox"`
+	Key       rung.EffectKey  `json:"key"`
+	Kind      string          `json:"kind,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Seq       int64           `json:"seq"` // its journal entry
+	CreatedAt time.Time       `json:"created_at"`
+}
