@@ -171,3 +171,66 @@ func TestCancelKillsCommand(t *testing.T) {
 		t.Errorf("after cancel: stdout %q", got.Stdout)
 	}
 }
+
+func TestProcesses(t *testing.T) {
+	c := startAgent(t)
+	ctx := t.Context()
+	info, err := c.StartProcess(ctx, agent.ProcessRequest{Command: "echo ready; read line; echo got $line; sleep 30", Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteStdin(ctx, info.ID, []byte("hello\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	var last int64
+	readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// Follow until both lines arrive, then re-attach from the last seq.
+	for !strings.Contains(out.String(), "got hello") {
+		if _, err := c.Output(readCtx, info.ID, last, false, func(f agent.Frame) { out.Write(f.Data); last = f.Seq }); err != nil {
+			t.Fatal(err)
+		}
+		if readCtx.Err() != nil {
+			t.Fatalf("output so far %q", out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if out.String() != "ready\ngot hello\n" {
+		t.Errorf("output %q", out.String())
+	}
+	var again bytes.Buffer
+	// Re-attaching from 0 replays everything; from the last seq, nothing.
+	if _, err := c.Output(ctx, info.ID, 0, false, func(f agent.Frame) { again.Write(f.Data) }); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != "ready\ngot hello\n" {
+		t.Errorf("re-attach from seq 0: %q", again.String())
+	}
+	n := 0
+	c.Output(ctx, info.ID, last, false, func(agent.Frame) { n++ })
+	if n != 0 {
+		t.Errorf("re-attach from the last seq gave %d frames", n)
+	}
+	if err := c.Signal(ctx, info.ID, "SIGTERM"); err != nil {
+		t.Fatal(err)
+	}
+	exit, err := c.Output(ctx, info.ID, last, true, func(agent.Frame) {})
+	if err != nil || exit == nil || exit.Signal != "SIGTERM" {
+		t.Fatalf("exit after SIGTERM = %+v, %v", exit, err)
+	}
+	procs, err := c.Processes(ctx)
+	if err != nil || len(procs) != 1 || procs[0].Running {
+		t.Errorf("Processes = %+v, %v", procs, err)
+	}
+	if err := c.Signal(ctx, "prc_missing", "SIGTERM"); err == nil {
+		t.Error("signal to a missing process succeeded")
+	}
+}
+
+func TestWaitPort(t *testing.T) {
+	c := startAgent(t)
+	if err := c.WaitPort(t.Context(), 1, 50*time.Millisecond); err == nil {
+		t.Error("WaitPort on a closed port succeeded")
+	}
+}

@@ -44,7 +44,7 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	}
 	os.Chmod(sock, 0o600)
 
-	s := &server{reaper: newReaper(), log: log, groups: map[int]struct{}{}}
+	s := &server{reaper: newReaper(), log: log, groups: map[int]struct{}{}, procs: map[string]*process{}}
 	stop := make(chan struct{})
 	go s.reaper.run(stop) // stops when stop is closed; Serve waits on s.reaper.done
 
@@ -55,6 +55,12 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("POST /v1/exec", s.handleExec)
+	mux.HandleFunc("POST /v1/processes", s.handleStartProcess)
+	mux.HandleFunc("GET /v1/processes", s.handleListProcesses)
+	mux.HandleFunc("GET /v1/processes/{id}/output", s.handleOutput)
+	mux.HandleFunc("POST /v1/processes/{id}/stdin", s.handleStdin)
+	mux.HandleFunc("POST /v1/processes/{id}/signal", s.handleSignal)
+	mux.HandleFunc("GET /v1/ready", s.handleReady)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }() // stops on srv.Close below
@@ -82,8 +88,9 @@ type server struct {
 	log     *slog.Logger
 	running sync.WaitGroup // commands in flight
 
-	mu     sync.Mutex       // guards groups
-	groups map[int]struct{} // process groups of running commands
+	mu     sync.Mutex          // guards the fields below
+	groups map[int]struct{}    // process groups of running commands
+	procs  map[string]*process // background processes by id
 }
 
 func (s *server) signalAll(sig unix.Signal) {

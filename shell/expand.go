@@ -23,6 +23,8 @@ type expander struct {
 	pendingWS bool
 	ifs       string
 	glob      bool // cur has an unquoted pattern character
+	listEmpty bool // a quoted "$@" expanded to no words
+	splitLits bool // literals come from an unquoted ${x:-word}: split them
 	globs     []bool
 }
 
@@ -48,7 +50,7 @@ func (e *expander) lit(s string, quoted bool) {
 	e.exists = true
 }
 
-// quotedEmpty marks the current field as existing ("" or '').
+// quotedEmpty marks the current field as existing ("" or ”).
 func (e *expander) quotedEmpty() {
 	e.flushWS()
 	e.exists = true
@@ -247,12 +249,11 @@ func (e *expander) word(parts []syntax.WordPart, inDQ bool, first bool) {
 				e.lit(v, true)
 			}
 		case *syntax.DblQuoted:
-			if len(p.Parts) == 0 {
-				e.quotedEmpty()
-				continue
-			}
-			e.quotedEmpty()
+			e.listEmpty = false
 			e.word(p.Parts, true, false)
+			if !e.exists && !e.listEmpty {
+				e.quotedEmpty()
+			}
 		case *syntax.ParamExp:
 			e.param(p, inDQ)
 		case *syntax.CmdSubst:
@@ -272,6 +273,9 @@ func (e *expander) word(parts []syntax.WordPart, inDQ bool, first bool) {
 		case *syntax.ProcSubst:
 			e.lit(e.r.procSubst(p), true)
 		case *syntax.ExtGlob:
+			if !e.r.shopts["extglob"] && !e.r.inCond {
+				e.r.fatalf(2, "syntax error near unexpected token `('")
+			}
 			e.flushWS()
 			e.cur = append(e.cur, seg{p.Op.String() + p.Pattern.Value + ")", false})
 			e.exists = true
@@ -284,15 +288,25 @@ func (e *expander) word(parts []syntax.WordPart, inDQ bool, first bool) {
 
 // unquotedLit adds unquoted literal text: backslash quotes the next byte.
 func (e *expander) unquotedLit(v string) {
+	if v == "" {
+		return
+	}
+	add := func(s string) {
+		if e.splitLits {
+			e.splitText(s)
+		} else {
+			e.lit(s, false)
+		}
+	}
 	if !strings.Contains(v, "\\") {
-		e.lit(v, false)
+		add(v)
 		return
 	}
 	var plain strings.Builder
 	for i := 0; i < len(v); i++ {
 		if v[i] == '\\' && i+1 < len(v) {
 			if plain.Len() > 0 {
-				e.lit(plain.String(), false)
+				add(plain.String())
 				plain.Reset()
 			}
 			e.lit(v[i+1:i+2], true)
@@ -302,7 +316,7 @@ func (e *expander) unquotedLit(v string) {
 		plain.WriteByte(v[i])
 	}
 	if plain.Len() > 0 {
-		e.lit(plain.String(), false)
+		add(plain.String())
 	}
 }
 

@@ -288,15 +288,21 @@ func (e *expander) defaultOps(pe *syntax.ParamExp, name string, pv paramVal, inD
 	if pe.Exp.Word != nil {
 		parts = pe.Exp.Word.Parts
 	}
+	sub := func() {
+		saved := e.splitLits
+		e.splitLits = !inDQ
+		e.word(parts, inDQ, true)
+		e.splitLits = saved
+	}
 	switch op {
 	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull:
 		if missing {
-			e.word(parts, inDQ, true)
+			sub()
 			return true
 		}
 	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
 		if !missing {
-			e.word(parts, inDQ, true)
+			sub()
 		}
 		return true
 	case syntax.AssignUnset, syntax.AssignUnsetOrNull:

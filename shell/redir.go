@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"maps"
@@ -22,6 +23,7 @@ type fdesc struct {
 	file    storage.File // set when the descriptor is a file, for closing
 	pipe    *pipe        // set for a pipe's write end, to detect EPIPE
 	isStdin bool         // the exec's own standard input
+	pending []byte       // input read ahead by the read builtin, not yet consumed
 }
 
 type badFD struct{}
@@ -31,7 +33,7 @@ func (badFD) Write([]byte) (int, error) { return 0, syscall.EBADF }
 
 func (r *runner) readerFD(n int) io.Reader {
 	if d := r.fds[n]; d != nil && d.r != nil {
-		return d.r
+		return d
 	}
 	return badFD{}
 }
@@ -82,11 +84,20 @@ func (r *runner) redirected(st *syntax.Stmt) int {
 	if len(st.Redirs) == 0 {
 		return r.command(st.Cmd)
 	}
+	if c, ok := st.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+		// Words are expanded and traced before redirections apply.
+		return r.call(c, st.Redirs)
+	}
+	return r.withRedirs(st.Redirs, func() int { return r.command(st.Cmd) })
+}
+
+// withRedirs runs fn with redirs applied to the descriptors.
+func (r *runner) withRedirs(redirs []*syntax.Redirect, fn func() int) int {
 	nproc := len(r.procs)
 	saved := r.fds
 	r.fds = maps.Clone(saved)
 	var opened []storage.File
-	for _, rd := range st.Redirs {
+	for _, rd := range redirs {
 		f, err := r.redirect(rd)
 		if f != nil {
 			opened = append(opened, f)
@@ -102,7 +113,7 @@ func (r *runner) redirected(st *syntax.Stmt) int {
 		}
 	}
 	r.persistFDs = false
-	status := r.command(st.Cmd)
+	status := fn()
 	if r.persistFDs {
 		r.persistFDs = false
 		for _, f := range opened {
@@ -364,3 +375,5 @@ func (r *runner) closeProcs(n int) {
 	}
 	r.procs = r.procs[:n]
 }
+
+func errorsIsExist(err error) bool { return errors.Is(err, fs.ErrExist) }

@@ -88,7 +88,7 @@ type runner struct {
 
 	// set -o options
 	errexit, nounset, xtrace, pipefail, noglob, noclobber, allexport, verbose, noexec, hashall bool
-	shopts                                                                                       map[string]bool
+	shopts                                                                                     map[string]bool
 
 	status     int // $?
 	pipestatus []int
@@ -115,8 +115,15 @@ type runner struct {
 	optind     int
 	optcharIdx int
 	umask      int
-	cmdSubst   bool // running a command substitution: errexit is off
+	inCmdSubst bool // running a command substitution: errexit is off
 	lastArg    string
+
+	substStatus int          // status of the last command substitution, -1 if none
+	procs       []*procSubst // running process substitutions
+	persistFDs  bool         // exec without a command: keep the redirections
+	traceLevel  int          // command substitution nesting, for PS4
+	arithDepth  int
+	inCond      bool // evaluating [[ ]]: extglob patterns always work
 }
 
 func (r *runner) stdout() io.Writer { return r.writerFD(1) }
@@ -264,6 +271,9 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		}
 	}
 	r.status = status
+	if isSimple(st.Cmd) {
+		r.pipestatus = []int{status}
+	}
 	if status == 0 || st.Negated || r.stopped() {
 		return
 	}
@@ -273,10 +283,23 @@ func (r *runner) stmt(st *syntax.Stmt) {
 	if r.noErrExit == 0 {
 		r.runErrTrap()
 	}
-	if r.errexit && r.noErrExit == 0 && !r.cmdSubst {
+	if r.errexit && r.noErrExit == 0 && !r.inCmdSubst {
 		r.exiting = true
 		r.exitCode = status
 	}
+}
+
+// isSimple reports whether cmd sets PIPESTATUS to its own status.
+func isSimple(cmd syntax.Command) bool {
+	switch c := cmd.(type) {
+	case *syntax.BinaryCmd:
+		return false
+	case *syntax.Block, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause, *syntax.FuncDecl:
+		return false
+	case *syntax.CallExpr:
+		return len(c.Args) > 0
+	}
+	return true
 }
 
 // failureCounts reports whether a failing cmd triggers errexit and the ERR
@@ -293,7 +316,7 @@ func failureCounts(cmd syntax.Command) bool {
 
 func (r *runner) runErrTrap() {
 	cmd, ok := r.traps["ERR"]
-	if !ok || cmd == "" || r.inTrap {
+	if !ok || cmd == "" || r.inTrap || r.inFunc > 0 && !r.optionOn("errtrace") {
 		return
 	}
 	saved := r.status
@@ -347,7 +370,7 @@ func (r *runner) command(cmd syntax.Command) int {
 	case nil:
 		return 0
 	case *syntax.CallExpr:
-		return r.call(c)
+		return r.call(c, nil)
 	case *syntax.Block:
 		r.stmts(c.Stmts)
 		return r.status

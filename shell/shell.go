@@ -3,8 +3,13 @@ package shell
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"strings"
+	"time"
 
+	"mvdan.cc/sh/v3/syntax"
 	"rung.dev/rung/storage"
 )
 
@@ -15,6 +20,9 @@ type Config struct {
 	Limits   Limits          // zero fields take the defaults documented on Limits
 	Hostname string          // $HOSTNAME; default "rung"
 	User     string          // $USER; default "root"
+	// Seed seeds $RANDOM; zero means a fixed default, so runs are
+	// reproducible.
+	Seed uint64
 }
 
 // Limits bound one exec. A breach ends the exec with exit status 126 and a
@@ -27,6 +35,31 @@ type Limits struct {
 	ArrayElems     int64 // largest array; default 1,000,000
 	Depth          int   // function, source and eval nesting; default 1,000
 	WriteBytes     int64 // bytes written to files through the exec; default 1 GiB
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Commands <= 0 {
+		l.Commands = 1_000_000
+	}
+	if l.LoopIterations <= 0 {
+		l.LoopIterations = 1_000_000
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = 16 << 20
+	}
+	if l.StringBytes <= 0 {
+		l.StringBytes = 16 << 20
+	}
+	if l.ArrayElems <= 0 {
+		l.ArrayElems = 1_000_000
+	}
+	if l.Depth <= 0 {
+		l.Depth = 1000
+	}
+	if l.WriteBytes <= 0 {
+		l.WriteBytes = 1 << 30
+	}
+	return l
 }
 
 // Request is one command line to run.
@@ -61,16 +94,201 @@ func New(cfg Config) *Shell { return &Shell{cfg: cfg} }
 
 // Run runs req.Script to completion, or until ctx is done (then the
 // result's Limit is "wall_time"). It never panics on any input: a panic in
-// a tool is recovered and reported as exit status 126...
-func (s *Shell) Run(ctx context.Context, req Request) Result {
-	return Result{ExitCode: 126, Unsupported: errors.New("interpreter not written yet")}
+// the interpreter or a tool is recovered and reported as exit status 126
+// with a message on stderr.
+//
+// Background jobs (cmd &) run concurrently in goroutines, each with a
+// copy of the shell's state; Run waits for all of them before it returns
+// (a job still running at the end is waited for, as if the script ended
+// with wait). $$ is 1; subshells and jobs get increasing $BASHPID values.
+func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now()}
+	sh.pids.Store(1)
+	stdout := req.Stdout
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	stderr := req.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	stdin := req.Stdin
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	out := &outWriter{w: stdout, sh: sh}
+	errw := out
+	if stderr != stdout {
+		errw = &outWriter{w: stderr, sh: sh}
+	}
+	r := s.newRunner(cctx, sh, req)
+	r.fds = map[int]*fdesc{
+		0: {r: stdin, isStdin: true},
+		1: {w: out},
+		2: {w: errw},
+	}
+	status := 0
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				fmt.Fprintf(errw, "bash: internal error: %v\n", p)
+				sh.panics(p, nil)
+				status = 126
+				return
+			}
+		}()
+		status = r.runProtected(func(r *runner) { r.script(req.Script) })
+	}()
+	sh.jobs.Wait()
+	sh.mu.Lock()
+	for _, c := range sh.closers {
+		c.Close()
+	}
+	sh.closers = nil
+	res.Unsupported = sh.unsupported
+	limit := sh.limit
+	sh.mu.Unlock()
+	res.ExitCode = status
+	if limit == "" && ctx.Err() != nil {
+		limit = "wall_time"
+		fmt.Fprintf(errw.w, "bash: limit exceeded: wall_time (%s)\n", ctx.Err())
+	} else if limit != "" {
+		var le *limitError
+		if errors.As(context.Cause(cctx), &le) {
+			fmt.Fprintf(errw.w, "bash: limit exceeded: %s (max %d)\n", le.name, le.max)
+		}
+	}
+	if limit != "" {
+		res.Limit = limit
+		res.ExitCode = 126
+	}
+	return res
 }
 
-// Check reports, without running anything, whether script can run here
-// faithfully: nil, or an error wrapping [ErrUnsupported] that names the
-// reason (unknown command, unsupported flag, a path outside /workspace
-// and /tmp, a feature the interpreter lacks). A syntax error wraps
-// rung.ErrInvalid.
-func (s *Shell) Check(script string) error {
-	return errors.New("interpreter not written yet")
+// panics records a recovered panic; the exec ends with status 126.
+func (s *shared) panics(p any, stack []byte) {
+	_ = stack
+	s.setUnsupported(fmt.Errorf("internal error: %v: %w", p, ErrUnsupported))
+}
+
+func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner {
+	dir := req.Dir
+	if dir == "" {
+		dir = "/workspace"
+	}
+	seed := s.cfg.Seed
+	if seed == 0 {
+		seed = 0x5eed
+	}
+	r := &runner{
+		ctx:     ctx,
+		sh:      sh,
+		scopes:  []*scope{{vars: map[string]*variable{}}},
+		funcs:   map[string]*syntax.Stmt{},
+		alias:   map[string]string{},
+		traps:   map[string]string{},
+		dir:     dir,
+		shopts:  map[string]bool{"globskipdots": true, "patsub_replacement": true, "sourcepath": true},
+		bashpid: 1,
+		rand:    rand.NewPCG(seed, seed^0x9e3779b97f4a7c15),
+		optind:  1,
+		umask:   0o022,
+		hashall: true,
+	}
+	host := s.cfg.Hostname
+	if host == "" {
+		host = "rung"
+	}
+	user := s.cfg.User
+	if user == "" {
+		user = "root"
+	}
+	env := map[string]string{
+		"HOME":     "/workspace",
+		"PATH":     "/usr/local/bin:/usr/bin:/bin",
+		"USER":     user,
+		"LOGNAME":  user,
+		"HOSTNAME": host,
+		"SHELL":    "/bin/bash",
+		"PWD":      dir,
+		"SHLVL":    "1",
+		"LANG":     "C.UTF-8",
+		"TERM":     "dumb",
+	}
+	for k, v := range req.Env {
+		env[k] = v
+	}
+	for k, v := range env {
+		if validName(k) {
+			r.scopes[0].vars[k] = &variable{set: true, str: v, exported: true}
+		}
+	}
+	for k, v := range map[string]string{
+		"IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "PPID": "0", "UID": "0", "EUID": "0",
+		"BASH": "/bin/bash", "BASH_VERSION": "5.2.15(1)-release", "HOSTTYPE": "x86_64",
+		"OSTYPE": "linux-gnu", "MACHTYPE": "x86_64-pc-linux-gnu", "OPTERR": "1",
+	} {
+		if _, ok := r.scopes[0].vars[k]; !ok {
+			r.scopes[0].vars[k] = &variable{set: true, str: v}
+		}
+	}
+	r.scopes[0].vars["BASH_VERSINFO"] = &variable{kind: kindIndexed, set: true, readonly: true,
+		idx: map[int]string{0: "5", 1: "2", 2: "15", 3: "1", 4: "release", 5: "x86_64-pc-linux-gnu"}}
+	return r
+}
+
+// script parses and runs src one line (complete command) at a time, as
+// bash -c does: a syntax error stops it with status 2 after the lines
+// before it ran.
+func (r *runner) script(src string) {
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	if !strings.HasSuffix(src, "\n") {
+		src += "\n"
+	}
+	err := p.Interactive(strings.NewReader(src), func(stmts []*syntax.Stmt) bool {
+		r.stmts(stmts)
+		if r.breakN > 0 || r.contN > 0 {
+			r.breakN, r.contN = 0, 0
+		}
+		return !r.exiting && r.ctx.Err() == nil
+	})
+	if err != nil && !r.exiting && r.ctx.Err() == nil {
+		r.syntaxError(err)
+	}
+}
+
+// syntaxError reports a parse error as bash does and ends the shell with
+// status 2.
+func (r *runner) syntaxError(err error) {
+	msg := err.Error()
+	line := r.lineno
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		line = int(pe.Pos.Line())
+		msg = pe.Text
+	}
+	fmt.Fprintf(r.stderr(), "bash: -c: line %d: syntax error: %s\n", line, msg)
+	r.exiting = true
+	r.exitCode = 2
+}
+
+// evalString parses and runs src in the current shell (eval, traps).
+func (r *runner) evalString(src, name string) int {
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	f, err := p.Parse(strings.NewReader(src), "")
+	if err != nil {
+		msg := err.Error()
+		var pe syntax.ParseError
+		if errors.As(err, &pe) {
+			msg = pe.Text
+		}
+		fmt.Fprintf(r.stderr(), "bash: %s: line %d: syntax error: %s\n", name, r.lineno, msg)
+		return 2
+	}
+	line := r.lineno
+	r.stmts(f.Stmts)
+	r.lineno = line
+	return r.status
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // call runs a simple command: assignments, expansion, lookup, execution.
-func (r *runner) call(c *syntax.CallExpr) int {
+func (r *runner) call(c *syntax.CallExpr, redirs []*syntax.Redirect) int {
 	if !r.tick() {
 		return 1
 	}
@@ -59,6 +59,9 @@ func (r *runner) call(c *syntax.CallExpr) int {
 		r.trace(strings.Join(quoteFields(fields), " "))
 	}
 	r.lastArg = fields[len(fields)-1]
+	if len(redirs) > 0 {
+		return r.withRedirs(redirs, func() int { return r.exec(fields, true) })
+	}
 	return r.exec(fields, true)
 }
 
@@ -248,8 +251,12 @@ func (r *runner) newCall(args []string) *Call {
 	return c
 }
 
-type readerAny struct{ r interface{ Read([]byte) (int, error) } }
-type writerAny struct{ w interface{ Write([]byte) (int, error) } }
+type readerAny struct {
+	r interface{ Read([]byte) (int, error) }
+}
+type writerAny struct {
+	w interface{ Write([]byte) (int, error) }
+}
 
 func (x readerAny) Read(p []byte) (int, error)  { return x.r.Read(p) }
 func (x writerAny) Write(p []byte) (int, error) { return x.w.Write(p) }
@@ -398,7 +405,8 @@ func (r *runner) cmdSubst(cs *syntax.CmdSubst) string {
 	var buf limitedBuffer
 	buf.max = r.sh.limits.StringBytes
 	c := r.copyState()
-	c.cmdSubst = true
+	c.inCmdSubst = true
+	c.traceLevel++
 	c.fds[1] = &fdesc{w: &buf}
 	status := c.runProtected(func(c *runner) { c.stmts(cs.Stmts) })
 	if buf.over {

@@ -160,6 +160,7 @@ func (v *variable) maxIndex() int {
 // scope is one level of dynamic scoping: the globals, or one function call.
 type scope struct {
 	vars map[string]*variable
+	temp bool // prefix assignments of one command (A=1 cmd)
 }
 
 // lookupVar finds name from the innermost scope outwards.

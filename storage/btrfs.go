@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -30,7 +31,12 @@ const (
 	btrfsSubvolNameMax = 4039
 	btrfsPathNameMax   = 4087
 
-	btrfsSubvolRdonly = 1 << 1 // BTRFS_SUBVOL_RDONLY
+	btrfsSubvolRdonly   = 1 << 1 // BTRFS_SUBVOL_RDONLY
+	btrfsSubvolSpecByID = 1 << 4 // BTRFS_SUBVOL_SPEC_BY_ID
+	btrfsRootTreeID     = 1      // BTRFS_ROOT_TREE_OBJECTID
+	btrfsRootRefKey     = 156    // BTRFS_ROOT_REF_KEY
+	searchHeaderSize    = 32     // struct btrfs_ioctl_search_header
+	searchBufSize       = 4096 - 104
 
 	btrfsFirstFreeObjectID = 256 // objectid of a subvolume's root directory
 
@@ -62,6 +68,24 @@ type btrfsInoLookupArgs struct {
 	treeid   uint64
 	objectid uint64
 	name     [4080]byte
+}
+
+// btrfsSearchArgs is struct btrfs_ioctl_search_args: a key followed by
+// a buffer of (header, item) results.
+type btrfsSearchArgs struct {
+	treeID      uint64
+	minObjectID uint64
+	maxObjectID uint64
+	minOffset   uint64
+	maxOffset   uint64
+	minTransid  uint64
+	maxTransid  uint64
+	minType     uint32
+	maxType     uint32
+	nrItems     uint32
+	_           uint32
+	_           [4]uint64
+	buf         [searchBufSize]byte
 }
 
 // btrfsQuotaCtlArgs is struct btrfs_ioctl_quota_ctl_args.
@@ -100,6 +124,7 @@ var (
 	iocResize       = ioc(iocWrite, 3, unsafe.Sizeof(btrfsVolArgs{}))
 	iocSync         = ioc(iocNone, 8, 0)
 	iocInoLookup    = ioc(iocRead|iocWrite, 18, unsafe.Sizeof(btrfsInoLookupArgs{}))
+	iocTreeSearch   = ioc(iocRead|iocWrite, 17, unsafe.Sizeof(btrfsSearchArgs{}))
 	iocSnapCreateV2 = ioc(iocWrite, 23, unsafe.Sizeof(btrfsVolArgsV2{}))
 	iocSubvolCreate = ioc(iocWrite, 24, unsafe.Sizeof(btrfsVolArgsV2{}))
 	iocSubvolGetFl  = ioc(iocRead, 25, 8)
@@ -164,6 +189,56 @@ func snapDestroy(dirfd int, name string) error {
 		return err
 	}
 	return ioctlPtr(dirfd, iocSnapDestroy2, unsafe.Pointer(&a))
+}
+
+// snapDestroyID deletes the subvolume with the given id, wherever it is
+// in the filesystem fd is on. Deleting by id, not by path, means a
+// container that renames directories cannot redirect the deletion.
+func snapDestroyID(fd int, id uint64) error {
+	a := btrfsVolArgsV2{flags: btrfsSubvolSpecByID}
+	binary.NativeEndian.PutUint64(a.name[:8], id) // the union's subvolid
+	return ioctlPtr(fd, iocSnapDestroy2, unsafe.Pointer(&a))
+}
+
+// childSubvols returns the ids of the subvolumes directly inside
+// subvolume id (ROOT_REF items of the root tree). Root only.
+func childSubvols(fd int, id uint64) ([]uint64, error) {
+	var ids []uint64
+	a := btrfsSearchArgs{
+		treeID: btrfsRootTreeID, minObjectID: id, maxObjectID: id,
+		minType: btrfsRootRefKey, maxType: btrfsRootRefKey,
+		maxOffset: ^uint64(0), maxTransid: ^uint64(0),
+	}
+	for {
+		a.nrItems = 4096
+		if err := ioctlPtr(fd, iocTreeSearch, unsafe.Pointer(&a)); err != nil {
+			return nil, err
+		}
+		if a.nrItems == 0 {
+			return ids, nil
+		}
+		off := 0
+		var last uint64
+		for range a.nrItems {
+			if off+searchHeaderSize > len(a.buf) {
+				break
+			}
+			h := a.buf[off:]
+			objectid := binary.NativeEndian.Uint64(h[8:])
+			offset := binary.NativeEndian.Uint64(h[16:])
+			typ := binary.NativeEndian.Uint32(h[24:])
+			n := binary.NativeEndian.Uint32(h[28:])
+			if objectid == id && typ == btrfsRootRefKey {
+				ids = append(ids, offset)
+			}
+			last = offset
+			off += searchHeaderSize + int(n)
+		}
+		if last == ^uint64(0) {
+			return ids, nil
+		}
+		a.minOffset = last + 1
+	}
 }
 
 func subvolFlags(fd int) (uint64, error) {

@@ -17,8 +17,7 @@ import (
 // any moment from leaking a loop device.
 
 const (
-	loFlagsAutoclear = 4  // LO_FLAGS_AUTOCLEAR
-	loFlagsDirectIO  = 16 // LO_FLAGS_DIRECT_IO
+	loFlagsAutoclear = 4 // LO_FLAGS_AUTOCLEAR
 )
 
 // attachLoop attaches image to a free loop device and returns the

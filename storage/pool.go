@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -63,6 +65,7 @@ type Pool struct {
 	mnt    string // the pool's root directory (a mount point unless user-provided)
 	image  string // absolute image path; "" for a user-provided mount
 	owned  bool   // we unmount mnt on Close
+	dev    string // loop device of an owned mount
 	lockFd int    // flock on the pool; -1 if none
 	quota  string // effective quota mode: QuotaSimple, QuotaFull or QuotaOff
 	fsid   string // filesystem UUID, for /sys/fs/btrfs
@@ -199,7 +202,7 @@ func (p *Pool) adopt(ctx context.Context, m mountInfo) error {
 	}
 	for _, d := range devs {
 		if d == m.source && m.fstype == "btrfs" {
-			p.owned = true
+			p.owned, p.dev = true, d
 			p.log.InfoContext(ctx, "storage pool adopted existing mount", "dir", p.mnt, "device", d)
 			return nil
 		}
@@ -226,7 +229,7 @@ func (p *Pool) mount() error {
 	if err != nil {
 		return fmt.Errorf("mount pool image %s on %s: %w", p.image, p.mnt, err)
 	}
-	p.owned = true
+	p.owned, p.dev = true, dev
 	return nil
 }
 
@@ -329,6 +332,8 @@ func (p *Pool) Close() error {
 		}
 		if err != nil {
 			err = fmt.Errorf("unmount pool %s: %w", p.mnt, err)
+		} else {
+			err = p.waitDetached()
 		}
 	}
 	if p.lockFd >= 0 {
@@ -336,6 +341,38 @@ func (p *Pool) Close() error {
 		p.lockFd = -1
 	}
 	return err
+}
+
+// waitDetached waits until the loop device is gone after the unmount.
+// The kernel releases the filesystem and then auto-clears the device
+// asynchronously (we saw it still attached right after umount(2) under
+// load), and a caller that closes the pool expects nothing attached. If it
+// lingers, ask the device to detach itself; that is refused (EBUSY) only
+// while something else still uses it.
+func (p *Pool) waitDetached() error {
+	if p.dev == "" {
+		return nil
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		devs, err := loopDevicesFor(p.image)
+		if err != nil || !slices.Contains(devs, p.dev) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(delay)
+	}
+	fd, err := unix.Open(p.dev, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = unix.IoctlSetInt(fd, unix.LOOP_CLR_FD, 0)
+		unix.Close(fd)
+	}
+	if err != nil {
+		return fmt.Errorf("detach loop device %s of pool %s: %w", p.dev, p.mnt, err)
+	}
+	return nil
 }
 
 // Grow enlarges an image-backed pool to size bytes: it extends the image

@@ -296,11 +296,52 @@ func (p *Pool) destroy(dirfd int, name string) error {
 			err = snapDestroy(dirfd, name)
 		}
 	}
+	if err == unix.ENOTEMPTY {
+		// Subvolumes inside it (a container may create them: creating
+		// one needs no privilege). Delete them first.
+		if err = p.destroyNested(dirfd, name); err == nil {
+			err = snapDestroy(dirfd, name)
+		}
+	}
 	if err == unix.ENOENT {
 		return rung.Errorf(rung.ErrNotFound, "%s not found", name)
 	}
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", name, err)
+	}
+	return nil
+}
+
+// destroyNested deletes every subvolume nested inside subvolume name,
+// deepest first, by id.
+func (p *Pool) destroyNested(dirfd int, name string) error {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	id, err := subvolID(fd)
+	unix.Close(fd)
+	if err != nil {
+		return err
+	}
+	return p.destroyChildren(id, 0)
+}
+
+func (p *Pool) destroyChildren(id uint64, depth int) error {
+	if depth > 10000 {
+		return fmt.Errorf("subvolumes nested deeper than 10000: %w", unix.ELOOP)
+	}
+	kids, err := childSubvols(p.sbxFd, id)
+	if err != nil {
+		return fmt.Errorf("list nested subvolumes: %w", err)
+	}
+	for _, k := range kids {
+		if err := p.destroyChildren(k, depth+1); err != nil {
+			return err
+		}
+		if err := snapDestroyID(p.sbxFd, k); err != nil && err != unix.ENOENT {
+			return fmt.Errorf("delete nested subvolume %d: %w", k, err)
+		}
 	}
 	return nil
 }

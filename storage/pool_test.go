@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -398,4 +399,34 @@ func mounted(t *testing.T, dir string) bool {
 		}
 	}
 	return false
+}
+
+// TestDeleteNested: a container can create subvolumes inside its
+// sandbox (it needs no privilege to); Delete and Reconcile remove them too.
+func TestDeleteNested(t *testing.T) {
+	testenv.Require(t, "btrfs")
+	p := storagetest.NewTestPool(t)
+	ctx := t.Context()
+	for _, n := range []string{"sbx_a", "sbx_b"} {
+		must(t, p.Create(ctx, n))
+		ws := filepath.Join(p.Path(n), "fs/workspace")
+		for _, rel := range []string{"n1", "n1/n2", "n3"} {
+			out, err := exec.Command("btrfs", "subvolume", "create", filepath.Join(ws, rel)).CombinedOutput()
+			if err != nil {
+				t.Fatalf("btrfs subvolume create: %v: %s", err, out)
+			}
+		}
+		out, err := exec.Command("btrfs", "subvolume", "snapshot", "-r", filepath.Join(ws, "n3"), filepath.Join(ws, "n1/n2/ro")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("btrfs subvolume snapshot: %v: %s", err, out)
+		}
+	}
+	must(t, p.Delete(ctx, "sbx_a"))
+	_, err := p.Reconcile(ctx, func(string) bool { return false })
+	must(t, err)
+	out, err := exec.Command("btrfs", "subvolume", "list", p.Dir()).CombinedOutput()
+	must(t, err)
+	if s := strings.TrimSpace(string(out)); s != "" {
+		t.Errorf("subvolumes left after Delete and Reconcile:\n%s", s)
+	}
 }

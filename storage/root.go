@@ -324,33 +324,43 @@ func (r *Root) Truncate(name string, size int64) error {
 	return nil
 }
 
-// RealPath implements [FS].
+// RealPath implements [FS]. Like GNU realpath(1), a final component that
+// is missing, or a dangling symlink, is resolved as far as it goes.
 func (r *Root) RealPath(name string) (string, error) {
-	fd, err := r.open("realpath", name, unix.O_PATH, 0)
-	if err == nil {
-		defer unix.Close(fd)
-		return r.fdPath(fd, name)
+	p := name
+	for range maxFollow {
+		fd, err := r.open("realpath", p, unix.O_PATH, 0)
+		if err == nil {
+			defer unix.Close(fd)
+			return r.fdPath(fd, name)
+		}
+		err.(*fs.PathError).Path = name
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		dfd, base, perr := r.parent("realpath", p)
+		if perr != nil {
+			return "", err
+		}
+		var st unix.Stat_t
+		serr := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if serr != nil {
+			dir, err := r.fdPath(dfd, name)
+			unix.Close(dfd)
+			if err != nil {
+				return "", err
+			}
+			return path.Join(dir, base), nil
+		}
+		unix.Close(dfd)
+		rp, _ := rel("realpath", p)
+		next, ok := r.danglingTarget(rp)
+		if !ok {
+			return "", err
+		}
+		p = "/" + next
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	// The final component may be missing; resolve its parent.
-	dfd, base, perr := r.parent("realpath", name)
-	if perr != nil {
-		return "", err
-	}
-	defer unix.Close(dfd)
-	var st unix.Stat_t
-	if unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		// The final component exists but does not resolve (a dangling
-		// symlink or a loop): there is no real path to report.
-		return "", err
-	}
-	dir, err := r.fdPath(dfd, name)
-	if err != nil {
-		return "", err
-	}
-	return path.Join(dir, base), nil
+	return "", &fs.PathError{Op: "realpath", Path: name, Err: syscall.ELOOP}
 }
 
 // fdPath returns the sandbox path of an open descriptor inside the root.

@@ -37,7 +37,7 @@ func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &file{File: os.NewFile(uintptr(fd), name), name: name}, nil
+	return newFile(r, fd, name), nil
 }
 
 // openFile opens name for I/O and returns the descriptor with the file's
@@ -226,13 +226,3 @@ func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	}
 	return nil
 }
-
-// file wraps *os.File so that Name is the sandbox path.
-type file struct {
-	*os.File
-	name string
-}
-
-var _ File = (*file)(nil)
-
-func (f *file) Name() string { return f.name }

@@ -2,4 +2,9 @@ package tools
 
 import "rung.dev/rung/shell"
 
-func addData(m map[string]shell.Tool) {}
+// addData registers the data tools: awk (package awk, mawk-compatible),
+// jq (gojq with jq 1.6's CLI), yq, tar, gzip, gunzip and zcat.
+func addData(m map[string]shell.Tool) {
+	m["awk"] = awkTool()
+	m["jq"] = jqTool()
+}

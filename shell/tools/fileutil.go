@@ -318,3 +318,8 @@ func fuBase(p string) string {
 	}
 	return t
 }
+
+// fuVerbose writes a -v message ("name: text") on standard output.
+func fuVerbose(c *shell.Call, format string, args ...any) {
+	fmt.Fprintf(c.Stdout, "%s: %s\n", c.Name(), fmt.Sprintf(format, args...))
+}

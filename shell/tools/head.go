@@ -83,7 +83,7 @@ func runHead(ctx context.Context, c *shell.Call) int {
 				return 1
 			}
 			count, bytes = n, o.Key == "bytes"
-		case "quiet":
+		case "quiet", "silent":
 			quiet, verbose = true, false
 		case "verbose":
 			verbose, quiet = true, false

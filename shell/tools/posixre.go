@@ -56,6 +56,7 @@ type reClass struct {
 type reSyntax struct {
 	ere    bool // extended syntax (grep -E, sed -E)
 	sedEsc bool // \n \t \f \v \r \a \xHH \dNNN \oNNN \cX mean characters (sed)
+	emacs  bool // find's default: BRE, but + and ? are operators and \{ is not
 }
 
 // reError is a pattern error worded as GNU's regex library words it.
@@ -152,27 +153,22 @@ func (p *reParser) parseConcat() (*reNode, error) {
 		c := p.s[p.pos]
 		// Repetition operators.
 		if op, ok := p.repeatOp(); ok {
-			if start || (len(items) > 0 && !p.syn.ere && items[len(items)-1].op == opBol && len(items) == 1) {
-				if p.syn.ere {
-					if c == '*' && p.pos == 0 {
-						p.warnings = append(p.warnings, "* at start of expression")
-					}
-					if c == '{' {
-						p.pos++
-						items = append(items, &reNode{op: opLit, r: '{'})
-						start = false
-						continue
-					}
-				}
-				// Literal at the start (BRE '*', ERE '*', '+', '?').
-				if !p.syn.ere && c == '\\' {
-					if p.s[p.pos+1] == '{' {
-						return nil, errPreceed
-					}
-					// \+ and \? at the start are literal.
+			if start || len(items) == 1 && items[0].op == opBol {
+				switch {
+				case p.syn.ere && c == '{':
+					p.pos++
+					items = append(items, &reNode{op: opLit, r: '{'})
+				case p.syn.ere:
+					// GNU ignores a leading *, + or ? in an ERE, with a warning.
+					p.warnings = append(p.warnings, fmt.Sprintf("%c at start of expression", c))
+					p.pos++
+				case c == '\\' && p.s[p.pos+1] == '{':
+					return nil, errPreceed
+				case c == '\\':
+					// \+ and \? at the start of a BRE are literal.
 					p.pos += 2
 					items = append(items, &reNode{op: opLit, r: rune(p.s[p.pos-1])})
-				} else {
+				default:
 					p.pos++
 					items = append(items, &reNode{op: opLit, r: rune(c)})
 				}
@@ -234,10 +230,10 @@ func (p *reParser) repeatOp() (repOp, bool) {
 		}
 		return repOp{}, false
 	}
-	if c == '*' {
-		return repOp{'*', 1}, true
+	if c == '*' || p.syn.emacs && (c == '+' || c == '?') {
+		return repOp{c, 1}, true
 	}
-	if c == '\\' && p.pos+1 < len(p.s) {
+	if c == '\\' && p.pos+1 < len(p.s) && !p.syn.emacs {
 		switch p.s[p.pos+1] {
 		case '+', '?', '{':
 			return repOp{p.s[p.pos+1], 2}, true
@@ -399,7 +395,7 @@ func (p *reParser) parseEscape() (*reNode, error) {
 			return nil, errRParen
 		}
 	case '{':
-		if !p.syn.ere {
+		if !p.syn.ere && !p.syn.emacs {
 			return nil, errPreceed
 		}
 	case '1', '2', '3', '4', '5', '6', '7', '8', '9':

@@ -88,7 +88,7 @@ func runTail(ctx context.Context, c *shell.Call) int {
 				n = ^uint64(0)
 			}
 			count, bytes = n, o.Key == "bytes"
-		case "quiet":
+		case "quiet", "silent":
 			quiet, verbose = true, false
 		case "verbose":
 			verbose, quiet = true, false

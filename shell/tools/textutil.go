@@ -262,3 +262,18 @@ func txRefused(opts []Opt, unimpl ...string) (Opt, bool) {
 	}
 	return Opt{}, false
 }
+
+// txUsageMsg writes "name: msg" and GNU's "Try ... --help" line; status 1.
+func txUsageMsg(c *shell.Call, msg string) int { return txUsageStatus(c, msg, 1) }
+
+// txUsageStatus is txUsageMsg with another exit status.
+func txUsageStatus(c *shell.Call, msg string, status int) int {
+	c.Errorf("%s", msg)
+	fmt.Fprintf(c.Stderr, "Try '%s --help' for more information.\n", c.Name())
+	return status
+}
+
+// errUnsupportedf builds a Check error wrapping [shell.ErrUnsupported].
+func errUnsupportedf(format string, args ...any) error {
+	return fmt.Errorf(format+": %w", append(args, shell.ErrUnsupported)...)
+}

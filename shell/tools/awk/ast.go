@@ -150,4 +150,5 @@ type program struct {
 	funcs   map[string]*funcDef
 	globals map[string]int // name -> global slot
 	arrays  map[string]bool
+	scalars map[string][]int // global name -> lines where used as a scalar
 }

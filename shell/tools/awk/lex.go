@@ -80,7 +80,7 @@ const (
 )
 
 var keywords = map[string]tok{
-	"BEGIN": tBEGIN, "END": tEND, "function": tFunction, "func": tFunction,
+	"BEGIN": tBEGIN, "END": tEND, "function": tFunction,
 	"if": tIf, "else": tElse, "while": tWhile, "for": tFor, "do": tDo,
 	"break": tBreak, "continue": tContinue, "next": tNext, "nextfile": tNextfile,
 	"exit": tExit, "return": tReturn, "delete": tDelete, "getline": tGetline,
@@ -293,8 +293,6 @@ func unescape(b *strings.Builder, s string, quote byte) int {
 		b.WriteByte('\\')
 	case '"':
 		b.WriteByte('"')
-	case '/':
-		b.WriteByte('/')
 	case 'a':
 		b.WriteByte(7)
 	case 'b':

@@ -38,6 +38,7 @@ type parser struct {
 	noGt, noPipe bool
 	noIn         bool // in a for (...) init, "in" would be ambiguous
 	loops        int
+	inBeginEnd   bool
 }
 
 // parse parses a whole program.
@@ -46,7 +47,7 @@ func parse(src string) (*program, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks, prog: &program{funcs: map[string]*funcDef{}, globals: map[string]int{}, arrays: map[string]bool{}}}
+	p := &parser{toks: toks, prog: &program{funcs: map[string]*funcDef{}, globals: map[string]int{}, arrays: map[string]bool{}, scalars: map[string][]int{}}}
 	for i, n := range specialNames {
 		p.prog.globals[n] = i
 	}
@@ -140,17 +141,19 @@ func (p *parser) terminators() {
 }
 
 func (p *parser) program() {
-	p.terminators()
+	p.optNewlines()
 	for p.kind() != tEOF {
 		switch p.kind() {
 		case tBEGIN:
 			p.advance()
-			p.optNewlines()
+			p.inBeginEnd = true
 			p.prog.begins = append(p.prog.begins, p.block())
+			p.inBeginEnd = false
 		case tEND:
 			p.advance()
-			p.optNewlines()
+			p.inBeginEnd = true
 			p.prog.ends = append(p.prog.ends, p.block())
+			p.inBeginEnd = false
 		case tFunction:
 			p.function()
 		default:
@@ -167,11 +170,20 @@ func (p *parser) program() {
 				it.body, it.hasBody = p.block(), true
 			}
 			p.prog.items = append(p.prog.items, it)
+			if !it.hasBody {
+				if k := p.kind(); k != tNewline && k != tSemi && k != tEOF {
+					p.syntaxErr("newline or ;")
+				}
+			}
 		}
-		if k := p.kind(); k != tNewline && k != tSemi && k != tEOF {
+		if k := p.toks[p.pos-1].kind; k != tRbrace && p.kind() != tNewline && p.kind() != tSemi && p.kind() != tEOF {
 			p.syntaxErr("newline or ;")
 		}
-		p.terminators()
+		// mawk takes one ; between items, and any newlines
+		if p.kind() == tSemi {
+			p.advance()
+		}
+		p.optNewlines()
 	}
 }
 
@@ -376,9 +388,15 @@ func (p *parser) simpleStmt() stmt {
 		return &continueStmt{}
 	case tNext:
 		p.advance()
+		if p.fn != nil || p.inBeginEnd {
+			p.fail("improper use of next")
+		}
 		return &nextStmt{}
 	case tNextfile:
 		p.advance()
+		if p.fn != nil || p.inBeginEnd {
+			p.fail("improper use of nextfile")
+		}
 		return &nextfileStmt{}
 	case tExit:
 		p.advance()
@@ -461,6 +479,7 @@ func (p *parser) varRef(name string) *varRef {
 	if _, ok := p.prog.funcs[name]; ok && p.fn != nil && p.fn.name == name {
 		p.fail("function name %s used as a variable", name)
 	}
+	p.prog.scalars[name] = append(p.prog.scalars[name], p.tok().line)
 	return &varRef{idx: p.global(name), name: name}
 }
 
@@ -528,8 +547,24 @@ func (p *parser) resolve() error {
 		for i, a := range c.args {
 			if v, ok := a.(*varRef); ok && c.fn.isArray[i] {
 				c.args[i] = &arrRef{local: v.local, idx: v.idx, name: v.name}
+				if !v.local {
+					p.unmarkScalar(v.name)
+				}
 			}
 		}
 	}
+	for name, lines := range p.prog.scalars {
+		if len(lines) > 0 && p.prog.arrays[name] {
+			return &SyntaxError{Line: lines[0], Msg: "illegal reference to array " + name}
+		}
+	}
 	return nil
+}
+
+// unmarkScalar forgets one scalar use of a global name that turned out
+// to be an array argument.
+func (p *parser) unmarkScalar(name string) {
+	if l := p.prog.scalars[name]; len(l) > 0 {
+		p.prog.scalars[name] = l[1:]
+	}
 }

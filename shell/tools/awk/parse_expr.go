@@ -108,22 +108,25 @@ func (p *parser) startsConcat() bool {
 	return false
 }
 
+// concat parses a concatenation. In mawk "cmd | getline" binds tighter
+// than concatenation: "echo " x | getline runs x.
 func (p *parser) concat() expr {
-	l := p.additive()
-	for {
-		if p.kind() == tPipe && p.peek(1) == tGetline && !p.noPipe {
-			p.advance()
-			p.advance()
-			g := &getlineExpr{kind: getCmd, src: l}
-			g.lhs = p.optLvalue()
-			l = g
-			continue
-		}
-		if !p.startsConcat() || (p.kind() == tIn) {
-			return l
-		}
-		l = &binExpr{op: tString, l: l, r: p.additive()}
+	l := p.pipeGetline(p.additive())
+	for p.startsConcat() {
+		l = &binExpr{op: tString, l: l, r: p.pipeGetline(p.additive())}
 	}
+	return l
+}
+
+func (p *parser) pipeGetline(l expr) expr {
+	for p.kind() == tPipe && p.peek(1) == tGetline && !p.noPipe {
+		p.advance()
+		p.advance()
+		g := &getlineExpr{kind: getCmd, src: l}
+		g.lhs = p.optLvalue()
+		l = g
+	}
+	return l
 }
 
 func (p *parser) additive() expr {
@@ -358,8 +361,8 @@ func (p *parser) builtin() expr {
 	case "length":
 		bad = n > 1
 		if n == 1 {
-			if v, ok := b.args[0].(*varRef); ok && (p.isArrayName(v)) {
-				b.args[0] = &arrRef{local: v.local, idx: v.idx, name: v.name}
+			if v, ok := b.args[0].(*varRef); ok && !v.local {
+				p.unmarkScalar(v.name) // length(x) may take an array
 			}
 		}
 	case "substr":
@@ -372,6 +375,9 @@ func (p *parser) builtin() expr {
 			v, ok := b.args[1].(*varRef)
 			if !ok {
 				p.fail("split: second argument must be an array")
+			}
+			if !v.local {
+				p.unmarkScalar(v.name)
 			}
 			b.args[1] = p.arrRef(v.name)
 		}

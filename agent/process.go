@@ -1,0 +1,352 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ProcessRequest starts a long-running command in the background.
+type ProcessRequest struct {
+	Argv    []string `json:"argv,omitempty"`
+	Command string   `json:"command,omitempty"` // run under Shell -c when Argv is empty
+	Shell   string   `json:"shell,omitempty"`
+	Env     []string `json:"env,omitempty"`
+	Dir     string   `json:"dir,omitempty"`
+}
+
+// ProcessInfo describes a background process.
+type ProcessInfo struct {
+	ID      string    `json:"id"`
+	Pid     int       `json:"pid"`
+	Argv    []string  `json:"argv"`
+	Started time.Time `json:"started"`
+	Running bool      `json:"running"`
+	Exit    *Exit     `json:"exit,omitempty"`
+	// FirstSeq is the oldest output frame still retained; output before
+	// it was dropped to stay within [MaxRetainedOutput].
+	FirstSeq int64 `json:"first_seq"`
+	LastSeq  int64 `json:"last_seq"`
+}
+
+// MaxRetainedOutput bounds the output kept per background process; the
+// oldest frames go first.
+const MaxRetainedOutput = 8 << 20
+
+// maxProcesses bounds background processes per container.
+const maxProcesses = 256
+
+type process struct {
+	id      string
+	pid     int
+	argv    []string
+	started time.Time
+	stdin   *os.File
+
+	mu      sync.Mutex // guards the fields below
+	frames  []Frame    // retained output, in seq order
+	bytes   int64      // data bytes in frames
+	nextSeq int64
+	exit    *Exit
+	changed chan struct{} // closed and replaced on every new frame or exit
+}
+
+func (p *process) append(stream string, data []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextSeq++
+	p.frames = append(p.frames, Frame{Seq: p.nextSeq, Stream: stream, Data: append([]byte(nil), data...)})
+	p.bytes += int64(len(data))
+	for p.bytes > MaxRetainedOutput && len(p.frames) > 1 {
+		p.bytes -= int64(len(p.frames[0].Data))
+		p.frames = p.frames[1:]
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+func (p *process) info() ProcessInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in := ProcessInfo{ID: p.id, Pid: p.pid, Argv: p.argv, Started: p.started, Running: p.exit == nil, Exit: p.exit, LastSeq: p.nextSeq}
+	if len(p.frames) > 0 {
+		in.FirstSeq = p.frames[0].Seq
+	}
+	return in
+}
+
+// since returns retained frames after seq, the exit if it has happened,
+// and a channel closed on the next change.
+func (p *process) since(after int64) ([]Frame, *Exit, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Frame
+	for _, f := range p.frames {
+		if f.Seq > after {
+			out = append(out, f)
+		}
+	}
+	return out, p.exit, p.changed
+}
+
+func newProcessID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "prc_" + hex.EncodeToString(b[:])
+}
+
+func (s *server) startProcess(req ProcessRequest) (*process, error) {
+	argv := req.Argv
+	if len(argv) == 0 {
+		sh := req.Shell
+		if sh == "" {
+			sh = "/bin/sh"
+		}
+		argv = []string{sh, "-c", req.Command}
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = "/workspace"
+	}
+	path, err := lookPath(argv[0], req.Env)
+	if err != nil {
+		return nil, err
+	}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	attr := &os.ProcAttr{Dir: dir, Env: req.Env, Files: []*os.File{stdinR, outW, errW}, Sys: &unix.SysProcAttr{Setpgid: true}}
+	pid, status, err := s.reaper.start(func() (int, error) {
+		p, err := os.StartProcess(path, argv, attr)
+		if err != nil {
+			return 0, err
+		}
+		pid := p.Pid
+		p.Release()
+		return pid, nil
+	})
+	stdinR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		stdinW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	p := &process{id: newProcessID(), pid: pid, argv: argv, started: time.Now(), stdin: stdinW, changed: make(chan struct{})}
+	s.mu.Lock()
+	s.groups[pid] = struct{}{}
+	s.procs[p.id] = p
+	s.mu.Unlock()
+
+	var copiers sync.WaitGroup
+	pump := func(name string, r *os.File) {
+		defer copiers.Done()
+		defer r.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				p.append(name, buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	copiers.Add(2)
+	go pump("stdout", outR) // end at EOF
+	go pump("stderr", errR)
+	s.running.Add(1)
+	go func() { // ends when the process exits and its output is drained
+		defer s.running.Done()
+		ws := <-status
+		unix.Kill(-pid, unix.SIGKILL) // the group goes with its leader
+		copiers.Wait()
+		stdinW.Close()
+		exit := &Exit{Code: ws.ExitStatus(), Reason: "exit"}
+		if ws.Signaled() {
+			exit.Code, exit.Signal, exit.Reason = 128+int(ws.Signal()), unix.SignalName(ws.Signal()), "signal"
+		}
+		s.mu.Lock()
+		delete(s.groups, pid)
+		s.mu.Unlock()
+		p.mu.Lock()
+		p.exit = exit
+		close(p.changed)
+		p.changed = make(chan struct{})
+		p.mu.Unlock()
+	}()
+	return p, nil
+}
+
+func (s *server) process(w http.ResponseWriter, r *http.Request) *process {
+	s.mu.Lock()
+	p := s.procs[r.PathValue("id")]
+	s.mu.Unlock()
+	if p == nil {
+		http.Error(w, "no such process", http.StatusNotFound)
+	}
+	return p
+}
+
+func (s *server) handleStartProcess(w http.ResponseWriter, r *http.Request) {
+	var req ProcessRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		http.Error(w, "bad process request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	n := len(s.procs)
+	s.mu.Unlock()
+	if n >= maxProcesses {
+		http.Error(w, "too many background processes", http.StatusTooManyRequests)
+		return
+	}
+	p, err := s.startProcess(req)
+	if err != nil {
+		http.Error(w, startError(err), http.StatusUnprocessableEntity)
+		return
+	}
+	writeJSON(w, p.info())
+}
+
+func (s *server) handleListProcesses(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	out := make([]ProcessInfo, 0, len(s.procs))
+	for _, p := range s.procs {
+		out = append(out, p.info())
+	}
+	s.mu.Unlock()
+	writeJSON(w, out)
+}
+
+// handleOutput streams frames after ?after=N; with ?follow=1 it keeps
+// streaming until the process exits, then sends the exit frame.
+func (s *server) handleOutput(w http.ResponseWriter, r *http.Request) {
+	p := s.process(w, r)
+	if p == nil {
+		return
+	}
+	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	follow := r.URL.Query().Get("follow") == "1"
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w)
+	flusher, _ := w.(http.Flusher)
+	for {
+		frames, exit, changed := p.since(after)
+		for _, f := range frames {
+			if enc.Encode(f) != nil {
+				return
+			}
+			after = f.Seq
+		}
+		if exit != nil {
+			enc.Encode(Frame{Seq: after + 1, Exit: exit})
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if !follow {
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *server) handleStdin(w http.ResponseWriter, r *http.Request) {
+	p := s.process(w, r)
+	if p == nil {
+		return
+	}
+	if _, err := io.Copy(p.stdin, http.MaxBytesReader(w, r.Body, 16<<20)); err != nil {
+		http.Error(w, "write stdin: "+err.Error(), http.StatusConflict)
+		return
+	}
+	if r.URL.Query().Get("close") == "1" {
+		p.stdin.Close()
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *server) handleSignal(w http.ResponseWriter, r *http.Request) {
+	p := s.process(w, r)
+	if p == nil {
+		return
+	}
+	sig := unix.SignalNum(r.URL.Query().Get("signal"))
+	if sig == 0 {
+		http.Error(w, "unknown signal", http.StatusBadRequest)
+		return
+	}
+	if p.info().Running {
+		unix.Kill(-p.pid, sig)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleReady answers 200 once something accepts TCP connections on
+// 127.0.0.1:?port inside the container, polling until ?timeout_ms.
+func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
+	port, err := strconv.Atoi(r.URL.Query().Get("port"))
+	if err != nil || port <= 0 || port > 65535 {
+		http.Error(w, "bad port", http.StatusBadRequest)
+		return
+	}
+	ms, _ := strconv.Atoi(r.URL.Query().Get("timeout_ms"))
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(max(ms, 1))*time.Millisecond)
+	defer cancel()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for delay := time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
+		var d net.Dialer
+		if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
+			c.Close()
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			http.Error(w, "port not ready", http.StatusGatewayTimeout)
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,57 @@
+package container
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"rung.dev/rung"
+	"rung.dev/rung/agent"
+)
+
+// Exec runs one command in the container through its agent, calling
+// onFrame for each output chunk. An exit by SIGKILL that raised the
+// container's OOM-kill counter is reported with Reason "oom". If the
+// container dies during the exec, the error wraps rung.ErrUnavailable.
+func (c *Container) Exec(ctx context.Context, req agent.ExecRequest, onFrame func(agent.Frame)) (agent.Exit, error) {
+	if req.Shell == "" {
+		req.Shell = c.Image.Config.Shell
+	}
+	if len(req.Env) == 0 {
+		req.Env = c.Image.Config.Env
+	}
+	before := c.oomKills()
+	exit, err := c.agent.Exec(ctx, req, onFrame)
+	if err != nil {
+		select {
+		case <-c.done:
+			return exit, rung.Errorf(rung.ErrUnavailable, "container of sandbox %s exited during the exec", c.Sandbox)
+		default:
+		}
+		if ctx.Err() != nil {
+			return exit, ctx.Err()
+		}
+		return exit, err
+	}
+	if exit.Signal == "SIGKILL" && exit.Reason == "signal" && c.oomKills() > before {
+		exit.Reason = "oom"
+	}
+	return exit, nil
+}
+
+// oomKills reads the cgroup v1 memory controller's OOM-kill counter.
+func (c *Container) oomKills() int64 {
+	b, err := os.ReadFile(filepath.Join(c.cgroup, "memory.oom_control"))
+	if err != nil {
+		return 0
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("oom_kill ")); ok {
+			n, _ := strconv.ParseInt(string(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

@@ -1,0 +1,337 @@
+package container
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"rung.dev/rung"
+	"rung.dev/rung/agent"
+	"rung.dev/rung/image"
+)
+
+// Config configures a [Manager].
+type Config struct {
+	// StateDir holds one directory per container (bundle, rootfs mount
+	// point, agent socket) and the runtime's state. Required.
+	StateDir string
+	Runtime  Runtime      // Root defaults to StateDir/runtime
+	Images   *image.Store // required
+	// AgentBinary is a static rung binary (CGO_ENABLED=0) to run as
+	// each container's PID 1. Required.
+	AgentBinary string
+	Logger      *slog.Logger // nil discards
+}
+
+// Manager starts, tracks and stops one container per sandbox. It is safe
+// for concurrent use.
+type Manager struct {
+	cfg      Config
+	log      *slog.Logger
+	agentDir string // host directory holding the agent binary copy
+
+	mu         sync.Mutex                    // guards containers
+	containers map[rung.SandboxID]*Container // running containers
+}
+
+// Container is one running container and the agent inside it.
+type Container struct {
+	Sandbox rung.SandboxID
+	Image   image.Image
+	Started time.Time
+
+	dir    string
+	rootfs string
+	agent  *agent.Client
+	pid    int
+	done   chan struct{} // closed when the container's init has exited
+	cgroup string        // memory cgroup directory, for OOM accounting
+}
+
+// InitPID is the host pid of the container's init (the agent).
+func (c *Container) InitPID() int { return c.pid }
+
+// Done is closed when the container's init process exits, whatever the
+// cause; the manager learns it from a pidfd, not by polling.
+func (c *Container) Done() <-chan struct{} { return c.done }
+
+// NewManager prepares the state directory and the agent binary copy. It
+// does not touch containers left by an earlier process; call
+// [Manager.ReapStale] for that.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.StateDir == "" || cfg.Images == nil || cfg.AgentBinary == "" {
+		return nil, errors.New("container manager: StateDir, Images and AgentBinary are required")
+	}
+	if cfg.Runtime.Root == "" {
+		cfg.Runtime.Root = filepath.Join(cfg.StateDir, "runtime")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	agentDir := filepath.Join(cfg.StateDir, "agent-bin")
+	if err := os.MkdirAll(agentDir, 0o755); err != nil {
+		return nil, fmt.Errorf("container manager: %w", err)
+	}
+	if err := copyFile(cfg.AgentBinary, filepath.Join(agentDir, agentBinName)); err != nil {
+		return nil, fmt.Errorf("container manager: agent binary: %w", err)
+	}
+	return &Manager{cfg: cfg, log: log, agentDir: agentDir, containers: map[rung.SandboxID]*Container{}}, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// StartRequest says what to start.
+type StartRequest struct {
+	Sandbox rung.SandboxID
+	// Subvolume is the host path of the sandbox's subvolume (fs/workspace,
+	// fs/tmp, rootfs/upper, rootfs/work inside it).
+	Subvolume string
+	Image     image.Image
+	Size      rung.Size
+}
+
+// Get returns the sandbox's running container, or nil.
+func (m *Manager) Get(id rung.SandboxID) *Container {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.containers[id]
+	if c != nil {
+		select {
+		case <-c.done:
+			return nil
+		default:
+		}
+	}
+	return c
+}
+
+// Start starts the sandbox's container and waits until its agent serves.
+// Starting a sandbox that already has a live container is
+// rung.ErrConflict. On failure nothing is left behind.
+func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, err error) {
+	if !req.Sandbox.Valid() {
+		return nil, rung.Errorf(rung.ErrInvalid, "invalid sandbox id %q", req.Sandbox)
+	}
+	if m.Get(req.Sandbox) != nil {
+		return nil, rung.Errorf(rung.ErrConflict, "sandbox %s already has a running container", req.Sandbox)
+	}
+	dir := filepath.Join(m.cfg.StateDir, string(req.Sandbox))
+	c := &Container{
+		Sandbox: req.Sandbox, Image: req.Image, Started: time.Now(),
+		dir: dir, rootfs: filepath.Join(dir, "rootfs"), done: make(chan struct{}),
+	}
+	defer func() {
+		if err != nil {
+			m.teardown(context.WithoutCancel(ctx), c)
+		}
+	}()
+	runDir := filepath.Join(dir, "run")
+	for _, d := range []string{c.rootfs, runDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+		}
+	}
+	if err := m.mountRootfs(req, c.rootfs); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
+	env := req.Image.Config.Env
+	if len(env) == 0 {
+		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	}
+	spec := buildSpec(specInput{
+		ID: req.Sandbox, Rootfs: c.rootfs, Env: env, Size: req.Size, Hostname: "rung",
+		Workspace: filepath.Join(req.Subvolume, "fs", "workspace"),
+		Tmp:       filepath.Join(req.Subvolume, "fs", "tmp"),
+		AgentBin:  m.agentDir, RunDir: runDir,
+	})
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
+	pidFile := filepath.Join(dir, "pid")
+	if err := m.cfg.Runtime.run(ctx, string(req.Sandbox), dir, pidFile, filepath.Join(dir, "runtime.log")); err != nil {
+		return nil, rung.Errorf(rung.ErrUnavailable, "start container for %s: %v", req.Sandbox, err)
+	}
+	pidb, err := os.ReadFile(pidFile)
+	if err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
+	c.pid, _ = strconv.Atoi(strings.TrimSpace(string(pidb)))
+	if err := m.watch(c); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
+	c.cgroup = filepath.Join("/sys/fs/cgroup/memory/rung", string(req.Sandbox))
+	c.agent = agent.NewClient(runDir)
+	if err := waitAgent(ctx, c); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
+	m.mu.Lock()
+	m.containers[req.Sandbox] = c
+	m.mu.Unlock()
+	m.log.Info("container started", "sandbox", req.Sandbox, "image", req.Image.Ref(), "runtime", m.cfg.Runtime.Name)
+	return c, nil
+}
+
+// mountRootfs mounts overlayfs: the image's layers under the sandbox's
+// own upper directory, so root filesystem changes live in its subvolume.
+func (m *Manager) mountRootfs(req StartRequest, target string) error {
+	lower := m.cfg.Images.LowerDirs(req.Image)
+	if len(lower) == 0 {
+		return rung.Errorf(rung.ErrInvalid, "image %s has no layers", req.Image.Name)
+	}
+	opts := "lowerdir=" + strings.Join(lower, ":") +
+		",upperdir=" + filepath.Join(req.Subvolume, "rootfs", "upper") +
+		",workdir=" + filepath.Join(req.Subvolume, "rootfs", "work")
+	if err := unix.Mount("overlay", target, "overlay", unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount overlay: %w", err)
+	}
+	return nil
+}
+
+// watch closes c.done when the container's init exits (pidfd readable).
+func (m *Manager) watch(c *Container) error {
+	fd, err := unix.PidfdOpen(c.pid, 0)
+	if err != nil {
+		return fmt.Errorf("pidfd_open: %w", err)
+	}
+	go func() { // ends when the process exits; closes fd
+		defer unix.Close(fd)
+		defer close(c.done)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+func waitAgent(ctx context.Context, c *Container) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for delay := 500 * time.Microsecond; ; delay = min(delay*2, 20*time.Millisecond) {
+		if err := c.agent.Health(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-c.done:
+			return errors.New("container exited before its agent served")
+		case <-ctx.Done():
+			return fmt.Errorf("agent did not answer: %w", ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+// Stop stops and removes the sandbox's container; its files stay in the
+// subvolume. Stopping a sandbox with no container is a no-op.
+func (m *Manager) Stop(ctx context.Context, id rung.SandboxID) error {
+	m.mu.Lock()
+	c := m.containers[id]
+	delete(m.containers, id)
+	m.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return m.teardown(ctx, c)
+}
+
+func (m *Manager) teardown(ctx context.Context, c *Container) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if c.agent != nil {
+		c.agent.Close()
+	}
+	var errs []error
+	if err := m.cfg.Runtime.delete(ctx, string(c.Sandbox)); err != nil && !strings.Contains(err.Error(), "does not exist") && !strings.Contains(err.Error(), "not exist") {
+		errs = append(errs, err)
+	}
+	if err := unix.Unmount(c.rootfs, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {
+		errs = append(errs, fmt.Errorf("unmount rootfs: %w", err))
+	}
+	if err := os.RemoveAll(c.dir); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("stop container %s: %w", c.Sandbox, err)
+	}
+	return nil
+}
+
+// Close stops every container.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	ids := make([]rung.SandboxID, 0, len(m.containers))
+	for id := range m.containers {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, m.Stop(ctx, id))
+	}
+	return errors.Join(errs...)
+}
+
+// ReapStale removes every container, rootfs mount and state directory an
+// earlier daemon left (after a crash), and returns the sandboxes whose
+// containers it removed.
+func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
+	var reaped []rung.SandboxID
+	states, err := m.cfg.Runtime.list(ctx)
+	if err != nil {
+		m.log.Warn("list stale containers", "err", err)
+	}
+	seen := map[string]bool{}
+	for _, st := range states {
+		seen[st.ID] = true
+	}
+	ents, _ := os.ReadDir(m.cfg.StateDir)
+	for _, e := range ents {
+		if rung.SandboxID(e.Name()).Valid() {
+			seen[e.Name()] = true
+		}
+	}
+	for id := range seen {
+		c := &Container{Sandbox: rung.SandboxID(id), dir: filepath.Join(m.cfg.StateDir, id), rootfs: filepath.Join(m.cfg.StateDir, id, "rootfs")}
+		if err := m.teardown(ctx, c); err != nil {
+			return reaped, err
+		}
+		reaped = append(reaped, c.Sandbox)
+	}
+	return reaped, nil
+}

@@ -1,0 +1,128 @@
+package container
+
+import (
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"rung.dev/rung"
+)
+
+// Paths inside every container.
+const (
+	AgentDir     = "/.rung/bin" // holds the rung binary, read-only
+	AgentRunDir  = "/.rung/run" // the agent's socket, shared with the host
+	agentBinName = "rung"
+)
+
+// specInput is what a bundle's config.json is made from.
+type specInput struct {
+	ID        rung.SandboxID
+	Rootfs    string   // host path of the mounted overlay
+	Workspace string   // host path of the sandbox's fs/workspace
+	Tmp       string   // host path of the sandbox's fs/tmp
+	AgentBin  string   // host directory holding the rung binary
+	RunDir    string   // host directory for the agent's socket
+	Env       []string // image environment
+	Size      rung.Size
+	Hostname  string
+}
+
+// dockerCaps is Docker's default capability set without NET_RAW (raw
+// sockets are an escape route we close) and without MKNOD, SETFCAP and
+// AUDIT_WRITE, which agents' workloads do not need.
+var dockerCaps = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_SETGID", "CAP_SETUID",
+	"CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL",
+}
+
+// pidsMax bounds processes per container, so a fork bomb stops there.
+const pidsMax = 1024
+
+func buildSpec(in specInput) *specs.Spec {
+	memory := in.Size.MemoryBytes
+	swap := memory // no swap beyond the memory limit
+	period := uint64(100000)
+	quota := in.Size.MilliCPU * int64(period) / 1000
+	if quota < 1000 {
+		quota = 1000 // the kernel's minimum cfs quota is 1 ms
+	}
+	pids := int64(pidsMax)
+	noNewPrivs := true
+	rw := func(src, dst string) specs.Mount {
+		return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: []string{"rbind", "rw", "nosuid", "nodev"}}
+	}
+	return &specs.Spec{
+		Version:  specs.Version,
+		Hostname: in.Hostname,
+		Root:     &specs.Root{Path: in.Rootfs},
+		Process: &specs.Process{
+			Args: []string{AgentDir + "/" + agentBinName, "agent", "--socket-dir", AgentRunDir},
+			Env:  in.Env,
+			Cwd:  "/workspace",
+			User: specs.User{UID: 0, GID: 0},
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding: dockerCaps, Effective: dockerCaps, Permitted: dockerCaps,
+			},
+			NoNewPrivileges: noNewPrivs,
+		},
+		Mounts: []specs.Mount{
+			{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+			{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+			{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+			{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+			rw(in.Workspace, "/workspace"),
+			rw(in.Tmp, "/tmp"),
+			{Destination: AgentDir, Type: "bind", Source: in.AgentBin, Options: []string{"rbind", "ro", "nosuid", "nodev"}},
+			rw(in.RunDir, AgentRunDir),
+		},
+		Linux: &specs.Linux{
+			CgroupsPath: "/rung/" + string(in.ID),
+			Resources: &specs.LinuxResources{
+				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+				Memory:  &specs.LinuxMemory{Limit: &memory, Swap: &swap},
+				CPU:     &specs.LinuxCPU{Quota: &quota, Period: &period},
+				Pids:    &specs.LinuxPids{Limit: &pids},
+			},
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace},
+				{Type: specs.UTSNamespace}, {Type: specs.MountNamespace},
+			},
+			MaskedPaths: []string{
+				"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+				"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+				"/sys/firmware", "/sys/devices/virtual/powercap",
+			},
+			ReadonlyPaths: []string{
+				"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+			},
+			Seccomp: defaultSeccomp(),
+		},
+	}
+}
+
+// deniedSyscalls fail with EPERM inside every container: they reach the
+// kernel's global state (mounts, modules, clocks, keyrings, reboot) or are
+// common escape primitives. ptrace stays allowed (as in Docker): the pid
+// namespace leaves only the container's own processes to trace. The rest of the kernel ABI stays available, so
+// compilers, package managers and test runners work unchanged.
+var deniedSyscalls = []string{
+	"acct", "add_key", "bpf", "clock_adjtime", "clock_settime", "create_module", "delete_module",
+	"finit_module", "fsconfig", "fsmount", "fsopen", "fspick", "get_kernel_syms", "init_module",
+	"ioperm", "iopl", "kexec_file_load", "kexec_load", "keyctl", "lookup_dcookie", "mount",
+	"mount_setattr", "move_mount", "name_to_handle_at", "nfsservctl", "open_by_handle_at",
+	"open_tree", "perf_event_open", "pivot_root",
+	"query_module", "quotactl", "reboot", "request_key", "setns", "settimeofday",
+	"swapoff", "swapon", "syslog", "umount", "umount2", "unshare", "uselib", "userfaultfd",
+	"vhangup", "_sysctl",
+}
+
+func defaultSeccomp() *specs.LinuxSeccomp {
+	errno := uint(1) // EPERM
+	return &specs.LinuxSeccomp{
+		DefaultAction: specs.ActAllow,
+		Architectures: []specs.Arch{specs.ArchX86_64, specs.ArchX86, specs.ArchX32},
+		Syscalls: []specs.LinuxSyscall{
+			{Names: deniedSyscalls, Action: specs.ActErrno, ErrnoRet: &errno},
+		},
+	}
+}

@@ -1,0 +1,209 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/storage"
+	"rung.dev/rung/store"
+)
+
+// actor is an active sandbox: its cached row, open file view and shell,
+// and the goroutine that runs its conflicting operations one at a time.
+// It exists only while the sandbox is in use (plus IdleGrace).
+type actor struct {
+	id   rung.SandboxID
+	mbox chan func() // bounded by Limits.Mailbox; full is ErrLimit
+
+	// Set once by init before any use; read-only afterwards.
+	initOnce sync.Once
+	initErr  error
+	root     *storage.Root
+	sh       *shell.Shell
+
+	execCtx    context.Context // parent of every exec's context; canceled by delete
+	execCancel context.CancelFunc
+	execs      sync.WaitGroup // running execs; Add only under c.mu while !deleted
+
+	// Guarded by Controller.mu.
+	sb       store.Sandbox // cached row; the store is the source of truth
+	refs     int           // callers using the actor now
+	running  int           // execs running now
+	deleted  bool          // a delete started: no new users
+	lastUsed time.Time
+}
+
+// acquire returns the actor of tenant's sandbox ref (an ID or a name),
+// creating it when the sandbox is idle. The caller must call release.
+// Another tenant's sandbox is ErrNotFound, like a missing one.
+func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref string) (*actor, error) {
+	id := rung.SandboxID(ref)
+	if !id.Valid() {
+		if !rung.ValidName(ref) {
+			return nil, rung.Errorf(rung.ErrInvalid, "invalid sandbox id or name %q", clip(ref))
+		}
+		sb, err := c.st.SandboxByName(ctx, tenant, ref)
+		if err != nil {
+			return nil, notFound(err, ref)
+		}
+		id = sb.ID
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, rung.Errorf(rung.ErrUnavailable, "server is shutting down")
+	}
+	a := c.actors[id]
+	if a != nil {
+		if a.deleted || (tenant != "" && a.sb.Tenant != tenant) {
+			c.mu.Unlock()
+			return nil, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
+		}
+		a.refs++
+		c.mu.Unlock()
+		return a, a.init(c)
+	}
+	c.mu.Unlock()
+
+	sb, err := c.st.GetSandbox(ctx, tenant, id)
+	if err != nil {
+		return nil, notFound(err, ref)
+	}
+	if sb.State == store.StateCreating || sb.State == rung.StateDeleted {
+		return nil, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, rung.Errorf(rung.ErrUnavailable, "server is shutting down")
+	}
+	if a = c.actors[id]; a == nil { // no one activated it meanwhile
+		a = &actor{id: id, sb: sb, mbox: make(chan func(), c.lim.Mailbox)}
+		a.execCtx, a.execCancel = context.WithCancel(c.ctx)
+		c.actors[id] = a
+		c.wg.Go(func() { c.runActor(a) }) // stops when idle or when Close cancels c.ctx
+	}
+	if a.deleted {
+		c.mu.Unlock()
+		return nil, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
+	}
+	a.refs++
+	c.mu.Unlock()
+	return a, a.init(c)
+}
+
+// init opens the sandbox's file view and shell once.
+func (a *actor) init(c *Controller) error {
+	a.initOnce.Do(func() {
+		root, err := c.pool.Root(string(a.id))
+		if err != nil {
+			a.initErr = err
+			return
+		}
+		a.root = root
+		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Limits: shell.Limits{OutputBytes: c.lim.OutputBytes}})
+	})
+	if a.initErr != nil {
+		c.release(a)
+		return a.initErr
+	}
+	return nil
+}
+
+// release ends one use of a.
+func (c *Controller) release(a *actor) {
+	c.mu.Lock()
+	a.refs--
+	a.lastUsed = time.Now()
+	c.mu.Unlock()
+}
+
+// sandbox returns a's cached row.
+func (c *Controller) sandbox(a *actor) store.Sandbox {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return a.sb
+}
+
+// do runs op on a's goroutine, after the operations queued before it,
+// and returns its error. A full mailbox is ErrLimit.
+func (c *Controller) do(ctx context.Context, a *actor, op func() error) error {
+	done := make(chan error, 1) // op's reply; buffered so the actor never blocks on a gone caller
+	select {
+	case a.mbox <- func() { done <- op() }:
+	default:
+		return &rung.LimitError{Limit: "queued_operations", Max: int64(cap(a.mbox))}
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runActor is a's goroutine. It exits when a has been unused for
+// IdleGrace (or was deleted) with an empty mailbox, or when the controller
+// closes.
+func (c *Controller) runActor(a *actor) {
+	t := time.NewTimer(c.cfg.IdleGrace)
+	defer t.Stop()
+	defer func() {
+		a.execCancel()
+		a.execs.Wait()
+		if a.root != nil {
+			a.root.Close()
+		}
+	}()
+	for {
+		select {
+		case op := <-a.mbox:
+			op()
+		case <-t.C:
+			if c.retire(a) {
+				return
+			}
+			t.Reset(c.cfg.IdleGrace)
+		case <-c.ctx.Done():
+			c.mu.Lock()
+			delete(c.actors, a.id)
+			c.mu.Unlock()
+			for len(a.mbox) > 0 { // answer queued callers rather than strand them
+				(<-a.mbox)()
+			}
+			return
+		}
+	}
+}
+
+// retire removes a from the active set if nobody uses it.
+func (c *Controller) retire(a *actor) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.refs > 0 || len(a.mbox) > 0 || (!a.deleted && time.Since(a.lastUsed) < c.cfg.IdleGrace) {
+		return false
+	}
+	delete(c.actors, a.id)
+	return true
+}
+
+// notFound turns a store lookup error into the caller's not-found error
+// without saying whether the sandbox exists for another tenant.
+func notFound(err error, ref string) error {
+	if errors.Is(err, rung.ErrNotFound) {
+		return rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
+	}
+	return err
+}
+
+// clip shortens untrusted input for an error message.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

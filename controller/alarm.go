@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/store"
+)
+
+// alarms is the one timer goroutine. Alarm times live in the store (so
+// they survive restarts); it sleeps until the nearest one, or until
+// poke says they changed, fires what is due, and trims old output events
+// once per trimEvery. It stops when Close cancels c.ctx.
+func (c *Controller) alarms() {
+	const trimEvery = time.Minute
+	nextTrim := time.Now()
+	for {
+		now := time.Now()
+		if !now.Before(nextTrim) {
+			if n, err := c.st.TrimEvents(c.ctx, now.Add(-c.cfg.Retention)); err != nil && c.ctx.Err() == nil {
+				c.log.Warn("trim events", "err", err)
+			} else if n > 0 {
+				c.log.Debug("trimmed output events", "count", n)
+			}
+			nextTrim = now.Add(trimEvery)
+		}
+		c.fireDue(now)
+		wait := time.Until(nextTrim)
+		if at, ok, err := c.st.NextAlarm(c.ctx); err == nil && ok {
+			wait = min(wait, time.Until(at))
+		} else if err != nil && c.ctx.Err() == nil {
+			c.log.Warn("read next alarm", "err", err)
+		}
+		t := time.NewTimer(max(wait, 0))
+		select {
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		case <-c.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// fireDue runs every alarm due at now: TTL deletes the sandbox; the idle
+// timeout stops its container (never the sandbox).
+func (c *Controller) fireDue(now time.Time) {
+	due, err := c.st.DueSandboxes(c.ctx, now)
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.log.Warn("read due alarms", "err", err)
+		}
+		return
+	}
+	for _, sb := range due {
+		if c.ctx.Err() != nil {
+			return
+		}
+		if !sb.ExpiresAt.IsZero() && !now.Before(sb.ExpiresAt) {
+			c.expire(sb)
+			continue
+		}
+		if !sb.IdleAt.IsZero() && !now.Before(sb.IdleAt) {
+			c.idle(sb)
+		}
+	}
+}
+
+// expire deletes a sandbox whose time to live is over.
+func (c *Controller) expire(sb store.Sandbox) {
+	a, err := c.acquire(c.ctx, "", string(sb.ID))
+	if err != nil {
+		c.log.Warn("ttl delete", "sandbox", sb.ID, "err", err)
+		if rung.Code(err) == rung.CodeNotFound {
+			return
+		}
+		// Push the alarm back so a persistent failure does not spin.
+		sb.ExpiresAt = time.Now().Add(time.Minute)
+		c.st.UpdateSandbox(c.ctx, sb)
+		return
+	}
+	defer c.release(a)
+	if err := c.do(c.ctx, a, func() error { return c.deleteLocked(c.ctx, a, "ttl") }); err != nil && c.ctx.Err() == nil {
+		c.log.Warn("ttl delete", "sandbox", sb.ID, "err", err)
+	}
+}
+
+// idle handles an idle timeout: with no container tier there is nothing
+// to stop, so it clears the alarm and journals the stop.
+func (c *Controller) idle(sb store.Sandbox) {
+	a, err := c.acquire(c.ctx, "", string(sb.ID))
+	if err != nil {
+		return
+	}
+	defer c.release(a)
+	err = c.do(c.ctx, a, func() error {
+		cur := c.sandbox(a)
+		cur.IdleAt = time.Time{}
+		if cur.State == rung.StateRunning {
+			cur.State = rung.StateReady
+		}
+		cur.UpdatedAt = time.Now().UTC()
+		if err := c.st.UpdateSandbox(c.ctx, cur); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		a.sb = cur
+		c.mu.Unlock()
+		c.journal(c.ctx, sb.ID, "sandbox.idle_stopped", map[string]any{"idle_timeout_ms": cur.IdleTimeout.Milliseconds()})
+		return nil
+	})
+	if err != nil && c.ctx.Err() == nil {
+		c.log.Warn("idle stop", "sandbox", sb.ID, "err", err)
+	}
+}

@@ -1,0 +1,172 @@
+// Package controller is the per-sandbox "brain": it owns each sandbox's
+// state machine, journal, events, effects and alarms, and runs its execs
+// through the router and the tiers. The store is the source of truth; an
+// active sandbox has one actor goroutine that serializes the operations
+// that conflict (update, delete, alarms), and an idle sandbox costs no
+// goroutine and no memory beyond its store row.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/storage"
+	"rung.dev/rung/store"
+)
+
+// ContainerTier runs execs in a sandbox's container. The controller works
+// without one: then every exec the isolate tier cannot run faithfully
+// fails with rung.ErrUnavailable.
+type ContainerTier interface {
+	// Exec runs req.Command in sb's container with the given streams and
+	// returns its exit status; an error means there is no result.
+	Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (int, error)
+}
+
+// TierRequest is one exec as a tier sees it.
+type TierRequest struct {
+	Command string
+	Dir     string
+	Env     map[string]string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+}
+
+// Limits bound what callers may use. Zero fields take the defaults.
+type Limits struct {
+	SandboxesPerTenant int           // default 10,000
+	ExecsPerSandbox    int           // concurrent execs per sandbox; default 16
+	ExecsPerTenant     int           // concurrent execs per tenant; default 64
+	ExecTimeout        time.Duration // default wall time of one exec; default 10 minutes
+	MaxExecTimeout     time.Duration // longest a caller may ask for; default 1 hour
+	OutputBytes        int64         // stdout plus stderr kept per exec; default 16 MiB
+	ListEntries        int           // entries one file listing may return; default 100,000
+	Mailbox            int           // queued operations per sandbox; default 64
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.SandboxesPerTenant, 10000)
+	def(&l.ExecsPerSandbox, 16)
+	def(&l.ExecsPerTenant, 64)
+	def(&l.ListEntries, 100000)
+	def(&l.Mailbox, 64)
+	if l.ExecTimeout <= 0 {
+		l.ExecTimeout = 10 * time.Minute
+	}
+	if l.MaxExecTimeout <= 0 {
+		l.MaxExecTimeout = time.Hour
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = 16 << 20
+	}
+	return l
+}
+
+// Config configures a [Controller]. Store and Pool are required.
+type Config struct {
+	Store     store.Store
+	Pool      *storage.Pool
+	Container ContainerTier         // nil: the container tier is unavailable
+	Tools     map[string]shell.Tool // isolate tier commands (shell/tools.All()); nil means builtins only
+	Limits    Limits
+	Caps      rung.SizeCaps // per-tenant size caps; zero means none
+	// Retention is how long exec output events are kept; journal entries
+	// stay as long as their sandbox. Default 24 hours.
+	Retention time.Duration
+	// IdleGrace is how long an actor stays after its last operation
+	// before its goroutine exits; default 5 seconds.
+	IdleGrace time.Duration
+	Logger    *slog.Logger // nil discards
+}
+
+// Controller manages every sandbox of one daemon. It is safe for
+// concurrent use. Close stops its goroutines.
+type Controller struct {
+	cfg   Config
+	lim   Limits
+	st    store.Store
+	pool  *storage.Pool
+	log   *slog.Logger
+	tools map[string]shell.Tool
+
+	ctx    context.Context // lifetime: canceled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // actor and alarm goroutines
+	wake   chan struct{}  // cap 1: the alarm goroutine should re-read the next alarm
+
+	mu          sync.Mutex // guards the fields below
+	actors      map[rung.SandboxID]*actor
+	tenantExecs map[rung.TenantID]int
+	waiters     map[rung.SandboxID]chan struct{} // closed on the sandbox's next event
+	closed      bool
+}
+
+// New reconciles the store with the pool (see [Controller.Reconcile]),
+// starts the alarm goroutine and returns the controller with the
+// reconciliation report.
+func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
+	if cfg.Store == nil || cfg.Pool == nil {
+		return nil, Report{}, fmt.Errorf("controller: Store and Pool are required")
+	}
+	c := &Controller{
+		cfg: cfg, lim: cfg.Limits.withDefaults(), st: cfg.Store, pool: cfg.Pool, log: cfg.Logger, tools: cfg.Tools,
+		wake: make(chan struct{}, 1), actors: map[rung.SandboxID]*actor{},
+		tenantExecs: map[rung.TenantID]int{}, waiters: map[rung.SandboxID]chan struct{}{},
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.cfg.Retention <= 0 {
+		c.cfg.Retention = 24 * time.Hour
+	}
+	if c.cfg.IdleGrace <= 0 {
+		c.cfg.IdleGrace = 5 * time.Second
+	}
+	rep, err := c.reconcile(ctx)
+	if err != nil {
+		return nil, rep, fmt.Errorf("reconcile: %w", err)
+	}
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.wg.Go(c.alarms) // stops when Close cancels c.ctx
+	return c, rep, nil
+}
+
+// Close cancels running execs, stops every actor and the alarm goroutine
+// and waits for them. It does not close the store or the pool. It is
+// idempotent.
+func (c *Controller) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	return nil
+}
+
+// Active returns how many sandboxes have an actor now (for tests and
+// metrics).
+func (c *Controller) Active() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.actors)
+}
+
+// poke tells the alarm goroutine that alarms changed.
+func (c *Controller) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,209 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/router"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/store"
+)
+
+// ExecOptions are the parts of an exec that are not data.
+type ExecOptions struct {
+	// Stdin, when set, replaces the request's Stdin bytes.
+	Stdin io.Reader
+	// Stream, when set, receives the output chunks in order from one
+	// goroutine while the exec runs, and the result's Stdout and Stderr
+	// stay empty. A slow Stream never slows the exec: chunks queue (within
+	// the output limit).
+	Stream func(Chunk)
+}
+
+// maxCommand is the longest command line accepted.
+const maxCommand = 1 << 20
+
+// Exec runs req in tenant's sandbox ref and returns its result. The exec
+// is journaled as started before it runs and as ended after, with its
+// exit code, backend, duration and byte counts; output chunks become
+// events. A non-zero exit status is a result. Errors: ErrNotFound,
+// ErrInvalid, ErrLimit (too many concurrent execs), ErrUnavailable (no
+// faithful tier on this server), ErrConflict (sandbox not usable).
+func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string, req rung.ExecRequest, opt ExecOptions) (rung.ExecResult, error) {
+	if err := c.checkExec(&req); err != nil {
+		return rung.ExecResult{}, err
+	}
+	a, err := c.acquire(ctx, tenant, ref)
+	if err != nil {
+		return rung.ExecResult{}, err
+	}
+	defer c.release(a)
+	sb, err := c.startSlot(a)
+	if err != nil {
+		return rung.ExecResult{}, err
+	}
+	defer c.endSlot(a, sb.Tenant)
+
+	d := router.Route(router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.cfg.Container != nil}, a.sh)
+	if d.Err != nil {
+		return rung.ExecResult{Backend: d.Backend, Reason: d.Reason}, d.Err
+	}
+	start := time.Now()
+	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: req.Command, Backend: d.Backend, StartedAt: start.UTC()}
+	started, _ := json.Marshal(map[string]any{"exec": e.ID, "command": clipCommand(req.Command), "backend": d.Backend, "reason": d.Reason})
+	if _, err := c.st.StartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: started}); err != nil {
+		return rung.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", sb.ID, err)
+	}
+
+	out := newOutput(e.ID, c.lim.OutputBytes, opt.Stream == nil)
+	pumped := make(chan struct{})
+	if opt.Stream != nil {
+		go func() { // stops when out.close is called below and the queue is drained
+			defer close(pumped)
+			out.pump(opt.Stream)
+		}()
+	} else {
+		close(pumped)
+	}
+	stdin := opt.Stdin
+	if stdin == nil {
+		stdin = bytes.NewReader(req.Stdin)
+	}
+	rctx, cancel := context.WithTimeout(ctx, req.Timeout)
+	stop := context.AfterFunc(a.execCtx, cancel) // a delete or shutdown cancels the exec
+	code, limit, runErr := c.run(rctx, a, sb, d, req, stdin, out)
+	stop()
+	cancel()
+	out.close()
+	<-pumped
+	dur := time.Since(start)
+
+	e.ExitCode, e.EndedAt, e.Bytes = code, time.Now().UTC(), out.nout+out.nerr
+	ended := map[string]any{"exec": e.ID, "exit_code": code, "backend": d.Backend, "duration_ms": dur.Milliseconds(),
+		"stdout_bytes": out.nout, "stderr_bytes": out.nerr}
+	if limit != "" {
+		ended["limit"] = limit
+	}
+	if runErr != nil {
+		ended["error"] = rung.Code(runErr)
+	}
+	endData, _ := json.Marshal(ended)
+	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: "exec.ended", Journal: true, Data: endData})
+	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	_, err = c.st.EndExec(ectx, e, evs)
+	ecancel()
+	c.notify(sb.ID)
+	if err != nil {
+		return rung.ExecResult{}, fmt.Errorf("record end of exec %s: %w", e.ID, err)
+	}
+	if runErr != nil {
+		return rung.ExecResult{}, runErr
+	}
+	return rung.ExecResult{
+		ExecID: e.ID, ExitCode: code, Stdout: out.stdout.Bytes(), Stderr: out.stderr.Bytes(),
+		Backend: d.Backend, Reason: d.Reason, Duration: dur, Truncated: out.truncated,
+	}, nil
+}
+
+// run runs one exec on the tier d chose. It returns the exit code, the
+// limit that ended it ("" for none) and an error only when there is no
+// result.
+func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d router.Decision, req rung.ExecRequest, stdin io.Reader, out *output) (int, string, error) {
+	env := make(map[string]string, len(sb.Env)+len(req.Env))
+	for k, v := range sb.Env {
+		env[k] = v
+	}
+	for k, v := range req.Env {
+		env[k] = v
+	}
+	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
+	if d.Backend == rung.BackendContainer {
+		code, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		if err != nil && ctx.Err() != nil {
+			fmt.Fprintf(stderr, "rung: exec ended: wall time limit (%s) reached\n", req.Timeout)
+			return rung.ExitLimit, "wall_time", nil
+		}
+		return code, "", err
+	}
+	res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	return res.ExitCode, res.Limit, nil
+}
+
+func (c *Controller) checkExec(req *rung.ExecRequest) error {
+	switch {
+	case req.Command == "":
+		return rung.Errorf(rung.ErrInvalid, "command is empty")
+	case len(req.Command) > maxCommand:
+		return rung.Errorf(rung.ErrInvalid, "command longer than %d bytes", maxCommand)
+	case bytes.IndexByte([]byte(req.Command), 0) >= 0:
+		return rung.Errorf(rung.ErrInvalid, "command contains a NUL byte")
+	case req.Timeout < 0:
+		return rung.Errorf(rung.ErrInvalid, "timeout must not be negative")
+	case req.Timeout > c.lim.MaxExecTimeout:
+		return rung.Errorf(rung.ErrInvalid, "timeout %s is above the maximum %s", req.Timeout, c.lim.MaxExecTimeout)
+	}
+	if req.Timeout == 0 {
+		req.Timeout = c.lim.ExecTimeout
+	}
+	if err := checkEnv(req.Env); err != nil {
+		return err
+	}
+	if req.Dir == "" {
+		req.Dir = "/workspace"
+	} else {
+		p, err := SandboxPath(req.Dir)
+		if err != nil {
+			return err
+		}
+		req.Dir = p
+	}
+	switch req.Backend {
+	case "", rung.BackendAuto, rung.BackendIsolate, rung.BackendContainer:
+	default:
+		return rung.Errorf(rung.ErrInvalid, "unknown backend %q (want auto, isolate or container)", clip(string(req.Backend)))
+	}
+	return nil
+}
+
+// startSlot counts one running exec against a's and its tenant's limits.
+func (c *Controller) startSlot(a *actor) (store.Sandbox, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sb := a.sb
+	switch {
+	case a.deleted:
+		return sb, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", a.id)
+	case sb.State != rung.StateReady && sb.State != rung.StateRunning:
+		return sb, rung.Errorf(rung.ErrConflict, "sandbox %s is %s", a.id, sb.State)
+	case a.running >= c.lim.ExecsPerSandbox:
+		return sb, &rung.LimitError{Limit: "concurrent_execs_per_sandbox", Max: int64(c.lim.ExecsPerSandbox)}
+	case c.tenantExecs[sb.Tenant] >= c.lim.ExecsPerTenant:
+		return sb, &rung.LimitError{Limit: "concurrent_execs_per_tenant", Max: int64(c.lim.ExecsPerTenant)}
+	}
+	a.running++
+	c.tenantExecs[sb.Tenant]++
+	a.execs.Add(1)
+	return sb, nil
+}
+
+func (c *Controller) endSlot(a *actor, tenant rung.TenantID) {
+	c.mu.Lock()
+	a.running--
+	if c.tenantExecs[tenant]--; c.tenantExecs[tenant] <= 0 {
+		delete(c.tenantExecs, tenant)
+	}
+	c.mu.Unlock()
+	a.execs.Done()
+}
+
+func clipCommand(s string) string {
+	if len(s) > 4096 {
+		return s[:4096] + "..."
+	}
+	return s
+}

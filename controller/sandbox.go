@@ -1,0 +1,337 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/store"
+)
+
+// CreateRequest is what a caller may set on a new sandbox. Zero fields
+// take defaults: no name, size preset "lite", isolation "container",
+// network "none", server-default idle timeout, no TTL.
+type CreateRequest struct {
+	Name        string             `json:"name,omitempty"`
+	Labels      map[string]string  `json:"labels,omitempty"`
+	Image       string             `json:"image,omitempty"`
+	Size        rung.Size          `json:"size,omitzero"`
+	Isolation   rung.Isolation     `json:"isolation,omitempty"`
+	Network     rung.NetworkPolicy `json:"network,omitzero"`
+	Env         map[string]string  `json:"env,omitempty"`
+	IdleTimeout time.Duration      `json:"idle_timeout,omitempty"`
+	TTL         time.Duration      `json:"ttl,omitempty"`
+}
+
+// UpdateRequest changes a sandbox. Nil fields stay as they are.
+type UpdateRequest struct {
+	Labels      *map[string]string `json:"labels,omitempty"`
+	IdleTimeout *time.Duration     `json:"idle_timeout,omitempty"`
+}
+
+const (
+	maxLabels     = 64
+	maxLabelValue = 256
+	maxEnv        = 256
+	maxEnvBytes   = 64 << 10
+)
+
+func checkLabels(l map[string]string) error {
+	if len(l) > maxLabels {
+		return rung.Errorf(rung.ErrInvalid, "too many labels (%d, max %d)", len(l), maxLabels)
+	}
+	for k, v := range l {
+		if !rung.ValidName(k) {
+			return rung.Errorf(rung.ErrInvalid, "invalid label key %q: want 1 to 63 of [a-z0-9._-]", clip(k))
+		}
+		if len(v) > maxLabelValue {
+			return rung.Errorf(rung.ErrInvalid, "label %s value longer than %d bytes", k, maxLabelValue)
+		}
+	}
+	return nil
+}
+
+func checkEnv(env map[string]string) error {
+	if len(env) > maxEnv {
+		return rung.Errorf(rung.ErrInvalid, "too many environment variables (%d, max %d)", len(env), maxEnv)
+	}
+	n := 0
+	for k, v := range env {
+		n += len(k) + len(v)
+		if k == "" || !validEnvName(k) {
+			return rung.Errorf(rung.ErrInvalid, "invalid environment variable name %q", clip(k))
+		}
+	}
+	if n > maxEnvBytes {
+		return rung.Errorf(rung.ErrInvalid, "environment larger than %d bytes", maxEnvBytes)
+	}
+	return nil
+}
+
+func validEnvName(k string) bool {
+	for i, c := range k {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Controller) checkCreate(req CreateRequest) (rung.Size, error) {
+	if req.Name != "" && !rung.ValidName(req.Name) {
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "invalid sandbox name %q: want 1 to 63 of [a-z0-9._-], starting with a letter or digit", clip(req.Name))
+	}
+	if err := checkLabels(req.Labels); err != nil {
+		return rung.Size{}, err
+	}
+	if err := checkEnv(req.Env); err != nil {
+		return rung.Size{}, err
+	}
+	if req.Image != "" && (len(req.Image) > 255 || !rung.ValidName(req.Image) && !validImageRef(req.Image)) {
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "invalid image %q", clip(req.Image))
+	}
+	switch req.Isolation {
+	case "", rung.IsolationContainer, rung.IsolationGVisor:
+	default:
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "unknown isolation %q (want container or gvisor)", clip(string(req.Isolation)))
+	}
+	switch req.Network.Mode {
+	case "", "none", "egress":
+	default:
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "unknown network mode %q (want none or egress)", clip(req.Network.Mode))
+	}
+	if req.IdleTimeout < 0 || req.TTL < 0 {
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "idle_timeout and ttl must not be negative")
+	}
+	return req.Size.Resolve(c.cfg.Caps)
+}
+
+// validImageRef accepts name@sha256:<hex>.
+func validImageRef(s string) bool {
+	name, digest, ok := cutLast(s, "@sha256:")
+	if !ok || !rung.ValidName(name) || len(digest) != 64 {
+		return false
+	}
+	for _, c := range digest {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func cutLast(s, sep string) (string, string, bool) {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+// Create makes a sandbox for tenant: a store row in state "creating",
+// then its subvolume, then state "ready", so that a crash at any point
+// leaves something start-up reconciliation can finish or remove. Errors:
+// ErrInvalid, ErrPermission (size above the caps), ErrExists (name taken),
+// ErrLimit (too many sandboxes).
+func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req CreateRequest) (rung.Sandbox, error) {
+	size, err := c.checkCreate(req)
+	if err != nil {
+		return rung.Sandbox{}, err
+	}
+	now := time.Now().UTC()
+	sb := store.Sandbox{Sandbox: rung.Sandbox{
+		ID: rung.NewSandboxID(), Name: req.Name, Tenant: tenant, Labels: req.Labels, Image: req.Image,
+		Size: size, Isolation: req.Isolation, Network: req.Network, Env: req.Env, State: store.StateCreating,
+		IdleTimeout: req.IdleTimeout, TTL: req.TTL, CreatedAt: now, UpdatedAt: now,
+	}}
+	if sb.Isolation == "" {
+		sb.Isolation = rung.IsolationContainer
+	}
+	if sb.Network.Mode == "" {
+		sb.Network.Mode = "none"
+	}
+	if req.TTL > 0 {
+		sb.ExpiresAt = now.Add(req.TTL)
+	}
+	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {
+		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", err)
+	}
+	// Past this point the row exists: undo it on failure, without the
+	// caller's cancellation, so nothing half-made stays behind.
+	undo := func(cause error) (rung.Sandbox, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
+			c.log.WarnContext(ctx, "undo sandbox create: subvolume left for reconcile", "sandbox", sb.ID, "err", err)
+		}
+		if err := c.st.DeleteSandbox(cctx, sb.ID); err != nil {
+			c.log.WarnContext(ctx, "undo sandbox create: row left for reconcile", "sandbox", sb.ID, "err", err)
+		}
+		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", cause)
+	}
+	if err := c.pool.Create(ctx, string(sb.ID)); err != nil {
+		return undo(err)
+	}
+	if err := c.pool.SetQuota(ctx, string(sb.ID), size.DiskBytes); err != nil && !errors.Is(err, rung.ErrUnavailable) {
+		return undo(err)
+	}
+	sb.State = rung.StateReady
+	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
+		return undo(err)
+	}
+	c.journal(ctx, sb.ID, "sandbox.created", map[string]any{"name": sb.Name, "size": sb.Size.String()})
+	if !sb.ExpiresAt.IsZero() {
+		c.poke()
+	}
+	return sb.Sandbox, nil
+}
+
+// Get returns tenant's sandbox ref (an ID or a name), or ErrNotFound.
+func (c *Controller) Get(ctx context.Context, tenant rung.TenantID, ref string) (rung.Sandbox, error) {
+	id := rung.SandboxID(ref)
+	var sb store.Sandbox
+	var err error
+	switch {
+	case id.Valid():
+		sb, err = c.st.GetSandbox(ctx, tenant, id)
+	case rung.ValidName(ref):
+		sb, err = c.st.SandboxByName(ctx, tenant, ref)
+	default:
+		return rung.Sandbox{}, rung.Errorf(rung.ErrInvalid, "invalid sandbox id or name %q", clip(ref))
+	}
+	if err != nil {
+		return rung.Sandbox{}, notFound(err, ref)
+	}
+	if sb.State == store.StateCreating || sb.State == rung.StateDeleted {
+		return rung.Sandbox{}, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
+	}
+	return sb.Sandbox, nil
+}
+
+// ListFilter selects a tenant's sandboxes.
+type ListFilter struct {
+	State  rung.State
+	Labels map[string]string
+	Limit  int
+}
+
+// List returns tenant's sandboxes matching f, oldest first.
+func (c *Controller) List(ctx context.Context, tenant rung.TenantID, f ListFilter) ([]rung.Sandbox, error) {
+	switch f.State {
+	case "", rung.StateReady, rung.StateRunning, rung.StatePaused:
+	default:
+		return nil, rung.Errorf(rung.ErrInvalid, "unknown state %q", clip(string(f.State)))
+	}
+	if err := checkLabels(f.Labels); err != nil {
+		return nil, err
+	}
+	rows, err := c.st.ListSandboxes(ctx, store.Filter{Tenant: tenant, State: f.State, Labels: f.Labels, Limit: f.Limit})
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes: %w", err)
+	}
+	out := make([]rung.Sandbox, 0, len(rows))
+	for _, r := range rows {
+		if r.State == store.StateCreating || r.State == rung.StateDeleted {
+			continue
+		}
+		out = append(out, r.Sandbox)
+	}
+	return out, nil
+}
+
+// Update changes a sandbox's labels or idle timeout.
+func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref string, req UpdateRequest) (rung.Sandbox, error) {
+	if req.Labels != nil {
+		if err := checkLabels(*req.Labels); err != nil {
+			return rung.Sandbox{}, err
+		}
+	}
+	if req.IdleTimeout != nil && *req.IdleTimeout < 0 {
+		return rung.Sandbox{}, rung.Errorf(rung.ErrInvalid, "idle_timeout must not be negative")
+	}
+	a, err := c.acquire(ctx, tenant, ref)
+	if err != nil {
+		return rung.Sandbox{}, err
+	}
+	defer c.release(a)
+	var out rung.Sandbox
+	err = c.do(ctx, a, func() error {
+		sb := c.sandbox(a)
+		if req.Labels != nil {
+			sb.Labels = *req.Labels
+		}
+		if req.IdleTimeout != nil {
+			sb.IdleTimeout = *req.IdleTimeout
+		}
+		sb.UpdatedAt = time.Now().UTC()
+		if err := c.st.UpdateSandbox(ctx, sb); err != nil {
+			return fmt.Errorf("update sandbox %s: %w", sb.ID, err)
+		}
+		c.mu.Lock()
+		a.sb = sb
+		c.mu.Unlock()
+		c.journal(ctx, sb.ID, "sandbox.updated", map[string]any{"labels": sb.Labels, "idle_timeout_ms": sb.IdleTimeout.Milliseconds()})
+		out = sb.Sandbox
+		return nil
+	})
+	return out, err
+}
+
+// Delete removes tenant's sandbox ref: running execs are canceled and
+// waited for, the row becomes a tombstone, the subvolume goes, then the
+// row and its journal. A crash midway is finished by reconciliation.
+func (c *Controller) Delete(ctx context.Context, tenant rung.TenantID, ref string) error {
+	a, err := c.acquire(ctx, tenant, ref)
+	if err != nil {
+		return err
+	}
+	defer c.release(a)
+	return c.do(ctx, a, func() error { return c.deleteLocked(ctx, a, "deleted by request") })
+}
+
+// deleteLocked deletes a's sandbox. It runs on a's goroutine.
+func (c *Controller) deleteLocked(ctx context.Context, a *actor, why string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	c.mu.Lock()
+	if a.deleted {
+		c.mu.Unlock()
+		return rung.Errorf(rung.ErrNotFound, "sandbox %s not found", a.id)
+	}
+	a.deleted = true
+	sb := a.sb
+	c.mu.Unlock()
+	a.execCancel()
+	a.execs.Wait()
+	sb.State = rung.StateDeleted
+	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
+		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
+	}
+	if err := c.pool.Delete(ctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
+		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
+	}
+	if err := c.st.DeleteSandbox(ctx, sb.ID); err != nil {
+		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
+	}
+	c.log.InfoContext(ctx, "sandbox deleted", "sandbox", sb.ID, "tenant", sb.Tenant, "reason", why)
+	c.notify(sb.ID)
+	return nil
+}
+
+// journal appends one journal entry, logging (not returning) a failure:
+// the operation it records has already happened.
+func (c *Controller) journal(ctx context.Context, id rung.SandboxID, typ string, data any) {
+	b, err := json.Marshal(data)
+	if err == nil {
+		_, err = c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: typ, Journal: true, Data: b}})
+	}
+	if err != nil {
+		c.log.WarnContext(ctx, "journal append", "sandbox", id, "type", typ, "err", err)
+		return
+	}
+	c.notify(id)
+}

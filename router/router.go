@@ -1,0 +1,67 @@
+// Package router decides which tier runs an exec and says why. It is a
+// pure decision: it does no I/O and runs nothing.
+package router
+
+import (
+	"fmt"
+
+	"rung.dev/rung"
+)
+
+// Checker reports whether a script can run faithfully in the isolate tier
+// (nil), or why not. *shell.Shell implements it.
+type Checker interface {
+	Check(script string) error
+}
+
+// Request is what the router decides on.
+type Request struct {
+	Script  string
+	Backend rung.Backend // requested backend; "" means auto
+	// ContainerAvailable says whether this server can run the container
+	// tier for the sandbox now.
+	ContainerAvailable bool
+}
+
+// Decision is the router's answer. When Err is non-nil the exec must not
+// run: Err says why (wrapping rung.ErrUnavailable when the only faithful
+// tier is missing, rung.ErrInvalid for a bad request).
+type Decision struct {
+	Backend rung.Backend
+	Reason  string
+	Err     error
+}
+
+// Route picks the tier for req. The isolate tier runs a script only when
+// isolate.Check accepts it; anything else goes to the container tier, and
+// when that is unavailable the exec fails naming what the isolate tier
+// cannot run. It never picks a tier that would fake a result.
+func Route(req Request, isolate Checker) Decision {
+	switch req.Backend {
+	case "", rung.BackendAuto:
+		err := isolate.Check(req.Script)
+		if err == nil {
+			return Decision{Backend: rung.BackendIsolate, Reason: "isolate tier runs every command of this script"}
+		}
+		if !req.ContainerAvailable {
+			return Decision{Backend: rung.BackendContainer, Reason: "isolate tier cannot run it: " + err.Error(),
+				Err: rung.Errorf(rung.ErrUnavailable, "isolate tier cannot run this faithfully (%v) and the container tier is not available on this server", err)}
+		}
+		return Decision{Backend: rung.BackendContainer, Reason: "isolate tier cannot run it: " + err.Error()}
+	case rung.BackendIsolate:
+		// Explicitly requested: the shell itself refuses, at run time,
+		// whatever it cannot do faithfully, so the caller sees the exact
+		// unsupported command in the result.
+		return Decision{Backend: rung.BackendIsolate, Reason: "requested"}
+	case rung.BackendContainer:
+		if !req.ContainerAvailable {
+			return Decision{Backend: rung.BackendContainer, Reason: "requested",
+				Err: rung.Errorf(rung.ErrUnavailable, "container tier not available on this server")}
+		}
+		return Decision{Backend: rung.BackendContainer, Reason: "requested"}
+	}
+	return Decision{Reason: "invalid backend", Err: rung.Errorf(rung.ErrInvalid, "unknown backend %q (want auto, isolate or container)", req.Backend)}
+}
+
+// String returns the decision for logs.
+func (d Decision) String() string { return fmt.Sprintf("%s (%s)", d.Backend, d.Reason) }

@@ -1,0 +1,397 @@
+package shell
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// arithErr is an arithmetic evaluation error (division by zero, bad
+// number, syntax). In $((...)) it ends the shell; in ((...)) and let it
+// makes the command fail.
+type arithErr struct{ msg string }
+
+func (e arithErr) Error() string { return e.msg }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// arith evaluates x; an error is fatal, as for $((...)).
+func (r *runner) arith(x syntax.ArithmExpr) int64 {
+	v, err := r.arithSafe(x)
+	if err != nil {
+		r.fatalf(1, "%s", err.Error())
+	}
+	return v
+}
+
+// arithSafe evaluates x, returning evaluation errors.
+func (r *runner) arithSafe(x syntax.ArithmExpr) (v int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(arithErr); ok {
+				err = e
+				return
+			}
+			panic(p)
+		}
+	}()
+	return r.eval(x), nil
+}
+
+var arithCache sync.Map // string -> syntax.ArithmExpr
+
+// arithString evaluates s as an arithmetic expression (a variable's value
+// or an expanded word); errors panic with arithErr.
+func (r *runner) arithString(s string) int64 {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && (s[0] != '0' || len(s) == 1) {
+		return n
+	}
+	r.arithDepth++
+	defer func() { r.arithDepth-- }()
+	if r.arithDepth > 1024 {
+		panic(arithErr{s + ": expression recursion level exceeded"})
+	}
+	var x syntax.ArithmExpr
+	if c, ok := arithCache.Load(s); ok {
+		x = c.(syntax.ArithmExpr)
+	} else {
+		p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+		e, err := p.Arithmetic(strings.NewReader(s))
+		if err != nil || e == nil {
+			panic(arithErr{fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s)})
+		}
+		x = e
+		arithCache.Store(s, x)
+	}
+	return r.eval(x)
+}
+
+// arithText is the source text of x, for messages.
+func (r *runner) arithText(x syntax.ArithmExpr) string {
+	var sb strings.Builder
+	_ = syntax.NewPrinter().Print(&sb, x)
+	return sb.String()
+}
+
+// parseNumber parses a bash integer constant: decimal, 0x hex, 0 octal,
+// or base#digits.
+func parseNumber(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	base := int64(10)
+	digits := s
+	if b, d, ok := strings.Cut(s, "#"); ok {
+		n, err := strconv.Atoi(b)
+		if err != nil || n < 2 || n > 64 {
+			return 0, false
+		}
+		base, digits = int64(n), d
+	} else if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		base, digits = 16, s[2:]
+	} else if len(s) > 1 && s[0] == '0' {
+		base, digits = 8, s[1:]
+	}
+	if digits == "" {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		var d int64
+		switch {
+		case c >= '0' && c <= '9':
+			d = int64(c - '0')
+		case c >= 'a' && c <= 'z':
+			d = int64(c-'a') + 10
+		case c >= 'A' && c <= 'Z':
+			d = int64(c - 'A')
+			if base <= 36 {
+				d += 10
+			} else {
+				d += 36
+			}
+		case c == '@':
+			d = 62
+		case c == '_':
+			d = 63
+		default:
+			return 0, false
+		}
+		if d >= base {
+			return 0, false
+		}
+		n = n*base + d
+	}
+	return n, true
+}
+
+// arithVar reads a variable for arithmetic: its value is itself
+// evaluated as an expression.
+func (r *runner) arithVar(name string) int64 {
+	s, ok := r.varValue(name)
+	if !ok && r.nounset {
+		r.fatalf(127, "%s: unbound variable", name)
+	}
+	if s == "" {
+		return 0
+	}
+	return r.arithString(s)
+}
+
+func (r *runner) eval(x syntax.ArithmExpr) int64 {
+	switch x := x.(type) {
+	case *syntax.Word:
+		return r.evalWord(x)
+	case *syntax.ParenArithm:
+		return r.eval(x.X)
+	case *syntax.UnaryArithm:
+		return r.evalUnary(x)
+	case *syntax.BinaryArithm:
+		return r.evalBinary(x)
+	}
+	panic(arithErr{"unsupported arithmetic expression"})
+}
+
+func (r *runner) evalWord(w *syntax.Word) int64 {
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			s := p.Value
+			if validName(s) {
+				return r.arithVar(s)
+			}
+			if n, ok := parseNumber(s); ok {
+				return n
+			}
+			if s != "" && s[0] >= '0' && s[0] <= '9' {
+				panic(arithErr{fmt.Sprintf("%s: value too great for base (error token is \"%s\")", s, s)})
+			}
+		case *syntax.ParamExp:
+			if !p.Dollar.IsValid() && p.Index != nil && p.Param != nil {
+				pv := r.lookupParam(p.Param.Value, p.Index, nil)
+				if len(pv.vals) == 0 || pv.vals[0] == "" {
+					return 0
+				}
+				return r.arithString(pv.vals[0])
+			}
+		}
+	}
+	s := r.literal(w)
+	if n, ok := parseNumber(strings.TrimSpace(s)); ok {
+		return n
+	}
+	return r.arithString(s)
+}
+
+// arithLvalue returns the name and optional subscript an assignment or
+// ++/-- targets.
+func (r *runner) arithLvalue(x syntax.ArithmExpr) (string, *string) {
+	w, ok := x.(*syntax.Word)
+	if !ok || len(w.Parts) != 1 {
+		panic(arithErr{"attempted assignment to non-variable"})
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		if validName(p.Value) {
+			return p.Value, nil
+		}
+	case *syntax.ParamExp:
+		if p.Param != nil && p.Index != nil {
+			s := r.subscript(p.Param.Value, p.Index)
+			return p.Param.Value, &s
+		}
+		if p.Param != nil {
+			return p.Param.Value, nil
+		}
+	}
+	panic(arithErr{fmt.Sprintf("%s: attempted assignment to non-variable", r.arithText(x))})
+}
+
+func (r *runner) arithGet(name string, idx *string) int64 {
+	if idx == nil {
+		return r.arithVar(name)
+	}
+	pv := r.lookupParam(name, nil, idx)
+	if len(pv.vals) == 0 {
+		return 0
+	}
+	return r.arithString(pv.vals[0])
+}
+
+func (r *runner) arithSet(name string, idx *string, v int64) {
+	if err := r.assign(name, idx, itoa(v), false); err != nil {
+		panic(arithErr{err.Error()})
+	}
+}
+
+func (r *runner) evalUnary(x *syntax.UnaryArithm) int64 {
+	switch x.Op {
+	case syntax.Inc, syntax.Dec:
+		name, idx := r.arithLvalue(x.X)
+		old := r.arithGet(name, idx)
+		n := old + 1
+		if x.Op == syntax.Dec {
+			n = old - 1
+		}
+		r.arithSet(name, idx, n)
+		if x.Post {
+			return old
+		}
+		return n
+	}
+	v := r.eval(x.X)
+	switch x.Op {
+	case syntax.Not:
+		return b2i(v == 0)
+	case syntax.BitNegation:
+		return ^v
+	case syntax.Minus:
+		return -v
+	}
+	return v
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (r *runner) evalBinary(x *syntax.BinaryArithm) int64 {
+	switch x.Op {
+	case syntax.AndArit:
+		if r.eval(x.X) == 0 {
+			return 0
+		}
+		return b2i(r.eval(x.Y) != 0)
+	case syntax.OrArit:
+		if r.eval(x.X) != 0 {
+			return 1
+		}
+		return b2i(r.eval(x.Y) != 0)
+	case syntax.TernQuest:
+		c := r.eval(x.X)
+		col, ok := x.Y.(*syntax.BinaryArithm)
+		if !ok || col.Op != syntax.TernColon {
+			panic(arithErr{"`:' expected for conditional expression"})
+		}
+		if c != 0 {
+			return r.eval(col.X)
+		}
+		return r.eval(col.Y)
+	case syntax.Comma:
+		r.eval(x.X)
+		return r.eval(x.Y)
+	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
+		syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
+		syntax.ShrAssgn, syntax.PowAssgn:
+		name, idx := r.arithLvalue(x.X)
+		v := r.eval(x.Y)
+		if x.Op != syntax.Assgn {
+			old := r.arithGet(name, idx)
+			v = arithOp(assignBase(x.Op), old, v)
+		}
+		r.arithSet(name, idx, v)
+		return v
+	}
+	return arithOp(x.Op, r.eval(x.X), r.eval(x.Y))
+}
+
+func assignBase(op syntax.BinAritOperator) syntax.BinAritOperator {
+	switch op {
+	case syntax.AddAssgn:
+		return syntax.Add
+	case syntax.SubAssgn:
+		return syntax.Sub
+	case syntax.MulAssgn:
+		return syntax.Mul
+	case syntax.QuoAssgn:
+		return syntax.Quo
+	case syntax.RemAssgn:
+		return syntax.Rem
+	case syntax.AndAssgn:
+		return syntax.And
+	case syntax.OrAssgn:
+		return syntax.Or
+	case syntax.XorAssgn:
+		return syntax.Xor
+	case syntax.ShlAssgn:
+		return syntax.Shl
+	case syntax.ShrAssgn:
+		return syntax.Shr
+	case syntax.PowAssgn:
+		return syntax.Pow
+	}
+	return op
+}
+
+func arithOp(op syntax.BinAritOperator, a, b int64) int64 {
+	switch op {
+	case syntax.Add:
+		return a + b
+	case syntax.Sub:
+		return a - b
+	case syntax.Mul:
+		return a * b
+	case syntax.Quo, syntax.Rem:
+		if b == 0 {
+			panic(arithErr{"division by 0 (error token is \"" + itoa(b) + "\")"})
+		}
+		if b == -1 {
+			if op == syntax.Quo {
+				return -a
+			}
+			return 0
+		}
+		if op == syntax.Quo {
+			return a / b
+		}
+		return a % b
+	case syntax.Pow:
+		if b < 0 {
+			panic(arithErr{"exponent less than 0 (error token is \"" + itoa(b) + "\")"})
+		}
+		res := int64(1)
+		for ; b > 0; b >>= 1 {
+			if b&1 == 1 {
+				res *= a
+			}
+			a *= a
+		}
+		return res
+	case syntax.Eql:
+		return b2i(a == b)
+	case syntax.Neq:
+		return b2i(a != b)
+	case syntax.Lss:
+		return b2i(a < b)
+	case syntax.Gtr:
+		return b2i(a > b)
+	case syntax.Leq:
+		return b2i(a <= b)
+	case syntax.Geq:
+		return b2i(a >= b)
+	case syntax.And:
+		return a & b
+	case syntax.Or:
+		return a | b
+	case syntax.Xor:
+		return a ^ b
+	case syntax.Shl:
+		return a << (uint64(b) & 63)
+	case syntax.Shr:
+		return a >> (uint64(b) & 63)
+	case syntax.XorBool:
+		panic(arithErr{"syntax error: operand expected (error token is \"^\")"})
+	}
+	panic(arithErr{"unsupported arithmetic operator " + op.String()})
+}

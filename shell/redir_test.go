@@ -1,0 +1,83 @@
+package shell_test
+
+import (
+	"testing"
+
+	"rung.dev/rung/shell/shelltest"
+)
+
+var redirFiles = map[string]string{
+	"in.txt":  "line1\nline2\nline3\n",
+	"one.txt": "only\n",
+	"dir/":    "",
+}
+
+var redirCases = concat(
+	withFiles(redirFiles, group("redir",
+		`echo hi > out.txt; echo $?`,
+		`echo a > f; echo b >> f; while read l; do echo "<$l>"; done < f`,
+		`echo x >| f; echo y > f; read v < f; echo $v`,
+		`set -C; echo a > f; echo b > f; echo $?; read v < f; echo $v`,
+		`set -C; echo a > /dev/null; echo $?`,
+		`read l < in.txt; echo $l`,
+		`read l < nosuch; echo $?`,
+		`echo x > dir; echo $?`,
+		`echo err 2> e.txt >&2; read v < e.txt; echo "[$v]"`,
+		`{ echo out; echo err >&2; } > both 2>&1; while read l; do echo "$l"; done < both`,
+		`{ echo out; echo err >&2; } &> all; while read l; do echo "$l"; done < all`,
+		`{ echo out; echo err >&2; } &>> all; echo more &>> all; while read l; do echo "$l"; done < all`,
+		`{ echo out; echo err >&2; } 2>&1 > f; echo; read v < f; echo "f=$v"`,
+		`echo a 1>&2 2>/dev/null`,
+		`exec 3> fd3.txt; echo via3 >&3; exec 3>&-; read v < fd3.txt; echo $v`,
+		`exec 3< in.txt; read a <&3; read b <&3; echo $a $b; exec 3<&-`,
+		`exec 4<> rw.txt; echo data >&4; exec 4>&-; read v < rw.txt; echo $v`,
+		`echo x >&5; echo $?`,
+		`exec 3>&1; echo to3 >&3`,
+		`exec > out.txt; echo hidden; exec >&2; echo $? >&2`,
+		`{ read a; read b; } < in.txt; echo $a-$b`,
+		`while read l; do echo "[$l]"; done < in.txt`,
+		`while read l; do echo "[$l]"; done < in.txt > out.txt; read x < out.txt; echo $x`,
+		`for i in 1 2; do echo $i; done > loop.txt; while read l; do echo $l; done < loop.txt`,
+		`if true; then echo in-if; fi > if.txt; read v < if.txt; echo $v`,
+		`cat_() { while read l; do echo "$l"; done; }; cat_ < in.txt`,
+		`echo a > f1 > f2; read v < f2; echo "[$v]"; read w < f1; echo "[$w]"`,
+		`x=out2.txt; echo dyn > $x; read v < out2.txt; echo $v`,
+		`echo > "sp ace.txt"; echo $?`,
+		`echo a 2>&1 >/dev/null`,
+		`echo "$(echo err >&2)" 2>/dev/null`,
+		`exec 3>&1 4>&2; { echo x >&3; } 3>/dev/null; echo y >&3`,
+		`echo data > /tmp/t.txt; read v < /tmp/t.txt; echo $v`,
+		`echo a >/dev/stdout`,
+		`echo a >/dev/stderr 2>/dev/null; echo b`,
+		`echo a >/dev/fd/1`,
+		`read v < /dev/null; echo $? "[$v]"`,
+		`exec {fd}> named.txt; echo via >&$fd; exec {fd}>&-; read v < named.txt; echo $v`,
+		`echo a 3>&1 1>&2 2>&3 | while read l; do echo "p:$l"; done`,
+		`read a b < one.txt; echo "$a|$b"`,
+		`echo 1 > f; echo 2 >> f; echo 3 >> f; mapfile -t arr < f; echo ${#arr[@]} ${arr[2]}`,
+		`> empty.txt; echo $?`,
+		`echo hi > ../escape.txt; echo $?`,
+		`echo hi > /proc/nope 2>/dev/null; echo $?`,
+	)),
+	group("heredoc",
+		"cat_() { while IFS= read -r l; do echo \"$l\"; done; }; cat_ <<EOF\nhello\n  indented\nEOF",
+		"x=1; while read l; do echo \"$l\"; done <<EOF\nx=$x $(echo sub) $((1+1))\nEOF",
+		"x=1; while read -r l; do echo \"$l\"; done <<'EOF'\nx=$x $(echo sub)\nEOF",
+		"x=1; while read -r l; do echo \"$l\"; done <<\"EOF\"\nx=$x\nEOF",
+		"while read -r l; do echo \"[$l]\"; done <<-EOF\n\tindented\n\t\tmore\n\tEOF",
+		"while read -r l; do echo \"[$l]\"; done <<EOF\nback\\\\slash \\$dollar \\`tick\nEOF",
+		"read a <<EOF\nfirst\nEOF\necho $a",
+		"read a <<< 'here string'; echo $a",
+		"read a b <<< \"$HOME x\"; echo $a $b",
+		"while read l; do echo \"$l\"; done <<< $'a\\nb'",
+		"x='a  b'; read -r v <<< $x; echo \"$v\"",
+		"f() { read l; echo \"f:$l\"; }; f <<EOF\nin-func\nEOF",
+		"while read a; do read b <<EOF\ninner\nEOF\necho \"$a $b\"; done <<EOF\nouter\nEOF",
+		"cat_() { while IFS= read -r l; do echo \"$l\"; done; }; cat_ <<EOF\n\nblank above\nEOF",
+		"read -r -d '' v <<EOF\nmulti\nline\nEOF\necho \"$v\"",
+		"IFS= read -r v <<< '  keep  '; echo \"[$v]\"",
+		"while read -r l; do echo \"$l\"; done <<EOF\n${x:-default} \"quotes\" 'single'\nEOF",
+	),
+)
+
+func TestRedirections(t *testing.T) { shelltest.Run(t, redirCases, nil) }

@@ -1,0 +1,526 @@
+package tools
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// jqOrder remembers the key order of objects, which gojq's maps lose:
+// objects decoded from input and objects built by {...} with constant
+// keys. It is not safe for concurrent use.
+type jqOrder struct {
+	m map[uintptr]jqOrdered
+}
+
+type jqOrdered struct {
+	obj  map[string]any // kept so the address is not reused
+	keys []string
+}
+
+func (o *jqOrder) record(m map[string]any, keys []string) {
+	if len(m) < 2 {
+		return
+	}
+	if o.m == nil {
+		o.m = map[uintptr]jqOrdered{}
+	}
+	o.m[reflect.ValueOf(m).Pointer()] = jqOrdered{m, keys}
+}
+
+// keys returns m's keys in their known order; ok is false when the order
+// is unknown (gojq made the object and it has two keys or more).
+func (o *jqOrder) keys(m map[string]any) ([]string, bool) {
+	if e, ok := o.m[reflect.ValueOf(m).Pointer()]; ok && len(e.keys) == len(m) {
+		good := true
+		for _, k := range e.keys {
+			if _, ok := m[k]; !ok {
+				good = false
+				break
+			}
+		}
+		if good {
+			return e.keys, true
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, len(m) < 2
+}
+
+// jqDecoder reads a stream of JSON values the way jq 1.6 does: numbers
+// become float64, invalid UTF-8 becomes U+FFFD, object key order is
+// recorded in order.
+type jqDecoder struct {
+	r     *bufio.Reader
+	order *jqOrder
+	line  int
+	col   int
+}
+
+type jqParseError struct{ msg string }
+
+func (e *jqParseError) Error() string { return e.msg }
+
+func newJQDecoder(r io.Reader, order *jqOrder) *jqDecoder {
+	return &jqDecoder{r: bufio.NewReaderSize(r, 64<<10), order: order, line: 1}
+}
+
+func (d *jqDecoder) fail(format string, args ...any) {
+	panic(&jqParseError{fmt.Sprintf(format, args...) + fmt.Sprintf(" at line %d, column %d", d.line, d.col)})
+}
+
+func (d *jqDecoder) read() (byte, bool) {
+	c, err := d.r.ReadByte()
+	if err != nil {
+		return 0, false
+	}
+	if c == '\n' {
+		d.line++
+		d.col = 0
+	} else {
+		d.col++
+	}
+	return c, true
+}
+
+func (d *jqDecoder) unread() {
+	d.r.UnreadByte()
+	d.col--
+}
+
+func (d *jqDecoder) skipSpace() (byte, bool) {
+	for {
+		c, ok := d.read()
+		if !ok {
+			return 0, false
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c, true
+		}
+	}
+}
+
+// Next returns the next value; io.EOF at the end, *jqParseError when the
+// input is not JSON.
+func (d *jqDecoder) Next() (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe, ok := r.(*jqParseError)
+			if !ok {
+				panic(r)
+			}
+			err = pe
+		}
+	}()
+	c, ok := d.skipSpace()
+	if !ok {
+		return nil, io.EOF
+	}
+	return d.value(c), nil
+}
+
+func (d *jqDecoder) value(c byte) any {
+	switch {
+	case c == '{':
+		return d.object()
+	case c == '[':
+		return d.array()
+	case c == '"':
+		return d.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number(c)
+	case c >= 'a' && c <= 'z':
+		word := []byte{c}
+		for {
+			c, ok := d.read()
+			if !ok {
+				break
+			}
+			if c < 'a' || c > 'z' {
+				d.unread()
+				break
+			}
+			word = append(word, c)
+		}
+		switch string(word) {
+		case "true":
+			return true
+		case "false":
+			return false
+		case "null":
+			return nil
+		case "nan":
+			return math.NaN()
+		}
+		d.fail("Invalid literal")
+	}
+	d.fail("Invalid numeric literal")
+	return nil
+}
+
+func (d *jqDecoder) object() any {
+	m := map[string]any{}
+	var keys []string
+	c, ok := d.skipSpace()
+	if ok && c == '}' {
+		return m
+	}
+	for {
+		if !ok || c != '"' {
+			d.fail("Object keys must be strings")
+		}
+		k := d.str()
+		if c, ok = d.skipSpace(); !ok || c != ':' {
+			d.fail("Objects must consist of key:value pairs")
+		}
+		if c, ok = d.skipSpace(); !ok {
+			d.fail("Unfinished JSON term")
+		}
+		if _, dup := m[k]; !dup {
+			keys = append(keys, k)
+		}
+		m[k] = d.value(c)
+		if c, ok = d.skipSpace(); !ok {
+			d.fail("Unfinished JSON term")
+		}
+		if c == '}' {
+			d.order.record(m, keys)
+			return m
+		}
+		if c != ',' {
+			d.fail("Expected separator between values")
+		}
+		c, ok = d.skipSpace()
+	}
+}
+
+func (d *jqDecoder) array() any {
+	a := []any{}
+	c, ok := d.skipSpace()
+	if ok && c == ']' {
+		return a
+	}
+	for {
+		if !ok {
+			d.fail("Unfinished JSON term")
+		}
+		a = append(a, d.value(c))
+		if c, ok = d.skipSpace(); !ok {
+			d.fail("Unfinished JSON term")
+		}
+		if c == ']' {
+			return a
+		}
+		if c != ',' {
+			d.fail("Expected separator between values")
+		}
+		c, ok = d.skipSpace()
+	}
+}
+
+func (d *jqDecoder) number(c byte) any {
+	b := []byte{c}
+	for {
+		c, ok := d.read()
+		if !ok {
+			break
+		}
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			d.unread()
+			break
+		}
+		b = append(b, c)
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f // ±Inf, printed as ±DBL_MAX like jq 1.6
+		}
+		d.fail("Invalid numeric literal")
+	}
+	return f
+}
+
+func (d *jqDecoder) str() string {
+	var b strings.Builder
+	for {
+		c, ok := d.read()
+		if !ok {
+			d.fail("Unfinished string")
+		}
+		switch {
+		case c == '"':
+			return strings.ToValidUTF8(b.String(), "\uFFFD")
+		case c == '\\':
+			e, ok := d.read()
+			if !ok {
+				d.fail("Unfinished string")
+			}
+			switch e {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case '/', '\\', '"':
+				b.WriteByte(e)
+			case 'u':
+				r := d.hex4()
+				if utf16Surrogate(r) {
+					if c1, _ := d.read(); c1 == '\\' {
+						if c2, _ := d.read(); c2 == 'u' {
+							r2 := d.hex4()
+							r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+						}
+					}
+				}
+				b.WriteRune(r)
+			default:
+				d.fail("Invalid escape")
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+func utf16Surrogate(r rune) bool { return r >= 0xD800 && r < 0xDC00 }
+
+func (d *jqDecoder) hex4() rune {
+	var r rune
+	for i := 0; i < 4; i++ {
+		c, ok := d.read()
+		if !ok {
+			d.fail("Invalid escape")
+		}
+		v, err := strconv.ParseUint(string(c), 16, 8)
+		if err != nil {
+			d.fail("Invalid characters in \\u escape")
+		}
+		r = r<<4 | rune(v)
+	}
+	return r
+}
+
+// jqEncoder writes values as jq 1.6 prints them.
+type jqEncoder struct {
+	order     *jqOrder
+	indent    string // "" compact
+	sortKeys  bool
+	ascii     bool
+	unordered bool // an object of unknown key order was written
+}
+
+func (e *jqEncoder) encode(b []byte, v any, depth int) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		if v {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case float64:
+		return jqNumber(b, v)
+	case int:
+		return jqNumber(b, float64(v))
+	case json.Number:
+		f, _ := v.Float64()
+		return jqNumber(b, f)
+	case int64:
+		return jqNumber(b, float64(v))
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(v).Float64()
+		return jqNumber(b, f)
+	case string:
+		return e.str(b, v)
+	case []any:
+		if len(v) == 0 {
+			return append(b, "[]"...)
+		}
+		b = append(b, '[')
+		for i, x := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = e.newline(b, depth+1)
+			b = e.encode(b, x, depth+1)
+		}
+		b = e.newline(b, depth)
+		return append(b, ']')
+	case map[string]any:
+		if len(v) == 0 {
+			return append(b, "{}"...)
+		}
+		var keys []string
+		if e.sortKeys {
+			keys = make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+		} else {
+			var ok bool
+			keys, ok = e.order.keys(v)
+			if !ok {
+				e.unordered = true
+			}
+		}
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = e.newline(b, depth+1)
+			b = e.str(b, k)
+			b = append(b, ':')
+			if e.indent != "" {
+				b = append(b, ' ')
+			}
+			b = e.encode(b, v[k], depth+1)
+		}
+		b = e.newline(b, depth)
+		return append(b, '}')
+	}
+	return e.str(b, fmt.Sprint(v))
+}
+
+func (e *jqEncoder) newline(b []byte, depth int) []byte {
+	if e.indent == "" {
+		return b
+	}
+	b = append(b, '\n')
+	for i := 0; i < depth; i++ {
+		b = append(b, e.indent...)
+	}
+	return b
+}
+
+func (e *jqEncoder) str(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"':
+				b = append(b, `\"`...)
+			case c == '\\':
+				b = append(b, `\\`...)
+			case c == '\n':
+				b = append(b, `\n`...)
+			case c == '\t':
+				b = append(b, `\t`...)
+			case c == '\r':
+				b = append(b, `\r`...)
+			case c == '\b':
+				b = append(b, `\b`...)
+			case c == '\f':
+				b = append(b, `\f`...)
+			case c < 0x20 || c == 0x7f:
+				b = fmt.Appendf(b, `\u%04x`, c)
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if e.ascii {
+			if r >= 0x10000 {
+				r -= 0x10000
+				b = fmt.Appendf(b, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3ff))
+			} else {
+				b = fmt.Appendf(b, `\u%04x`, r)
+			}
+		} else if r == utf8.RuneError && size == 1 {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// jqNumber formats a double as jq 1.6 does: the shortest digits that
+// read back, in exponent form when the exponent is below -4 or the
+// number has more than 15 digits past the last significant one;
+// infinities print as ±DBL_MAX and NaN as null.
+func jqNumber(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "null"...)
+	case math.IsInf(f, 1):
+		f = math.MaxFloat64
+	case math.IsInf(f, -1):
+		f = -math.MaxFloat64
+	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(b, "-0"...)
+		}
+		return append(b, '0')
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64) // d.ddddde±XX
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+		b = append(b, '-')
+	}
+	mant, expStr, _ := strings.Cut(s, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	exp, _ := strconv.Atoi(expStr)
+	decpt := exp + 1
+	if decpt <= -4 || decpt > len(digits)+15 {
+		b = append(b, digits[0])
+		if len(digits) > 1 {
+			b = append(b, '.')
+			b = append(b, digits[1:]...)
+		}
+		b = append(b, 'e')
+		if exp < 0 {
+			b = append(b, '-')
+			exp = -exp
+		} else {
+			b = append(b, '+')
+		}
+		if exp < 10 {
+			b = append(b, '0')
+		}
+		return strconv.AppendInt(b, int64(exp), 10)
+	}
+	switch {
+	case decpt <= 0:
+		b = append(b, "0."...)
+		for i := decpt; i < 0; i++ {
+			b = append(b, '0')
+		}
+		return append(b, digits...)
+	case decpt >= len(digits):
+		b = append(b, digits...)
+		for i := len(digits); i < decpt; i++ {
+			b = append(b, '0')
+		}
+		return b
+	}
+	b = append(b, digits[:decpt]...)
+	b = append(b, '.')
+	return append(b, digits[decpt:]...)
+}

@@ -1,0 +1,341 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"rung.dev/rung/shell"
+)
+
+// stat displays file status like GNU stat 9.1. The file view exposes
+// stat(2), not statx(2), so the birth time is unknown: %w prints "-" and
+// %W "0" (GNU prints them when the filesystem records a birth time).
+// -f (file system status) and SELinux contexts (%C) are refused.
+
+var statSpec = fuNewSpec([]string{"L,dereference", "c,format=", "printf=", "t,terse"},
+	"f,file-system", "cached=", "help", "version")
+
+func runStat(ctx context.Context, c *shell.Call) int {
+	opts, files, status, ok := statSpec.parse(c, 1)
+	if !ok {
+		return status
+	}
+	var deref, terse, hasFormat bool
+	format := ""
+	for _, o := range opts {
+		switch o.Key {
+		case "dereference":
+			deref = true
+		case "format":
+			format, hasFormat = o.Value+"\n", true
+		case "printf":
+			format, hasFormat = statEscapes(o.Value), true
+		case "terse":
+			terse = true
+		}
+	}
+	if len(files) == 0 {
+		return usage(c, errors.New("missing operand"), 1)
+	}
+	if hasFormat {
+		if err := statCheckFormat(format); err != "" {
+			return c.Fail("format directive " + err)
+		}
+	}
+	loc := fuLocation(c)
+	for _, f := range files {
+		if ctx.Err() != nil {
+			return 130
+		}
+		var st fuStat
+		var err error
+		if deref {
+			st, err = fuStatPath(c, f)
+		} else {
+			st, err = fuLstat(c, f)
+		}
+		if err != nil {
+			c.Errorf("cannot statx %s: %s", fuQuote(f), fuErr(err))
+			status = 1
+			continue
+		}
+		s := &statFile{c: c, name: f, st: st, loc: loc, deref: deref}
+		var fm string
+		switch {
+		case hasFormat:
+			fm = format
+		case terse:
+			fm = "%n %s %b %f %u %g %D %i %h %t %T %X %Y %Z %W %o\n"
+		default:
+			fm = statDefault(st)
+			s.plainName = true
+		}
+		c.Stdout.Write([]byte(s.format(fm)))
+	}
+	return status
+}
+
+func statDefault(st fuStat) string {
+	dev := "%h"
+	if m := st.Mode & 0o170000; m == 0o020000 || m == 0o060000 {
+		dev = "%-5h Device type: %Hr,%Lr"
+	}
+	return "  File: %N\n  Size: %-10s\tBlocks: %-10b IO Block: %-6o %F\n" +
+		"Device: %Hd,%Ld\tInode: %-10i  Links: " + dev + "\n" +
+		"Access: (%04a/%10.10A)  Uid: (%5u/%8U)   Gid: (%5g/%8G)\n" +
+		"Access: %x\nModify: %y\nChange: %z\n Birth: %w\n"
+}
+
+// statCheckFormat returns the first directive we do not implement, or "".
+func statCheckFormat(f string) string {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-#0 +'.0123456789", f[j]) >= 0 {
+			j++
+		}
+		if j < len(f) && (f[j] == 'H' || f[j] == 'L') {
+			j++
+		}
+		if j >= len(f) {
+			return ""
+		}
+		if strings.IndexByte("%aAbBdDfFgGhinNostTuUwWxXyYzZrR", f[j]) < 0 {
+			return "%" + f[i+1:j+1]
+		}
+		i = j
+	}
+	return ""
+}
+
+type statFile struct {
+	c         *shell.Call
+	name      string
+	st        fuStat
+	loc       *time.Location
+	deref     bool
+	plainName bool // default format: name and link target unquoted
+}
+
+func (s *statFile) format(f string) string {
+	var sb strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			sb.WriteByte(f[i])
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-#0 +'.0123456789", f[j]) >= 0 {
+			j++
+		}
+		flags := f[i+1 : j]
+		mod := byte(0)
+		if j < len(f) && (f[j] == 'H' || f[j] == 'L') && j+1 < len(f) && strings.IndexByte("dr", f[j+1]) >= 0 {
+			mod = f[j]
+			j++
+		}
+		if j >= len(f) {
+			sb.WriteString(f[i:])
+			break
+		}
+		if f[j] == '%' {
+			sb.WriteByte('%')
+			i = j
+			continue
+		}
+		val, numeric := s.directive(f[j], mod)
+		sb.WriteString(statPad(flags, val, numeric))
+		i = j
+	}
+	return sb.String()
+}
+
+// statPad applies printf-style flags, width and precision to a value.
+func statPad(flags, val string, numeric bool) string {
+	if flags == "" {
+		return val
+	}
+	spec := "%" + strings.ReplaceAll(flags, "'", "")
+	if numeric {
+		if n, err := strconv.ParseInt(val, 10, 64); err == nil {
+			return fmt.Sprintf(spec+"d", n)
+		}
+		if n, err := strconv.ParseUint(val, 10, 64); err == nil {
+			return fmt.Sprintf(spec+"d", n)
+		}
+	}
+	return fmt.Sprintf(spec+"s", val)
+}
+
+func (s *statFile) directive(d, mod byte) (string, bool) {
+	st := s.st
+	u := func(n uint64) (string, bool) { return strconv.FormatUint(n, 10), true }
+	switch d {
+	case 'a':
+		return strconv.FormatUint(uint64(st.Mode&0o7777), 8), true
+	case 'A':
+		return fuModeString(st.Mode), false
+	case 'b':
+		return u(uint64(st.Blocks))
+	case 'B':
+		return "512", true
+	case 'd':
+		switch mod {
+		case 'H':
+			return u(uint64(devMajor(st.Dev)))
+		case 'L':
+			return u(uint64(devMinor(st.Dev)))
+		}
+		return u(st.Dev)
+	case 'r':
+		switch mod {
+		case 'H':
+			return u(uint64(devMajor(st.Rdev)))
+		case 'L':
+			return u(uint64(devMinor(st.Rdev)))
+		}
+		return u(st.Rdev)
+	case 'R':
+		return strconv.FormatUint(st.Rdev, 16), false
+	case 'D':
+		return strconv.FormatUint(st.Dev, 16), false
+	case 'f':
+		return strconv.FormatUint(uint64(st.Mode), 16), false
+	case 'F':
+		return fuTypeName(st), false
+	case 'g':
+		return u(uint64(st.Gid))
+	case 'G':
+		return fuGroup(st.Gid), false
+	case 'h':
+		return u(st.Nlink)
+	case 'i':
+		return u(st.Ino)
+	case 'n':
+		return s.name, false
+	case 'N':
+		return s.quotedName(), false
+	case 'o':
+		return u(uint64(st.Blksize))
+	case 's':
+		return strconv.FormatInt(st.Size, 10), true
+	case 't':
+		return strconv.FormatUint(uint64(devMajor(st.Rdev)), 16), false
+	case 'T':
+		return strconv.FormatUint(uint64(devMinor(st.Rdev)), 16), false
+	case 'u':
+		return u(uint64(st.Uid))
+	case 'U':
+		return fuUser(st.Uid), false
+	case 'w':
+		return "-", false
+	case 'W':
+		return "0", true
+	case 'x':
+		return s.time(st.Atim), false
+	case 'X':
+		return strconv.FormatInt(st.Atim.Unix(), 10), true
+	case 'y':
+		return s.time(st.Mtim), false
+	case 'Y':
+		return strconv.FormatInt(st.Mtim.Unix(), 10), true
+	case 'z':
+		return s.time(st.Ctim), false
+	case 'Z':
+		return strconv.FormatInt(st.Ctim.Unix(), 10), true
+	}
+	return "?", false
+}
+
+func (s *statFile) time(t time.Time) string {
+	return t.In(s.loc).Format("2006-01-02 15:04:05.000000000 -0700")
+}
+
+func (s *statFile) quotedName() string {
+	q := fuQuote
+	if s.plainName {
+		q = func(n string) string { return n }
+	}
+	out := q(s.name)
+	if s.st.isLink() && !s.deref {
+		if t, err := s.c.FS.Readlink(s.c.Abs(s.name)); err == nil {
+			out += " -> " + q(t)
+		}
+	}
+	return out
+}
+
+// fuTypeName is stat's %F.
+func fuTypeName(st fuStat) string {
+	switch st.Mode & 0o170000 {
+	case 0o100000:
+		if st.Size == 0 {
+			return "regular empty file"
+		}
+		return "regular file"
+	case 0o040000:
+		return "directory"
+	case 0o120000:
+		return "symbolic link"
+	case 0o010000:
+		return "fifo"
+	case 0o140000:
+		return "socket"
+	case 0o020000:
+		return "character special file"
+	case 0o060000:
+		return "block special file"
+	}
+	return "weird file"
+}
+
+// statEscapes interprets --printf's backslash escapes.
+func statEscapes(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			sb.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			sb.WriteByte('\n')
+		case 't':
+			sb.WriteByte('\t')
+		case '\\':
+			sb.WriteByte('\\')
+		case 'a':
+			sb.WriteByte('\a')
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'r':
+			sb.WriteByte('\r')
+		case 'v':
+			sb.WriteByte('\v')
+		case '"':
+			sb.WriteByte('"')
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			n, k := 0, 0
+			for k < 3 && i < len(s) && s[i] >= '0' && s[i] <= '7' {
+				n = n*8 + int(s[i]-'0')
+				i++
+				k++
+			}
+			i--
+			sb.WriteByte(byte(n))
+		default:
+			sb.WriteByte('\\')
+			sb.WriteByte(s[i])
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,197 @@
+package tools
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"rung.dev/rung/shell"
+)
+
+// tree lists a directory tree like the tree 2.1 program (Debian 12) with
+// UTF-8 line graphics. Counting follows tree's: a symlink to a directory
+// counts as a directory (and is not descended), a root directory counts
+// only when it lists something.
+
+var treeSpec = fuNewSpec([]string{"a", "d", "L=", "I=", "f", "noreport", "dirsfirst", "r", "n"},
+	"l", "P=", "C", "F", "t", "U", "v", "c", "s", "h", "p", "u", "g", "D", "J", "X", "o=",
+	"i", "Q", "N", "q", "x", "A", "S", "charset=", "filelimit=", "prune", "matchdirs",
+	"ignore-case", "info", "du", "si", "inodes", "device", "fromfile", "gitignore", "help", "version")
+
+type treer struct {
+	c                                       *shell.Call
+	ctx                                     context.Context
+	w                                       *bufio.Writer
+	all, dirsOnly, full, dirsFirst, reverse bool
+	level                                   int // 0: unlimited
+	ignore                                  []string
+	dirs, files                             int
+}
+
+func runTree(ctx context.Context, c *shell.Call) int {
+	opts, args, status, ok := treeSpec.parse(c, 1)
+	if !ok {
+		return status
+	}
+	t := &treer{c: c, ctx: ctx}
+	report := true
+	for _, o := range opts {
+		switch o.Key {
+		case "a":
+			t.all = true
+		case "d":
+			t.dirsOnly = true
+		case "f":
+			t.full = true
+		case "L":
+			n, err := strconv.Atoi(o.Value)
+			if err != nil || n < 1 {
+				c.Errorf("Invalid level, must be greater than 0.")
+				return 1
+			}
+			t.level = n
+		case "I":
+			t.ignore = append(t.ignore, strings.Split(o.Value, "|")...)
+		case "noreport":
+			report = false
+		case "dirsfirst":
+			t.dirsFirst = true
+		case "r":
+			t.reverse = true
+		}
+	}
+	if len(args) == 0 {
+		args = []string{"."}
+	}
+	t.w = bufio.NewWriterSize(c.Stdout, 32<<10)
+	for _, a := range args {
+		st, err := fuStatPath(c, a)
+		if err != nil || !st.isDir() {
+			t.w.WriteString(a + "  [error opening dir]\n")
+			if err != nil {
+				status = 2
+			} else {
+				t.files++
+			}
+			continue
+		}
+		t.w.WriteString(a)
+		t.w.WriteByte('\n')
+		n, err := t.list(a, "", 1)
+		if err != nil {
+			t.w.Flush()
+			return 130
+		}
+		if n > 0 {
+			t.dirs++
+		}
+	}
+	if report {
+		if t.dirsOnly {
+			fmt.Fprintf(t.w, "\n%d %s\n", t.dirs, plural(t.dirs, "directory", "directories"))
+		} else {
+			fmt.Fprintf(t.w, "\n%d %s, %d %s\n", t.dirs, plural(t.dirs, "directory", "directories"),
+				t.files, plural(t.files, "file", "files"))
+		}
+	}
+	t.w.Flush()
+	return status
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+type treeEnt struct {
+	name, target string
+	dir, link    bool
+}
+
+func (t *treer) ignored(name string) bool {
+	for _, p := range t.ignore {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// list prints dir's entries below prefix; it returns how many it printed.
+func (t *treer) list(dir, prefix string, depth int) (int, error) {
+	if err := t.ctx.Err(); err != nil {
+		return 0, err
+	}
+	des, err := t.c.FS.ReadDir(t.c.Abs(dir))
+	if err != nil {
+		return 0, nil
+	}
+	var ents []treeEnt
+	for _, de := range des {
+		n := de.Name()
+		if (!t.all && n[0] == '.') || t.ignored(n) {
+			continue
+		}
+		e := treeEnt{name: n, dir: de.IsDir()}
+		p := fuJoin(dir, n)
+		if de.Type()&fs.ModeSymlink != 0 {
+			e.link = true
+			e.target, _ = t.c.FS.Readlink(t.c.Abs(p))
+			if st, err := fuStatPath(t.c, p); err == nil && st.isDir() {
+				e.dir = true
+			}
+		}
+		if t.dirsOnly && !e.dir {
+			continue
+		}
+		ents = append(ents, e)
+	}
+	slices.SortStableFunc(ents, func(a, b treeEnt) int {
+		if t.dirsFirst && a.dir != b.dir {
+			if a.dir {
+				return -1
+			}
+			return 1
+		}
+		if t.reverse {
+			return strings.Compare(b.name, a.name)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	for i, e := range ents {
+		last := i == len(ents)-1
+		branch, next := "├── ", "│\u00a0\u00a0 "
+		if last {
+			branch, next = "└── ", "    "
+		}
+		p := fuJoin(dir, e.name)
+		shown := e.name
+		if t.full {
+			shown = p
+		}
+		t.w.WriteString(prefix + branch + shown)
+		if e.link {
+			t.w.WriteString(" -> " + e.target)
+		}
+		t.w.WriteByte('\n')
+		if !e.dir {
+			t.files++
+			continue
+		}
+		t.dirs++
+		if e.link || (t.level > 0 && depth >= t.level) {
+			continue
+		}
+		if _, err := t.list(p, prefix+next, depth+1); err != nil {
+			return 0, err
+		}
+	}
+	return len(ents), nil
+}

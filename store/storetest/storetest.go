@@ -1,0 +1,509 @@
+// Package storetest is the conformance suite for [store.Store]
+// implementations: every implementation's tests call [Run] with a
+// constructor that returns a fresh, empty store.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/store"
+)
+
+// Run runs every behaviour of the contract against stores made by open,
+// each in its own subtest with a fresh store. open must register the
+// store's Close with t.Cleanup.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"Tenants", testTenants},
+		{"Tokens", testTokens},
+		{"SandboxCRUD", testSandboxCRUD},
+		{"SandboxNames", testSandboxNames},
+		{"SandboxList", testSandboxList},
+		{"SandboxLimit", testSandboxLimit},
+		{"Execs", testExecs},
+		{"LoseExecs", testLoseExecs},
+		{"Events", testEvents},
+		{"EventsConcurrent", testEventsConcurrent},
+		{"TrimEvents", testTrimEvents},
+		{"Effects", testEffects},
+		{"Alarms", testAlarms},
+		{"Snapshots", testSnapshots},
+		{"DeleteCascades", testDeleteCascades},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, open(t))
+		})
+	}
+}
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// clock orders the creation times of sandboxes made by [sandbox].
+var clock atomic.Int64
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantErr(t *testing.T, what string, err, class error) {
+	t.Helper()
+	if !errors.Is(err, class) {
+		t.Fatalf("%s: err = %v, want %v", what, err, class)
+	}
+}
+
+func tenant(t *testing.T, s store.Store, id rung.TenantID) {
+	t.Helper()
+	must(t, s.CreateTenant(t.Context(), store.Tenant{ID: id, CreatedAt: t0}))
+}
+
+func sandbox(t *testing.T, s store.Store, ten rung.TenantID, name string, labels map[string]string) store.Sandbox {
+	t.Helper()
+	sb := store.Sandbox{Sandbox: rung.Sandbox{
+		ID: rung.NewSandboxID(), Name: name, Tenant: ten, Labels: labels, State: rung.StateReady,
+		Size: rung.Presets["lite"], CreatedAt: t0.Add(time.Duration(clock.Add(1)) * time.Millisecond), UpdatedAt: t0,
+	}}
+	must(t, s.CreateSandbox(t.Context(), sb, 0))
+	return sb
+}
+
+func testTenants(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	tenant(t, s, "beta")
+	wantErr(t, "duplicate tenant", s.CreateTenant(ctx, store.Tenant{ID: "acme"}), rung.ErrExists)
+	wantErr(t, "invalid tenant", s.CreateTenant(ctx, store.Tenant{ID: "Bad Name"}), rung.ErrInvalid)
+	got, err := s.GetTenant(ctx, "acme")
+	must(t, err)
+	if got.ID != "acme" || !got.CreatedAt.Equal(t0) {
+		t.Errorf("GetTenant = %+v", got)
+	}
+	_, err = s.GetTenant(ctx, "nobody")
+	wantErr(t, "missing tenant", err, rung.ErrNotFound)
+	all, err := s.ListTenants(ctx)
+	must(t, err)
+	if len(all) != 2 || all[0].ID != "acme" || all[1].ID != "beta" {
+		t.Errorf("ListTenants = %+v", all)
+	}
+}
+
+func testTokens(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	tok := store.Token{ID: "tok_1", Tenant: "acme", Hash: [32]byte{1, 2, 3}, Admin: true, CreatedAt: t0}
+	must(t, s.CreateToken(ctx, tok))
+	wantErr(t, "duplicate hash", s.CreateToken(ctx, store.Token{ID: "tok_2", Tenant: "acme", Hash: tok.Hash}), rung.ErrExists)
+	wantErr(t, "missing tenant", s.CreateToken(ctx, store.Token{ID: "tok_3", Tenant: "nobody", Hash: [32]byte{9}}), rung.ErrNotFound)
+	got, err := s.TokenByHash(ctx, tok.Hash)
+	must(t, err)
+	if got.ID != tok.ID || got.Tenant != "acme" || !got.Admin || !got.CreatedAt.Equal(t0) {
+		t.Errorf("TokenByHash = %+v, want %+v", got, tok)
+	}
+	_, err = s.TokenByHash(ctx, [32]byte{4})
+	wantErr(t, "unknown hash", err, rung.ErrNotFound)
+}
+
+func testSandboxCRUD(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	tenant(t, s, "beta")
+	sb := sandbox(t, s, "acme", "web", map[string]string{"team": "x"})
+	got, err := s.GetSandbox(ctx, "acme", sb.ID)
+	must(t, err)
+	if got.Name != "web" || got.Labels["team"] != "x" || got.State != rung.StateReady || !got.CreatedAt.Equal(sb.CreatedAt) || got.Size != sb.Size {
+		t.Errorf("GetSandbox = %+v", got)
+	}
+	if _, err := s.GetSandbox(ctx, "", sb.ID); err != nil {
+		t.Errorf("GetSandbox any tenant: %v", err)
+	}
+	_, err = s.GetSandbox(ctx, "beta", sb.ID)
+	wantErr(t, "other tenant's sandbox", err, rung.ErrNotFound)
+	_, err = s.SandboxByName(ctx, "beta", "web")
+	wantErr(t, "other tenant's name", err, rung.ErrNotFound)
+	byName, err := s.SandboxByName(ctx, "acme", "web")
+	must(t, err)
+	if byName.ID != sb.ID {
+		t.Errorf("SandboxByName = %s, want %s", byName.ID, sb.ID)
+	}
+
+	got.Labels = map[string]string{"team": "y"}
+	got.State = rung.StateRunning
+	got.IdleTimeout = time.Minute
+	got.UpdatedAt = t0.Add(time.Hour)
+	must(t, s.UpdateSandbox(ctx, got))
+	again, err := s.GetSandbox(ctx, "acme", sb.ID)
+	must(t, err)
+	if again.Labels["team"] != "y" || again.State != rung.StateRunning || again.IdleTimeout != time.Minute || !again.UpdatedAt.Equal(got.UpdatedAt) {
+		t.Errorf("after update = %+v", again)
+	}
+	missing := got
+	missing.ID = rung.NewSandboxID()
+	wantErr(t, "update missing", s.UpdateSandbox(ctx, missing), rung.ErrNotFound)
+	must(t, s.DeleteSandbox(ctx, sb.ID))
+	_, err = s.GetSandbox(ctx, "acme", sb.ID)
+	wantErr(t, "deleted sandbox", err, rung.ErrNotFound)
+	wantErr(t, "delete twice", s.DeleteSandbox(ctx, sb.ID), rung.ErrNotFound)
+}
+
+func testSandboxNames(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	tenant(t, s, "beta")
+	a := sandbox(t, s, "acme", "web", nil)
+	sandbox(t, s, "beta", "web", nil) // same name, other tenant: fine
+	sandbox(t, s, "acme", "", nil)    // unnamed sandboxes never clash
+	sandbox(t, s, "acme", "", nil)
+	dup := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Name: "web", Tenant: "acme", State: rung.StateReady, CreatedAt: t0}}
+	wantErr(t, "duplicate name", s.CreateSandbox(ctx, dup, 0), rung.ErrExists)
+	b := sandbox(t, s, "acme", "api", nil)
+	b.Name = "web"
+	wantErr(t, "rename onto a taken name", s.UpdateSandbox(ctx, b), rung.ErrExists)
+	must(t, s.DeleteSandbox(ctx, a.ID))
+	must(t, s.UpdateSandbox(ctx, b)) // the name is free again
+}
+
+func testSandboxList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	tenant(t, s, "beta")
+	a := sandbox(t, s, "acme", "a", map[string]string{"env": "dev", "team": "x"})
+	b := sandbox(t, s, "acme", "b", map[string]string{"env": "prod"})
+	c := sandbox(t, s, "acme", "c", nil)
+	sandbox(t, s, "beta", "d", map[string]string{"env": "dev"})
+	c.State = rung.StateRunning
+	must(t, s.UpdateSandbox(ctx, c))
+	ids := func(f store.Filter) []rung.SandboxID {
+		l, err := s.ListSandboxes(ctx, f)
+		must(t, err)
+		var out []rung.SandboxID
+		for _, x := range l {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		f    store.Filter
+		want []rung.SandboxID
+	}{
+		{"tenant", store.Filter{Tenant: "acme"}, []rung.SandboxID{a.ID, b.ID, c.ID}},
+		{"label", store.Filter{Tenant: "acme", Labels: map[string]string{"env": "dev"}}, []rung.SandboxID{a.ID}},
+		{"two labels", store.Filter{Tenant: "acme", Labels: map[string]string{"env": "dev", "team": "x"}}, []rung.SandboxID{a.ID}},
+		{"label no match", store.Filter{Tenant: "acme", Labels: map[string]string{"env": "qa"}}, nil},
+		{"state", store.Filter{Tenant: "acme", State: rung.StateRunning}, []rung.SandboxID{c.ID}},
+		{"limit", store.Filter{Tenant: "acme", Limit: 1}, []rung.SandboxID{a.ID}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ids(tc.f)
+			if len(got) != len(tc.want) {
+				t.Fatalf("ListSandboxes(%+v) = %v, want %v", tc.f, got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("ListSandboxes(%+v) = %v, want %v", tc.f, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func testSandboxLimit(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	for range 2 {
+		must(t, s.CreateSandbox(ctx, store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: t0}}, 2))
+	}
+	err := s.CreateSandbox(ctx, store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: t0}}, 2)
+	wantErr(t, "third sandbox with a limit of 2", err, rung.ErrLimit)
+}
+
+func ev(typ string, journal bool) store.Event {
+	return store.Event{Time: t0, Type: typ, Journal: journal, Data: json.RawMessage(`{"k":1}`)}
+}
+
+func testExecs(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: t0}
+	seq, err := s.StartExec(ctx, e, ev("exec.started", true))
+	must(t, err)
+	if seq != 1 {
+		t.Errorf("StartExec seq = %d, want 1", seq)
+	}
+	got, err := s.GetExec(ctx, sb.ID, e.ID)
+	must(t, err)
+	if got.State != store.ExecStarted || got.Command != "echo hi" {
+		t.Errorf("started exec = %+v", got)
+	}
+	e.ExitCode, e.Bytes, e.EndedAt = 3, 10, t0.Add(time.Second)
+	last, err := s.EndExec(ctx, e, []store.Event{ev("exec.output", false), ev("exec.ended", true)})
+	must(t, err)
+	if last != 3 {
+		t.Errorf("EndExec last = %d, want 3", last)
+	}
+	got, err = s.GetExec(ctx, sb.ID, e.ID)
+	must(t, err)
+	if got.State != store.ExecEnded || got.ExitCode != 3 || got.Bytes != 10 || !got.EndedAt.Equal(e.EndedAt) {
+		t.Errorf("ended exec = %+v", got)
+	}
+	_, err = s.EndExec(ctx, e, nil)
+	wantErr(t, "end twice", err, rung.ErrNotFound)
+	_, err = s.StartExec(ctx, store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}, ev("exec.started", true))
+	wantErr(t, "exec in missing sandbox", err, rung.ErrNotFound)
+}
+
+func testLoseExecs(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	a := sandbox(t, s, "acme", "", nil)
+	b := sandbox(t, s, "acme", "", nil)
+	start := func(sb rung.SandboxID) store.Exec {
+		e := store.Exec{ID: rung.NewExecID(), Sandbox: sb, StartedAt: t0}
+		_, err := s.StartExec(ctx, e, ev("exec.started", true))
+		must(t, err)
+		return e
+	}
+	a1, a2, b1, done := start(a.ID), start(a.ID), start(b.ID), start(b.ID)
+	_, err := s.EndExec(ctx, done, nil)
+	must(t, err)
+	var calls []rung.SandboxID
+	lost, err := s.LoseExecs(ctx, func(sb rung.SandboxID, ids []rung.ExecID) store.Event {
+		calls = append(calls, sb)
+		e := ev("exec.lost", true)
+		e.Data, _ = json.Marshal(ids)
+		return e
+	})
+	must(t, err)
+	if len(lost) != 3 || len(calls) != 2 {
+		t.Fatalf("LoseExecs = %d execs, %d journal calls; want 3, 2", len(lost), len(calls))
+	}
+	for _, e := range []store.Exec{a1, a2, b1} {
+		got, err := s.GetExec(ctx, e.Sandbox, e.ID)
+		must(t, err)
+		if got.State != store.ExecLost {
+			t.Errorf("exec %s state = %s, want lost", e.ID, got.State)
+		}
+	}
+	evs, err := s.ListEvents(ctx, a.ID, store.EventQuery{JournalOnly: true})
+	must(t, err)
+	if last := evs[len(evs)-1]; last.Type != "exec.lost" {
+		t.Errorf("last journal entry of a = %s, want exec.lost", last.Type)
+	} else {
+		var ids []rung.ExecID
+		must(t, json.Unmarshal(last.Data, &ids))
+		if len(ids) != 2 || ids[0] != a1.ID && ids[1] != a1.ID {
+			t.Errorf("lost ids = %v, want %s and %s", ids, a1.ID, a2.ID)
+		}
+	}
+	again, err := s.LoseExecs(ctx, func(rung.SandboxID, []rung.ExecID) store.Event { return ev("exec.lost", true) })
+	must(t, err)
+	if len(again) != 0 {
+		t.Errorf("second LoseExecs = %d execs, want 0", len(again))
+	}
+}
+
+func testEvents(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+	other := sandbox(t, s, "acme", "", nil)
+	last, err := s.AppendEvents(ctx, sb.ID, []store.Event{ev("a", true), ev("b", false), ev("c", true)})
+	must(t, err)
+	if last != 3 {
+		t.Errorf("AppendEvents = %d, want 3", last)
+	}
+	if n, err := s.AppendEvents(ctx, other.ID, []store.Event{ev("x", true)}); err != nil || n != 1 {
+		t.Errorf("other sandbox's first seq = %d, %v; want 1 (per-sandbox numbering)", n, err)
+	}
+	all, err := s.ListEvents(ctx, sb.ID, store.EventQuery{})
+	must(t, err)
+	if len(all) != 3 || all[0].Type != "a" || all[2].Seq != 3 || string(all[1].Data) != `{"k":1}` || !all[0].Time.Equal(t0) {
+		t.Errorf("ListEvents = %+v", all)
+	}
+	after, err := s.ListEvents(ctx, sb.ID, store.EventQuery{After: 1, Limit: 1})
+	must(t, err)
+	if len(after) != 1 || after[0].Seq != 2 {
+		t.Errorf("ListEvents(after 1, limit 1) = %+v", after)
+	}
+	journal, err := s.ListEvents(ctx, sb.ID, store.EventQuery{JournalOnly: true})
+	must(t, err)
+	if len(journal) != 2 || journal[1].Type != "c" {
+		t.Errorf("journal = %+v", journal)
+	}
+	if n, err := s.LastSeq(ctx, sb.ID); err != nil || n != 3 {
+		t.Errorf("LastSeq = %d, %v; want 3", n, err)
+	}
+	_, err = s.AppendEvents(ctx, rung.NewSandboxID(), []store.Event{ev("a", true)})
+	wantErr(t, "append to missing sandbox", err, rung.ErrNotFound)
+}
+
+func testEventsConcurrent(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := s.AppendEvents(context.WithoutCancel(ctx), sb.ID, []store.Event{ev("a", false)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	all, err := s.ListEvents(ctx, sb.ID, store.EventQuery{})
+	must(t, err)
+	for i, e := range all {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d: sequence has gaps or duplicates", i, e.Seq)
+		}
+	}
+	if len(all) != 80 {
+		t.Errorf("%d events, want 80", len(all))
+	}
+}
+
+func testTrimEvents(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+	old, recent := ev("out", false), ev("out", false)
+	recent.Time = t0.Add(time.Hour)
+	_, err := s.AppendEvents(ctx, sb.ID, []store.Event{ev("j", true), old, recent})
+	must(t, err)
+	n, err := s.TrimEvents(ctx, t0.Add(time.Minute))
+	must(t, err)
+	if n != 1 {
+		t.Errorf("TrimEvents = %d, want 1", n)
+	}
+	all, err := s.ListEvents(ctx, sb.ID, store.EventQuery{})
+	must(t, err)
+	if len(all) != 2 || all[0].Seq != 1 || all[1].Seq != 3 {
+		t.Errorf("after trim = %+v, want seqs 1 and 3", all)
+	}
+}
+
+func testEffects(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+	e := store.Effect{Sandbox: sb.ID, Key: "pr-42", Kind: "github.pr", Result: json.RawMessage(`{"url":"u1"}`), CreatedAt: t0}
+	first, created, err := s.DeclareEffect(ctx, e, ev("effect", true))
+	must(t, err)
+	if !created || first.Seq != 1 || string(first.Result) != `{"url":"u1"}` {
+		t.Errorf("first DeclareEffect = %+v, %v", first, created)
+	}
+	e2 := e
+	e2.Result = json.RawMessage(`{"url":"u2"}`)
+	again, created, err := s.DeclareEffect(ctx, e2, ev("effect", true))
+	must(t, err)
+	if created || string(again.Result) != `{"url":"u1"}` || again.Seq != 1 {
+		t.Errorf("second DeclareEffect = %+v, %v; want the first result", again, created)
+	}
+	if n, _ := s.LastSeq(ctx, sb.ID); n != 1 {
+		t.Errorf("second declaration journaled: last seq %d, want 1", n)
+	}
+	list, err := s.ListEffects(ctx, sb.ID)
+	must(t, err)
+	if len(list) != 1 || list[0].Key != "pr-42" || list[0].Kind != "github.pr" {
+		t.Errorf("ListEffects = %+v", list)
+	}
+	_, _, err = s.DeclareEffect(ctx, store.Effect{Sandbox: sb.ID}, ev("effect", true))
+	wantErr(t, "empty key", err, rung.ErrInvalid)
+}
+
+func testAlarms(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	if _, ok, err := s.NextAlarm(ctx); err != nil || ok {
+		t.Fatalf("NextAlarm on empty store = %v, %v", ok, err)
+	}
+	a := sandbox(t, s, "acme", "", nil)
+	b := sandbox(t, s, "acme", "", nil)
+	a.ExpiresAt = t0.Add(time.Hour)
+	a.IdleAt = t0.Add(10 * time.Minute)
+	b.ExpiresAt = t0.Add(30 * time.Minute)
+	must(t, s.UpdateSandbox(ctx, a))
+	must(t, s.UpdateSandbox(ctx, b))
+	at, ok, err := s.NextAlarm(ctx)
+	must(t, err)
+	if !ok || !at.Equal(t0.Add(10*time.Minute)) {
+		t.Errorf("NextAlarm = %v, %v; want %v", at, ok, t0.Add(10*time.Minute))
+	}
+	due, err := s.DueSandboxes(ctx, t0.Add(30*time.Minute))
+	must(t, err)
+	if len(due) != 2 || due[0].ID != a.ID || !due[0].IdleAt.Equal(a.IdleAt) {
+		t.Errorf("DueSandboxes = %+v", due)
+	}
+	a.IdleAt = time.Time{}
+	must(t, s.UpdateSandbox(ctx, a))
+	due, err = s.DueSandboxes(ctx, t0.Add(20*time.Minute))
+	must(t, err)
+	if len(due) != 0 {
+		t.Errorf("DueSandboxes after clearing idle = %+v", due)
+	}
+}
+
+func testSnapshots(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+	p := rung.Snapshot{ID: rung.NewSnapshotID(), Tenant: "acme", Sandbox: sb.ID, CreatedAt: t0}
+	c := rung.Snapshot{ID: rung.NewSnapshotID(), Tenant: "acme", Sandbox: sb.ID, Parent: p.ID, Name: "child", CreatedAt: t0.Add(time.Second)}
+	must(t, s.CreateSnapshot(ctx, p))
+	must(t, s.CreateSnapshot(ctx, c))
+	wantErr(t, "duplicate snapshot", s.CreateSnapshot(ctx, p), rung.ErrExists)
+	got, err := s.GetSnapshot(ctx, "acme", c.ID)
+	must(t, err)
+	if got.Parent != p.ID || got.Name != "child" {
+		t.Errorf("GetSnapshot = %+v", got)
+	}
+	_, err = s.GetSnapshot(ctx, "beta", c.ID)
+	wantErr(t, "other tenant's snapshot", err, rung.ErrNotFound)
+	list, err := s.ListSnapshots(ctx, "acme", sb.ID)
+	must(t, err)
+	if len(list) != 2 || list[0].ID != p.ID {
+		t.Errorf("ListSnapshots = %+v", list)
+	}
+	must(t, s.DeleteSnapshot(ctx, p.ID))
+	wantErr(t, "delete twice", s.DeleteSnapshot(ctx, p.ID), rung.ErrNotFound)
+}
+
+func testDeleteCascades(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, StartedAt: t0}
+	_, err := s.StartExec(ctx, e, ev("exec.started", true))
+	must(t, err)
+	_, _, err = s.DeclareEffect(ctx, store.Effect{Sandbox: sb.ID, Key: "k"}, ev("effect", true))
+	must(t, err)
+	must(t, s.DeleteSandbox(ctx, sb.ID))
+	_, err = s.GetExec(ctx, sb.ID, e.ID)
+	wantErr(t, "exec of deleted sandbox", err, rung.ErrNotFound)
+	if evs, _ := s.ListEvents(ctx, sb.ID, store.EventQuery{}); len(evs) != 0 {
+		t.Errorf("events of deleted sandbox: %d", len(evs))
+	}
+	if effs, _ := s.ListEffects(ctx, sb.ID); len(effs) != 0 {
+		t.Errorf("effects of deleted sandbox: %d", len(effs))
+	}
+}
