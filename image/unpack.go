@@ -79,7 +79,8 @@ func unpackEntry(root int, hdr *tar.Header, r io.Reader) (int64, error) {
 	// OCI whiteouts: ".wh..wh..opq" marks the directory opaque; ".wh.x"
 	// deletes x from lower layers (a 0/0 character device for overlayfs).
 	if base == ".wh..wh..opq" {
-		return 0, unix.Fsetxattr(parent, "trusted.overlay.opaque", []byte("y"), 0)
+		// fsetxattr does not take O_PATH descriptors; the /proc link does.
+		return 0, unix.Setxattr(fmt.Sprintf("/proc/self/fd/%d", parent), "trusted.overlay.opaque", []byte("y"), 0)
 	}
 	if target, ok := strings.CutPrefix(base, ".wh."); ok {
 		unix.Unlinkat(parent, target, 0)

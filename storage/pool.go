@@ -327,13 +327,16 @@ func (p *Pool) Close() error {
 	var err error
 	if p.owned {
 		err = unix.Unmount(p.mnt, 0)
-		if err == unix.EBUSY {
+		switch {
+		case err == unix.EBUSY:
+			// The loop device detaches itself when the last user goes.
+			p.log.Warn("storage pool busy at close, unmounting lazily", "dir", p.mnt)
 			err = unix.Unmount(p.mnt, unix.MNT_DETACH)
+		case err == nil:
+			err = p.waitDetached()
 		}
 		if err != nil {
 			err = fmt.Errorf("unmount pool %s: %w", p.mnt, err)
-		} else {
-			err = p.waitDetached()
 		}
 	}
 	if p.lockFd >= 0 {
@@ -370,7 +373,7 @@ func (p *Pool) waitDetached() error {
 		unix.Close(fd)
 	}
 	if err != nil {
-		return fmt.Errorf("detach loop device %s of pool %s: %w", p.dev, p.mnt, err)
+		return fmt.Errorf("detach loop device %s: %w", p.dev, err)
 	}
 	return nil
 }

@@ -7,4 +7,7 @@ import "rung.dev/rung/shell"
 func addData(m map[string]shell.Tool) {
 	m["awk"] = awkTool()
 	m["jq"] = jqTool()
+	m["gzip"] = gzipTool("gzip")
+	m["gunzip"] = gzipTool("gunzip")
+	m["zcat"] = gzipTool("zcat")
 }

@@ -339,14 +339,16 @@ func (p *findParser) parsePrimary() (findPred, error) {
 		}, nil
 	case "-readable", "-writable", "-executable":
 		return func(e *findEnt) bool {
-			fi := e.info()
-			if fi == nil {
+			// access(2) follows symlinks; root may read and write anything
+			// and execute what has an x bit.
+			fi, err := f.c.FS.Stat(e.abs)
+			if err != nil {
 				return false
 			}
 			if tok == "-executable" {
 				return fi.IsDir() || fi.Mode()&0o111 != 0
 			}
-			return true // root reads and writes everything
+			return true
 		}, nil
 	case "-prune":
 		return func(e *findEnt) bool {
@@ -375,7 +377,7 @@ func (p *findParser) parsePrimary() (findPred, error) {
 		if err != nil {
 			return nil, err
 		}
-		items, err := parsePrintf(a)
+		items, err := parsePrintf(a, func(w string) { fmt.Fprintf(f.c.Stderr, "find: %s\n", w) })
 		if err != nil {
 			return nil, err
 		}
@@ -546,8 +548,19 @@ func (p *findParser) timePred(tok, a string) (findPred, error) {
 		if fi == nil {
 			return false
 		}
-		delta := now.Sub(statTime(fi, which)).Seconds() / period
-		return cmpNum(cmp, math.Floor(delta), float64(n))
+		age := now.Sub(statTime(fi, which)).Seconds() / period
+		if period == 60 {
+			// -mmin compares the exact age; "n" is the minute ending at n.
+			switch cmp {
+			case '+':
+				return age > float64(n)
+			case '-':
+				return age < float64(n)
+			}
+			return age > float64(n-1) && age <= float64(n)
+		}
+		// -mtime ignores the fractional part of the age in days.
+		return cmpNum(cmp, math.Floor(age), float64(n))
 	}, nil
 }
 

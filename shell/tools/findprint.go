@@ -3,10 +3,11 @@ package tools
 import (
 	"fmt"
 	"io/fs"
-	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // findItem is one piece of a -printf format: literal text, or a
@@ -18,7 +19,7 @@ type findItem struct {
 	spec string // flags and width, "-10" etc.
 }
 
-func parsePrintf(s string) ([]findItem, error) {
+func parsePrintf(s string, warn func(string)) ([]findItem, error) {
 	var items []findItem
 	var lit strings.Builder
 	flush := func() {
@@ -87,7 +88,11 @@ func parsePrintf(s string) ([]findItem, error) {
 				it.sub = s[j]
 			}
 			if strings.IndexByte("pfhHPsmMydDlugUGnikbtacTACSYF", it.verb) < 0 {
-				return nil, &findUsage{fmt.Sprintf("error: %%%c: unknown directive", it.verb)}
+				// GNU warns and prints an unknown directive as it is.
+				warn(fmt.Sprintf("warning: unrecognized format directive `%%%c'", it.verb))
+				lit.WriteString(s[i-1 : j+1])
+				i = j
+				continue
 			}
 			flush()
 			items = append(items, it)
@@ -363,8 +368,20 @@ func findTime(t time.Time, k byte) string {
 }
 
 // modeString is ls -l's mode column.
-func modeString(fi fs.FileInfo, st interface{}) string {
+func modeString(fi fs.FileInfo, st *unix.Stat_t) string {
 	m := fi.Mode()
+	if st != nil {
+		m = m.Type() | fs.FileMode(st.Mode&0o777)
+		if st.Mode&unix.S_ISUID != 0 {
+			m |= fs.ModeSetuid
+		}
+		if st.Mode&unix.S_ISGID != 0 {
+			m |= fs.ModeSetgid
+		}
+		if st.Mode&unix.S_ISVTX != 0 {
+			m |= fs.ModeSticky
+		}
+	}
 	b := []byte(typeLetter(fi))
 	if b[0] == 'f' {
 		b[0] = '-'
@@ -386,7 +403,6 @@ func modeString(fi fs.FileInfo, st interface{}) string {
 	if m&fs.ModeSticky != 0 {
 		b[9] = "Tt"[btoi(b[9] == 'x')]
 	}
-	_ = path.Base
 	return string(b)
 }
 

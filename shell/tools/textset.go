@@ -31,5 +31,12 @@ func addText(m map[string]shell.Tool) {
 	for name := range hashAlgos {
 		m[name] = shell.Tool{Run: runHashsum, Check: hashOpts.Check}
 	}
+	m["tac"] = shell.Tool{Run: runTac, Check: tacCheck}
+	m["rev"] = shell.Tool{Run: runRev}
+	m["nl"] = shell.Tool{Run: runNl, Check: nlOpts.Check}
+	m["paste"] = shell.Tool{Run: runPaste, Check: pasteOpts.Check}
+	m["fold"] = shell.Tool{Run: runFold, Check: func(a []string) error { return foldOpts.Check(foldObsolete(a)) }}
+	m["expand"] = shell.Tool{Run: runExpand, Check: func(a []string) error { return expandOpts.Check(expandObsolete(a)) }}
+	m["unexpand"] = shell.Tool{Run: runExpand, Check: func(a []string) error { return unexpandOpts.Check(expandObsolete(a)) }}
 	m["wc"] = shell.Tool{Run: runWc, Check: wcCheck}
 }

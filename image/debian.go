@@ -1,0 +1,91 @@
+package image
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// DebianPackages are installed on top of Debian's minbase in the built-in
+// "debian" image: what coding agents reach for first.
+var DebianPackages = []string{
+	"git", "python3", "python3-pip", "python3-venv", "nodejs", "npm", "build-essential",
+	"ca-certificates", "curl", "procps",
+}
+
+// DebianConfig says where the debian image comes from.
+type DebianConfig struct {
+	Suite  string // default "bookworm"
+	Mirror string // default the first deb.debian.org-style URI in /etc/apt, else http://deb.debian.org/debian
+}
+
+// BuildDebian builds the built-in "debian" image with debootstrap
+// (minbase plus [DebianPackages]). It takes minutes; progress receives
+// debootstrap's status lines.
+func (s *Store) BuildDebian(ctx context.Context, cfg DebianConfig, progress func(string)) (Image, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if _, err := exec.LookPath("debootstrap"); err != nil {
+		return Image{}, fmt.Errorf("build debian: debootstrap not installed (apt-get install debootstrap)")
+	}
+	if cfg.Suite == "" {
+		cfg.Suite = "bookworm"
+	}
+	if cfg.Mirror == "" {
+		cfg.Mirror = "http://deb.debian.org/debian"
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(s.dir, "layers"), ".tmp-debootstrap-")
+	if err != nil {
+		return Image{}, err
+	}
+	defer os.RemoveAll(tmp)
+	rootfs := filepath.Join(tmp, "rootfs")
+	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase",
+		"--include="+strings.Join(DebianPackages, ","), cfg.Suite, rootfs, cfg.Mirror)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return Image{}, fmt.Errorf("build debian: %w", err)
+	}
+	var last []string
+	scanned := make(chan struct{})
+	go func() { // ends when the pipe closes after debootstrap exits
+		defer close(scanned)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			progress(line)
+			last = append(last, line)
+			if len(last) > 20 {
+				last = last[1:]
+			}
+		}
+	}()
+	err = cmd.Wait()
+	pw.Close()
+	<-scanned
+	if err != nil {
+		return Image{}, fmt.Errorf("build debian: debootstrap: %w: %s", err, strings.Join(last, "\n"))
+	}
+	// apt's caches are not part of the image.
+	os.RemoveAll(filepath.Join(rootfs, "var/cache/apt/archives"))
+	os.MkdirAll(filepath.Join(rootfs, "var/cache/apt/archives/partial"), 0o755)
+	os.MkdirAll(filepath.Join(rootfs, "workspace"), 0o755)
+	progress("storing the layer")
+	im, err := s.importRootfsDir(ctx, "debian", rootfs)
+	if err != nil {
+		return Image{}, fmt.Errorf("build debian: %w", err)
+	}
+	im.Config = Config{
+		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"},
+		WorkingDir: "/workspace",
+		Shell:      "/bin/bash",
+	}
+	return s.Put("debian", im.Layers, im.Config, im.SizeBytes)
+}
