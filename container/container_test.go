@@ -3,6 +3,7 @@ package container_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -28,7 +29,7 @@ var (
 )
 
 // agentBinary builds the static agent once per test run.
-func agentBinary(t *testing.T) string {
+func agentBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "rung-agent-")
@@ -55,7 +56,7 @@ type env struct {
 	lite   image.Image
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	testenv.Require(t, "root", "runc", "busybox")
 	base := t.TempDir()
@@ -67,9 +68,16 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rt := container.Runtime{Name: "runc", Binary: "runc"}
+	switch os.Getenv("RUNG_TEST_RUNTIME") {
+	case "runsc":
+		rt = container.GVisor("runsc")
+	case "crun":
+		rt = container.Crun("crun")
+	}
 	m, err := container.NewManager(container.Config{
 		StateDir:    filepath.Join(base, "containers"),
-		Runtime:     container.Runtime{Name: "runc", Binary: "runc"},
+		Runtime:     rt,
 		Images:      images,
 		AgentBinary: agentBinary(t),
 	})
@@ -81,7 +89,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // subvolume makes a directory laid out like a sandbox's subvolume.
-func subvolume(t *testing.T) string {
+func subvolume(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"fs/workspace", "fs/tmp", "rootfs/upper", "rootfs/work"} {
@@ -93,7 +101,7 @@ func subvolume(t *testing.T) string {
 	return dir
 }
 
-func (e *env) start(t *testing.T, size rung.Size) (*container.Container, string) {
+func (e *env) start(t testing.TB, size rung.Size) (*container.Container, string) {
 	t.Helper()
 	sub := subvolume(t)
 	if size == (rung.Size{}) {
@@ -165,12 +173,6 @@ func TestContainment(t *testing.T) {
 		timeout int64
 		check   func(o out) error
 	}{
-		{"memory bomb is OOM-killed", "x=a; while true; do x=$x$x; done", 0, func(o out) error {
-			if o.exit.Reason != "oom" {
-				return fmt.Errorf("reason %q, want oom", o.exit.Reason)
-			}
-			return nil
-		}},
 		{"fork bomb stops at the pids limit", "for i in $(seq 3000); do sleep 5 & done 2>/dev/null; echo spawned; ps | wc -l", 20000, func(o out) error {
 			n := 0
 			fmt.Sscan(strings.TrimPrefix(o.stdout, "spawned\n"), &n)
@@ -199,6 +201,9 @@ func TestContainment(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.HasPrefix(tc.name, "fork bomb") && os.Getenv("RUNG_TEST_RUNTIME") == "runsc" {
+				t.Skip("known difference: under gVisor the pids limit also binds the sentry's own threads, so a fork bomb ends the whole sandbox (see docs/decisions/container.md)")
+			}
 			o := run(t, c, agent.ExecRequest{Command: tc.cmd, TimeoutMS: tc.timeout})
 			if err := tc.check(o); err != nil {
 				t.Errorf("%s: %v (%+v)", tc.cmd, err, o)
@@ -208,6 +213,28 @@ func TestContainment(t *testing.T) {
 	// After all that, the container still answers.
 	if o := run(t, c, agent.ExecRequest{Command: "echo alive"}); o.stdout != "alive\n" {
 		t.Errorf("after containment tests: %+v", o)
+	}
+}
+
+// TestOOM checks that a memory bomb is killed and reported as OOM. Under
+// gVisor the sandbox's memory is one cgroup for the sentry and everything
+// in it, so the whole container dies instead: the exec then fails with
+// rung.ErrUnavailable and the container is gone (a documented difference).
+func TestOOM(t *testing.T) {
+	e := newEnv(t)
+	c, _ := e.start(t, rung.Size{MilliCPU: 500, MemoryBytes: 64 << 20, DiskBytes: 1 << 30})
+	exit, err := c.Exec(t.Context(), agent.ExecRequest{Command: "x=a; while true; do x=$x$x; done"}, nil)
+	if os.Getenv("RUNG_TEST_RUNTIME") == "runsc" {
+		if !errors.Is(err, rung.ErrUnavailable) && exit.Reason != "oom" && exit.Reason != "signal" {
+			t.Errorf("runsc memory bomb: exit %+v, err %v", exit, err)
+		}
+		return
+	}
+	if err != nil || exit.Reason != "oom" {
+		t.Fatalf("memory bomb: exit %+v, err %v; want reason oom", exit, err)
+	}
+	if o := run(t, c, agent.ExecRequest{Command: "echo alive"}); o.stdout != "alive\n" {
+		t.Errorf("after OOM: %+v", o)
 	}
 }
 
@@ -255,5 +282,31 @@ func TestDeathIsNoticed(t *testing.T) {
 	// The next start of the same sandbox works.
 	if err := e.m.Stop(t.Context(), c.Sandbox); err != nil {
 		t.Errorf("Stop after death: %v", err)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	e := newEnv(t)
+	rootfs := e.images.LowerDirs(e.lite)[0]
+	cands := []container.Runtime{
+		{Name: "runc", Binary: "runc"},
+		container.Crun("crun"),
+		{Name: "missing", Binary: "/nonexistent/runtime"},
+	}
+	best, results, err := container.Probe(t.Context(), rootfs, t.TempDir(), cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 3 || results[2].OK || results[2].Error == "" {
+		t.Errorf("results = %+v; want three, the missing runtime failed with a reason", results)
+	}
+	if best.Name != "runc" && best.Name != "crun" {
+		t.Errorf("best = %q", best.Name)
+	}
+	for _, r := range results[:2] {
+		if !r.OK {
+			t.Errorf("%s failed the probe: %s", r.Runtime, r.Error)
+		}
+		t.Logf("%s: median %v", r.Runtime, r.Median)
 	}
 }

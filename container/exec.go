@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/agent"
@@ -25,7 +26,12 @@ func (c *Container) Exec(ctx context.Context, req agent.ExecRequest, onFrame fun
 	before := c.oomKills()
 	exit, err := c.agent.Exec(ctx, req, onFrame)
 	if err != nil {
+		// A dying container drops the connection a moment before its
+		// init is reaped; give the pidfd watcher that moment.
+		timer := time.NewTimer(2 * time.Second)
+		defer timer.Stop()
 		select {
+		case <-timer.C:
 		case <-c.done:
 			return exit, rung.Errorf(rung.ErrUnavailable, "container of sandbox %s exited during the exec", c.Sandbox)
 		default:

@@ -110,6 +110,9 @@ func copyFile(src, dst string) error {
 	return os.Rename(tmp, dst)
 }
 
+// RuntimeRoot is the OCI runtime's state directory (its --root).
+func (m *Manager) RuntimeRoot() string { return m.cfg.Runtime.Root }
+
 // StartRequest says what to start.
 type StartRequest struct {
 	Sandbox rung.SandboxID

@@ -19,11 +19,15 @@ type Runtime struct {
 	Binary string   // path of the executable
 	Root   string   // state directory passed as --root
 	Flags  []string // extra global flags (runsc: --network=none, --platform=...)
+	// Wrapper, when set, is a command line the runtime is run under
+	// (crun's private mount namespace, see [Crun]).
+	Wrapper []string
 }
 
 func (r *Runtime) command(ctx context.Context, args ...string) *exec.Cmd {
 	all := append([]string{"--root", r.Root}, r.Flags...)
-	cmd := exec.CommandContext(ctx, r.Binary, append(all, args...)...)
+	argv := append(append(append([]string(nil), r.Wrapper...), r.Binary), append(all, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	// The runtime must not die with a request's context half-way through
 	// creating a container; callers bound it with their own timeout.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGKILL) }
@@ -95,4 +99,23 @@ func (r *Runtime) list(ctx context.Context) ([]containerState, error) {
 		return nil, fmt.Errorf("%s list: %w", r.Name, err)
 	}
 	return states, nil
+}
+
+// GVisor returns the runsc runtime at binary, configured for rung: no
+// network stack beyond loopback until the egress issue, and the ptrace
+// platform, since this host has no /dev/kvm. --host-uds=create lets the
+// agent's listening socket appear on the host side of its bind mount.
+func GVisor(binary string) Runtime {
+	return Runtime{Name: "runsc", Binary: binary, Flags: []string{"--network=none", "--platform=ptrace", "--host-uds=create"}}
+}
+
+// Crun returns the crun runtime at binary. crun refuses this kind of host's
+// hybrid cgroup layout when the cgroup2 "unified" mount owns a
+// controller, so every crun command runs in a private mount namespace
+// with that mount hidden; cgroup v1 limits are unaffected.
+func Crun(binary string) Runtime {
+	return Runtime{Name: "crun", Binary: binary, Wrapper: []string{
+		"unshare", "--mount", "--propagation", "private", "sh", "-c",
+		`umount -l /sys/fs/cgroup/unified 2>/dev/null; exec "$0" "$@"`,
+	}}
 }

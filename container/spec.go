@@ -50,7 +50,9 @@ func buildSpec(in specInput) *specs.Spec {
 		return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: []string{"rbind", "rw", "nosuid", "nodev"}}
 	}
 	return &specs.Spec{
-		Version:  specs.Version,
+		// 1.0.2: the newest version every runtime here accepts (crun 1.8
+		// refuses 1.3.0, the module's own).
+		Version:  "1.0.2",
 		Hostname: in.Hostname,
 		Root:     &specs.Root{Path: in.Rootfs},
 		Process: &specs.Process{

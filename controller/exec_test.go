@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"rung.dev/rung"
@@ -32,8 +33,8 @@ func TestExec(t *testing.T) {
 		wantBackend rung.Backend
 	}{
 		{"echo", "echo hi", "", "hi\n", 0, rung.BackendIsolate},
-		{"cat file", "cat f", "", "data\n", 0, rung.BackendIsolate},
-		{"stdin", "cat", "in\n", "in\n", 0, rung.BackendIsolate},
+		{"read file", "read l < f; echo $l", "", "data\n", 0, rung.BackendIsolate},
+		{"stdin", "read l; echo $l", "in\n", "in\n", 0, rung.BackendIsolate},
 		{"exit code", "exit 3", "", "", 3, rung.BackendIsolate},
 	}
 	for _, tc := range tests {
@@ -95,13 +96,14 @@ func TestExecLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first exec blocks reading stdin until we close it, holding the
-	// sandbox's only exec slot.
+	// The first exec echoes one line, then blocks reading stdin until we
+	// close it, holding the sandbox's only exec slot. (Builtins only: the
+	// controller's tests run without shell/tools.)
 	stdin, w := ioPipe()
 	var wg sync.WaitGroup
 	started := make(chan struct{})
 	wg.Go(func() {
-		e.c.Exec(ctx, "acme", string(sb.ID), rung.ExecRequest{Command: "cat", Backend: rung.BackendIsolate}, controller.ExecOptions{Stdin: stdin, Stream: func(controller.Chunk) {
+		e.c.Exec(ctx, "acme", string(sb.ID), rung.ExecRequest{Command: "read a; echo $a; read b", Backend: rung.BackendIsolate, Timeout: time.Minute}, controller.ExecOptions{Stdin: stdin, Stream: func(controller.Chunk) {
 			select {
 			case <-started:
 			default:

@@ -20,19 +20,27 @@ var DebianPackages = []string{
 
 // DebianConfig says where the debian image comes from.
 type DebianConfig struct {
-	Suite  string // default "bookworm"
-	Mirror string // default the first deb.debian.org-style URI in /etc/apt, else http://deb.debian.org/debian
+	Name     string   // image name; default "debian"
+	Packages []string // default DebianPackages
+	Suite    string   // default "bookworm"
+	Mirror   string   // default the first deb.debian.org-style URI in /etc/apt, else http://deb.debian.org/debian
 }
 
 // BuildDebian builds the built-in "debian" image with debootstrap
-// (minbase plus [DebianPackages]). It takes minutes; progress receives
-// debootstrap's status lines.
+// (minbase plus [DebianPackages], or cfg's choice). It takes minutes;
+// progress receives debootstrap's status lines.
 func (s *Store) BuildDebian(ctx context.Context, cfg DebianConfig, progress func(string)) (Image, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
 	if _, err := exec.LookPath("debootstrap"); err != nil {
 		return Image{}, fmt.Errorf("build debian: debootstrap not installed (apt-get install debootstrap)")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "debian"
+	}
+	if cfg.Packages == nil {
+		cfg.Packages = DebianPackages
 	}
 	if cfg.Suite == "" {
 		cfg.Suite = "bookworm"
@@ -46,16 +54,51 @@ func (s *Store) BuildDebian(ctx context.Context, cfg DebianConfig, progress func
 	}
 	defer os.RemoveAll(tmp)
 	rootfs := filepath.Join(tmp, "rootfs")
-	cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase",
-		"--include="+strings.Join(DebianPackages, ","), cfg.Suite, rootfs, cfg.Mirror)
+	// debootstrap's own resolver mishandles virtual packages (npm's
+	// dependencies fail to configure with --include), so it lays down
+	// minbase only and apt, inside the new root, installs the rest.
+	progress("debootstrap " + cfg.Suite + " (minbase)")
+	if err := runLogged(ctx, progress, "debootstrap", "--variant=minbase", cfg.Suite, rootfs, cfg.Mirror); err != nil {
+		return Image{}, fmt.Errorf("build debian: debootstrap: %w", err)
+	}
+	if len(cfg.Packages) > 0 {
+		progress("apt-get install " + strings.Join(cfg.Packages, " "))
+		script := `set -e; mount -t proc proc "$1/proc"; trap 'umount "$1/proc"' EXIT; shift
+chroot "$0" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" && apt-get clean' sh "$@"`
+		args := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, rootfs, rootfs}, cfg.Packages...)
+		if err := runLogged(ctx, progress, "unshare", args...); err != nil {
+			return Image{}, fmt.Errorf("build debian: apt-get install: %w", err)
+		}
+	}
+	// apt's caches are not part of the image.
+	os.RemoveAll(filepath.Join(rootfs, "var/cache/apt/archives"))
+	os.MkdirAll(filepath.Join(rootfs, "var/cache/apt/archives/partial"), 0o755)
+	os.MkdirAll(filepath.Join(rootfs, "workspace"), 0o755)
+	progress("storing the layer")
+	im, err := s.importRootfsDir(ctx, cfg.Name, rootfs)
+	if err != nil {
+		return Image{}, fmt.Errorf("build debian: %w", err)
+	}
+	im.Config = Config{
+		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"},
+		WorkingDir: "/workspace",
+		Shell:      "/bin/bash",
+	}
+	return s.Put(cfg.Name, im.Layers, im.Config, im.SizeBytes)
+}
+
+// runLogged runs a command, passing each output line to progress, and on
+// failure returns its last lines.
+func runLogged(ctx context.Context, progress func(string), name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
-		return Image{}, fmt.Errorf("build debian: %w", err)
+		return err
 	}
 	var last []string
 	scanned := make(chan struct{})
-	go func() { // ends when the pipe closes after debootstrap exits
+	go func() { // ends when the pipe closes after the command exits
 		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
@@ -67,25 +110,11 @@ func (s *Store) BuildDebian(ctx context.Context, cfg DebianConfig, progress func
 			}
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	pw.Close()
 	<-scanned
 	if err != nil {
-		return Image{}, fmt.Errorf("build debian: debootstrap: %w: %s", err, strings.Join(last, "\n"))
+		return fmt.Errorf("%w: %s", err, strings.Join(last, "\n"))
 	}
-	// apt's caches are not part of the image.
-	os.RemoveAll(filepath.Join(rootfs, "var/cache/apt/archives"))
-	os.MkdirAll(filepath.Join(rootfs, "var/cache/apt/archives/partial"), 0o755)
-	os.MkdirAll(filepath.Join(rootfs, "workspace"), 0o755)
-	progress("storing the layer")
-	im, err := s.importRootfsDir(ctx, "debian", rootfs)
-	if err != nil {
-		return Image{}, fmt.Errorf("build debian: %w", err)
-	}
-	im.Config = Config{
-		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"},
-		WorkingDir: "/workspace",
-		Shell:      "/bin/bash",
-	}
-	return s.Put("debian", im.Layers, im.Config, im.SizeBytes)
+	return nil
 }

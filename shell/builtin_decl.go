@@ -248,7 +248,6 @@ func (r *runner) declareOne(o declOpts, it declItem) error {
 			v.idx[0] = v.str
 		}
 		v.str = ""
-		v.set = true
 	}
 	if o.set['A'] && v.kind != kindAssoc {
 		if v.kind == kindIndexed && len(v.idx) > 0 {
@@ -257,7 +256,6 @@ func (r *runner) declareOne(o declOpts, it declItem) error {
 		v.kind = kindAssoc
 		v.assoc = map[string]string{}
 		v.keys = nil
-		v.set = true
 	}
 	apply := func(c byte, on bool) {
 		switch c {
@@ -456,7 +454,9 @@ func (r *runner) declareFuncs(o declOpts, items []declItem) int {
 		if o.set['x'] || o.variant == "export" {
 			continue
 		}
-		if o.funcNames {
+		if o.funcNames && len(items) > 0 {
+			r.write(1, n+"\n")
+		} else if o.funcNames {
 			r.write(1, "declare -f "+n+"\n")
 		} else {
 			r.write(1, funcText(n, body))
@@ -519,10 +519,10 @@ func (r *runner) declareLine(name string, v *variable, short bool) string {
 	}
 	prefix := "declare -" + flags + " " + name
 	switch {
-	case v.kind != kindString:
-		return prefix + "=" + arrayBody(v)
 	case !v.set:
 		return prefix
+	case v.kind != kindString:
+		return prefix + "=" + arrayBody(v)
 	}
 	return prefix + "=" + dquote(v.str)
 }

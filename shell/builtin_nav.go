@@ -5,15 +5,14 @@ import (
 	"path"
 	"sort"
 	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // cleanPath resolves . and .. lexically, as cd -L does.
 func cleanPath(p string) string {
 	c := path.Clean(p)
-	if strings.HasPrefix(c, "//") && !strings.HasPrefix(c, "///") {
-		return c
+	if strings.HasPrefix(p, "//") && !strings.HasPrefix(p, "///") {
+		// POSIX leaves a leading "//" implementation-defined; bash keeps it.
+		return "/" + c
 	}
 	return c
 }
@@ -82,12 +81,19 @@ func biCd(r *runner, args []string) int {
 	}
 	if dir == "-" {
 		o, ok := r.varValue("OLDPWD")
-		if !ok || o == "" {
+		if !ok {
 			r.errorf("cd: OLDPWD not set")
 			return 1
 		}
 		dir = o
 		print = true
+		if dir == "" {
+			r.write(1, "\n")
+			return 0
+		}
+	} else if len(a) > 0 && a[0] == "-" {
+		r.errorf("cd: OLDPWD not set")
+		return 1
 	}
 	if dir == "" {
 		return 0
@@ -99,8 +105,7 @@ func biCd(r *runner, args []string) int {
 				if p == "" {
 					p = "."
 				}
-				cand := r.abs(p)
-				cand = cleanPath(cand + "/" + dir)
+				cand := cleanPath(joinPath(r.abs(p), dir))
 				if fi, err := r.sh.sh.cfg.FS.Stat(cand); err == nil && fi.IsDir() {
 					target = cand
 					if p != "." {
@@ -369,18 +374,6 @@ func (r *runner) hasKind(name, k string) bool {
 	return false
 }
 
-// funcText prints a function definition as bash's type and declare -f do.
-func funcText(name string, body *syntax.Stmt) string {
-	var sb strings.Builder
-	p := syntax.NewPrinter(syntax.Indent(4))
-	sb.WriteString(name + " () \n")
-	var b strings.Builder
-	_ = p.Print(&b, body)
-	sb.WriteString(b.String())
-	sb.WriteString("\n")
-	return sb.String()
-}
-
 func biCommand(r *runner, args []string) int {
 	a := args[1:]
 	var v, V bool
@@ -515,11 +508,13 @@ func biGetopts(r *runner, args []string) int {
 	if silent {
 		optstring = optstring[1:]
 	}
-	if s, ok := r.varValue("OPTIND"); ok {
-		if n, err := parseIntStr(s); err == nil && int(n) != r.optind {
-			r.optind = int(n)
-			r.optcharIdx = 0
-		}
+	s, ok := r.varValue("OPTIND")
+	if !ok || s == "" {
+		s = "1"
+	}
+	if n, err := parseIntStr(s); err == nil && int(n) != r.optind {
+		r.optind = int(n)
+		r.optcharIdx = 0
 	}
 	if r.optind < 1 {
 		r.optind = 1

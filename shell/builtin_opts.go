@@ -113,7 +113,7 @@ func biSet(r *runner, args []string) int {
 				a = a[1:]
 				if !r.setOption(name, on) {
 					r.errorf("set: %s: invalid option name", name)
-					return 1
+					return 2
 				}
 				continue
 			}
@@ -303,7 +303,7 @@ func biShopt(r *runner, args []string) int {
 		if on {
 			state = "on"
 		}
-		r.write(1, fmt.Sprintf("%-20s\t%s\n", n, state))
+		r.write(1, fmt.Sprintf("%-15s\t%s\n", n, state))
 	}
 	if len(a) == 0 {
 		list := shoptNames

@@ -1,11 +1,11 @@
 package shell
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mvdan.cc/sh/v3/syntax"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,7 +138,7 @@ func biExit(r *runner, args []string) int {
 		}
 		if len(args) > 2 && err == nil {
 			r.errorf("exit: too many arguments")
-			return 1
+			code = 1
 		}
 	}
 	r.exiting = true
@@ -338,14 +338,13 @@ func biCaller(r *runner, args []string) int {
 		return 1
 	}
 	line := r.callLines[idx]
-	caller := "main"
-	if idx > 0 {
-		caller = r.funcNames[idx-1]
-	}
 	if len(args) > 1 {
-		r.write(1, fmt.Sprintf("%d %s main\n", line, caller))
+		if idx == 0 {
+			return 1
+		}
+		r.write(1, fmt.Sprintf("%d %s environment\n", line, r.funcNames[idx-1]))
 	} else {
-		r.write(1, fmt.Sprintf("%d main\n", line))
+		r.write(1, fmt.Sprintf("%d NULL\n", line))
 	}
 	return 0
 }
@@ -507,7 +506,9 @@ func biBuiltin(r *runner, args []string) int {
 // builtinTool runs a builtin reached by an absolute path (/bin/echo,
 // /usr/bin/test) as if it were the coreutils program.
 func builtinTool(r *runner, c *Call) int {
-	return r.execCallback(context.WithoutCancel(r.ctx), c)
+	sub := *c
+	sub.Args = append([]string{path.Base(c.Args[0])}, c.Args[1:]...)
+	return r.execCallback(r.ctx, &sub)
 }
 
 // biLet evaluates each argument as arithmetic.

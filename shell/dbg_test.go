@@ -1,21 +1,41 @@
 package shell_test
 
 import (
-	"bytes"
+	"bufio"
+	"encoding/json"
 	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 
-	"rung.dev/rung/shell"
-	"rung.dev/rung/storage"
+	"rung.dev/rung/shell/shelltest"
 )
 
-func TestDbg(t *testing.T) {
-	d := t.TempDir()
-	os.MkdirAll(filepath.Join(d, "workspace"), 0o755)
-	os.MkdirAll(filepath.Join(d, "tmp"), 0o755)
-	root, _ := storage.OpenRoot(d)
-	var out, errb bytes.Buffer
-	res := shell.New(shell.Config{FS: root}).Run(t.Context(), shell.Request{Script: os.Getenv("RUNG_SCRIPT"), Stdout: &out, Stderr: &errb})
-	t.Logf("%q %q %+v", out.String(), errb.String(), res)
+func TestDbgFixtures(t *testing.T) {
+	if os.Getenv("RUNG_DBG") == "" {
+		t.Skip()
+	}
+	f, _ := os.Open("/work/shared/conformance/bash-fixtures.jsonl")
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	n, pass, skipped := 0, 0, 0
+	for sc.Scan() {
+		var fx struct {
+			ID, Group, Command, Stdout string
+			Files                      map[string]string
+			ExitCode                   int `json:"exit_code"`
+		}
+		json.Unmarshal(sc.Bytes(), &fx)
+		got, _ := shelltest.RunShell(t.Context(), shelltest.Case{Script: fx.Command, Files: fx.Files}, t.TempDir(), nil)
+		if strings.Contains(got.Stderr, "command not found") {
+			skipped++
+			continue
+		}
+		n++
+		if got.Stdout == fx.Stdout && got.Exit == fx.ExitCode {
+			pass++
+			continue
+		}
+		t.Logf("FAIL %s\n  cmd: %q\n  want: %q %d\n  got:  %q %d\n  err: %q", fx.ID, fx.Command, fx.Stdout, fx.ExitCode, got.Stdout, got.Exit, got.Stderr)
+	}
+	t.Logf("builtin-only: %d/%d (skipped %d needing tools)", pass, n, skipped)
 }

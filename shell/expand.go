@@ -25,6 +25,7 @@ type expander struct {
 	glob      bool // cur has an unquoted pattern character
 	listEmpty bool // a quoted "$@" expanded to no words
 	splitLits bool // literals come from an unquoted ${x:-word}: split them
+	assign    bool // an assignment's value: tilde expands after ':' too
 	globs     []bool
 }
 
@@ -180,7 +181,7 @@ func (r *runner) literal(w *syntax.Word) string {
 // assignWord expands the right side of an assignment: tilde after = and
 // unquoted colons, no splitting or globbing.
 func (r *runner) assignWord(w *syntax.Word) string {
-	e := &expander{r: r, ifs: r.ifs()}
+	e := &expander{r: r, ifs: r.ifs(), assign: true}
 	e.word(w.Parts, false, true)
 	e.finish()
 	var sb strings.Builder
@@ -232,6 +233,19 @@ func (e *expander) word(parts []syntax.WordPart, inDQ bool, first bool) {
 			}
 			if i == 0 && first && strings.HasPrefix(v, "~") {
 				v = e.tilde(v, i+1 < len(parts))
+			}
+			if e.assign && strings.Contains(v, ":~") {
+				segs := strings.Split(v, ":")
+				for j, sg := range segs {
+					if j > 0 {
+						e.unquotedLit(":")
+						if strings.HasPrefix(sg, "~") {
+							sg = e.tilde(sg, j == len(segs)-1 && i+1 < len(parts))
+						}
+					}
+					e.unquotedLit(sg)
+				}
+				continue
 			}
 			e.unquotedLit(v)
 		case *syntax.SglQuoted:

@@ -31,7 +31,6 @@ func (r *runner) globField(f []seg) ([]string, bool) {
 	return matches, true
 }
 
-
 // glob returns the sorted paths matching pat, relative to the working
 // directory unless pat is absolute.
 func (r *runner) glob(pat string) []string {

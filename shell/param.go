@@ -62,7 +62,7 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, indexStr *str
 		}
 		return paramVal{vals: []string{strconv.Itoa(r.lastBg)}, set: true}
 	case "0":
-		return paramVal{vals: []string{"bash"}, set: true}
+		return paramVal{vals: []string{r.arg0}, set: true}
 	case "_":
 		return paramVal{vals: []string{r.lastArg}, set: true}
 	}
@@ -408,7 +408,7 @@ func (r *runner) slice(pe *syntax.ParamExp, name string, pv paramVal) []string {
 	if pv.list {
 		var items []string
 		if name == "@" || name == "*" {
-			items = append([]string{"bash"}, r.params...)
+			items = append([]string{r.arg0}, r.params...)
 			if off == 0 {
 				// ${@:0} includes $0
 			}

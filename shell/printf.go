@@ -42,6 +42,7 @@ func biPrintf(r *runner, args []string) int {
 		}
 	}
 	out := p.out.String()
+	r.checkString(out)
 	if varName != "" {
 		name, idx, hasIdx := strings.Cut(varName, "[")
 		var ip *string
@@ -147,6 +148,12 @@ func (p *printer) format(f string) bool {
 			return true
 		}
 		conv := f[j]
+		wn, _ := strconv.Atoi(strings.TrimPrefix(width, "-"))
+		pn, _ := strconv.Atoi(prec)
+		if int64(wn) > p.r.sh.limits.StringBytes || int64(pn) > p.r.sh.limits.StringBytes {
+			p.r.sh.breach("string_bytes", p.r.sh.limits.StringBytes)
+			panic(fatal{})
+		}
 		if strings.HasPrefix(width, "-") {
 			flags += "-"
 			width = width[1:]

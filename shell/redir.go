@@ -88,6 +88,19 @@ func (r *runner) redirected(st *syntax.Stmt) int {
 		// Words are expanded and traced before redirections apply.
 		return r.call(c, st.Redirs)
 	}
+	if fd, ok := st.Cmd.(*syntax.FuncDecl); ok && fd.Name != nil {
+		// f() { ...; } >file: the redirections belong to the function
+		// and apply on every call.
+		body := *fd.Body
+		body.Redirs = append(append([]*syntax.Redirect(nil), fd.Body.Redirs...), st.Redirs...)
+		r.funcs[fd.Name.Value] = &body
+		return 0
+	}
+	if st.Cmd == nil {
+		// A redirection-only command: {var} is not assigned (bash).
+		r.noVarFD = true
+		defer func() { r.noVarFD = false }()
+	}
 	return r.withRedirs(st.Redirs, func() int { return r.command(st.Cmd) })
 }
 
@@ -119,14 +132,51 @@ func (r *runner) withRedirs(redirs []*syntax.Redirect, fn func() int) int {
 		for _, f := range opened {
 			r.sh.addCloser(f)
 		}
+		// Process substitutions opened by exec live on with their fds;
+		// Run closes them at the end.
+		for _, p := range r.procs[nproc:] {
+			r.sh.addCloser(procCloser{p})
+		}
+		r.procs = r.procs[:nproc]
 	} else {
+		// {var} descriptors outlive the command, as in bash.
+		kept := map[int]*fdesc{}
+		for _, rd := range redirs {
+			if rd.N != nil && strings.HasPrefix(rd.N.Value, "{") && !r.noVarFD {
+				name := strings.Trim(rd.N.Value, "{}")
+				if v, ok := r.varValue(name); ok {
+					if n, err := strconv.Atoi(v); err == nil && r.fds[n] != nil {
+						kept[n] = r.fds[n]
+					}
+				}
+			}
+		}
 		for _, f := range opened {
-			f.Close()
+			if isKept(kept, f) {
+				r.sh.addCloser(f)
+			} else {
+				f.Close()
+			}
 		}
 		r.fds = saved
+		if len(kept) > 0 {
+			r.fds = maps.Clone(saved)
+			for n, d := range kept {
+				r.fds[n] = d
+			}
+		}
 	}
 	r.closeProcs(nproc)
 	return status
+}
+
+func isKept(kept map[int]*fdesc, f storage.File) bool {
+	for _, d := range kept {
+		if d.file == f {
+			return true
+		}
+	}
+	return false
 }
 
 // redirect applies one redirection to r.fds. A file it opened is returned
@@ -233,8 +283,10 @@ func (r *runner) setFD(n int, varName string, d *fdesc) error {
 		for r.fds[n] != nil {
 			n++
 		}
-		if err := r.setVar(varName, strconv.Itoa(n)); err != nil {
-			return err
+		if !r.noVarFD {
+			if err := r.setVar(varName, strconv.Itoa(n)); err != nil {
+				return err
+			}
 		}
 	}
 	r.fds[n] = d

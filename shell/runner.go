@@ -117,6 +117,7 @@ type runner struct {
 	umask      int
 	inCmdSubst bool // running a command substitution: errexit is off
 	lastArg    string
+	arg0       string // $0
 
 	substStatus int          // status of the last command substitution, -1 if none
 	procs       []*procSubst // running process substitutions
@@ -124,6 +125,9 @@ type runner struct {
 	traceLevel  int          // command substitution nesting, for PS4
 	arithDepth  int
 	inCond      bool // evaluating [[ ]]: extglob patterns always work
+
+	expandingAlias map[string]bool // aliases being expanded, against recursion
+	noVarFD        bool            // redirection-only command: {var} is not set
 }
 
 func (r *runner) stdout() io.Writer { return r.writerFD(1) }
@@ -254,6 +258,9 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		return
 	}
 	r.lineno = int(st.Pos().Line())
+	if r.noexec {
+		return
+	}
 	if st.Background {
 		r.background(st)
 		return
@@ -387,6 +394,11 @@ func (r *runner) command(cmd syntax.Command) int {
 	case *syntax.CaseClause:
 		return r.caseClause(c)
 	case *syntax.FuncDecl:
+		if c.Name == nil {
+			r.errorf("syntax error near unexpected token `)'")
+			r.exiting, r.exitCode = true, 2
+			return 2
+		}
 		r.funcs[c.Name.Value] = c.Body
 		return 0
 	case *syntax.ArithmCmd:

@@ -192,6 +192,7 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 		dir:     dir,
 		shopts:  map[string]bool{"globskipdots": true, "patsub_replacement": true, "sourcepath": true},
 		bashpid: 1,
+		arg0:    "bash",
 		rand:    rand.NewPCG(seed, seed^0x9e3779b97f4a7c15),
 		optind:  1,
 		umask:   0o022,
@@ -247,13 +248,24 @@ func (r *runner) script(src string) {
 	if !strings.HasSuffix(src, "\n") {
 		src += "\n"
 	}
-	err := p.Interactive(strings.NewReader(src), func(stmts []*syntax.Stmt) bool {
+	// The loop never breaks: stopping the parser's iterator early, or on
+	// an error, trips a range-over-func check inside it (found by FuzzRun).
+	var err error
+	for stmts, perr := range p.InteractiveSeq(strings.NewReader(src)) {
+		if perr != nil {
+			if err == nil {
+				err = perr
+			}
+			continue
+		}
+		if err != nil || r.exiting || r.ctx.Err() != nil {
+			continue
+		}
 		r.stmts(stmts)
 		if r.breakN > 0 || r.contN > 0 {
 			r.breakN, r.contN = 0, 0
 		}
-		return !r.exiting && r.ctx.Err() == nil
-	})
+	}
 	if err != nil && !r.exiting && r.ctx.Err() == nil {
 		r.syntaxError(err)
 	}

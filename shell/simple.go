@@ -23,6 +23,13 @@ func (r *runner) call(c *syntax.CallExpr, redirs []*syntax.Redirect) int {
 	if len(c.Args) == 0 {
 		return r.assignOnly(c.Assigns)
 	}
+	if r.shopts["expand_aliases"] && len(c.Assigns) == 0 {
+		if name := c.Args[0].Lit(); name != "" && !r.expandingAlias[name] {
+			if val, ok := r.alias[name]; ok {
+				return r.runAlias(name, val, c.Args[1:], redirs)
+			}
+		}
+	}
 	fields := r.fields(c.Args...)
 	if len(fields) == 0 {
 		st := r.assignOnly(c.Assigns)
@@ -63,6 +70,24 @@ func (r *runner) call(c *syntax.CallExpr, redirs []*syntax.Redirect) int {
 		return r.withRedirs(redirs, func() int { return r.exec(fields, true) })
 	}
 	return r.exec(fields, true)
+}
+
+// runAlias runs a command whose first word is an alias: the alias text
+// followed by the remaining words, parsed again, as bash does.
+func (r *runner) runAlias(name, val string, rest []*syntax.Word, redirs []*syntax.Redirect) int {
+	var sb strings.Builder
+	sb.WriteString(val)
+	p := syntax.NewPrinter()
+	for _, w := range rest {
+		sb.WriteByte(' ')
+		_ = p.Print(&sb, w)
+	}
+	if r.expandingAlias == nil {
+		r.expandingAlias = map[string]bool{}
+	}
+	r.expandingAlias[name] = true
+	defer delete(r.expandingAlias, name)
+	return r.withRedirs(redirs, func() int { return r.evalString(sb.String(), "alias") })
 }
 
 // assignOnly runs a command made only of assignments.
@@ -170,6 +195,9 @@ func (r *runner) toolFor(name string) (Tool, bool) {
 			if t, ok := tools[base]; ok && t.Run != nil {
 				return t, true
 			}
+			if f, ok := extraCommands[base]; ok {
+				return Tool{Run: func(ctx context.Context, c *Call) int { return f(r, append([]string{base}, c.Args[1:]...)) }}, true
+			}
 			if _, ok := builtins[base]; ok && base != "cd" {
 				return Tool{Run: func(ctx context.Context, c *Call) int {
 					return builtinTool(r, c)
@@ -178,8 +206,22 @@ func (r *runner) toolFor(name string) (Tool, bool) {
 		}
 		return Tool{}, false
 	}
-	t, ok := tools[name]
-	return t, ok && t.Run != nil
+	if t, ok := tools[name]; ok && t.Run != nil {
+		return t, true
+	}
+	if f, ok := extraCommands[name]; ok {
+		return Tool{Run: func(ctx context.Context, c *Call) int {
+			sub := r.copyState()
+			sub.fds = map[int]*fdesc{0: {r: c.Stdin}, 1: {w: c.Stdout}, 2: {w: c.Stderr}}
+			for n, d := range r.fds {
+				if n > 2 {
+					sub.fds[n] = d
+				}
+			}
+			return f(sub, c.Args)
+		}}, true
+	}
+	return Tool{}, false
 }
 
 // runTool runs a tool from cfg.Tools, or reports command not found.
@@ -211,6 +253,10 @@ func (r *runner) runTool(args []string) (status int) {
 		}
 	}()
 	status = t.Run(r.ctx, c)
+	if d := r.fds[1]; status != 0 && d != nil && d.pipe != nil && d.pipe.broken() {
+		// The reader went away: a real process would die of SIGPIPE.
+		status = 141
+	}
 	if c.Unsupported != nil {
 		r.sh.setUnsupported(c.Unsupported)
 	}
@@ -267,7 +313,12 @@ func (r *runner) execCallback(ctx context.Context, sub *Call) int {
 	if len(sub.Args) == 0 {
 		return 0
 	}
+	if r.depth >= r.sh.limits.Depth {
+		r.sh.breach("depth", int64(r.sh.limits.Depth))
+		return 126
+	}
 	c := r.copyState()
+	c.depth++
 	c.ctx = ctx
 	c.fds = map[int]*fdesc{
 		0: {r: sub.Stdin},
@@ -434,6 +485,14 @@ func (p *procSubst) finish() {
 		p.p.closeRead()
 	}
 	<-p.done
+}
+
+// procCloser ends a process substitution that exec kept open.
+type procCloser struct{ p *procSubst }
+
+func (c procCloser) Close() error {
+	c.p.finish()
+	return nil
 }
 
 // procSubst starts a process substitution and returns its /dev/fd path.

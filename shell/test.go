@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -341,7 +342,9 @@ func (r *runner) fileCompare(a, op, b string) bool {
 	if errA != nil || errB != nil {
 		return false
 	}
-	return os.SameFile(fa, fb)
+	sa, okA := fa.Sys().(*unix.Stat_t)
+	sb, okB := fb.Sys().(*unix.Stat_t)
+	return okA && okB && sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
 
 // testClause evaluates [[ ... ]].

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -83,6 +85,33 @@ func loopDevicesFor(image string) ([]string, error) {
 		}
 	}
 	return devs, nil
+}
+
+// waitLoopGone waits up to timeout for dev to stop being backed by image
+// and reports whether it did.
+func waitLoopGone(image, dev string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		devs, err := loopDevicesFor(image)
+		if err != nil || !slices.Contains(devs, dev) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(delay)
+	}
+}
+
+// clearLoop detaches loop device dev. If something still uses it, the
+// kernel instead marks it to detach when the last user goes.
+func clearLoop(dev string) error {
+	fd, err := unix.Open(dev, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.IoctlSetInt(fd, unix.LOOP_CLR_FD, 0)
 }
 
 // LoopDevices returns the loop devices (/dev/loopN) whose backing file is

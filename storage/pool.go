@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +43,8 @@ type PoolConfig struct {
 	ImageSize int64
 	// Mount, if set, is an existing btrfs mount (or a directory on one)
 	// to use instead of an image. rung never mounts or unmounts it; it
-	// should be mounted nodev,nosuid.
+	// should be mounted nodev,nosuid. rung keeps its lock file rung.lock
+	// and its directories sandboxes/, snapshots/ and staging/ there.
 	Mount string
 	// Quotas selects the quota mechanism; default [QuotaAuto].
 	Quotas string
@@ -190,6 +190,9 @@ func (p *Pool) openImage(ctx context.Context, cfg PoolConfig) error {
 	} else if err != nil {
 		return fmt.Errorf("pool image: %w", err)
 	}
+	if err := p.detachStale(ctx); err != nil {
+		return err
+	}
 	return p.mount()
 }
 
@@ -281,8 +284,11 @@ func syncFile(path string) error {
 }
 
 func (p *Pool) openDirs() error {
-	if err := os.Chmod(p.mnt, 0o700); err != nil && p.owned {
-		return fmt.Errorf("pool root: %w", err)
+	if p.owned {
+		// Only root may enter; containers get bind mounts of subdirectories.
+		if err := os.Chmod(p.mnt, 0o700); err != nil {
+			return fmt.Errorf("pool root: %w", err)
+		}
 	}
 	for _, d := range []struct {
 		name string
@@ -350,30 +356,32 @@ func (p *Pool) Close() error {
 // The kernel releases the filesystem and then auto-clears the device
 // asynchronously (we saw it still attached right after umount(2) under
 // load), and a caller that closes the pool expects nothing attached. If it
-// lingers, ask the device to detach itself; that is refused (EBUSY) only
-// while something else still uses it.
+// lingers, ask the device to detach itself.
 func (p *Pool) waitDetached() error {
-	if p.dev == "" {
+	if p.dev == "" || waitLoopGone(p.image, p.dev, 5*time.Second) {
 		return nil
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
-		devs, err := loopDevicesFor(p.image)
-		if err != nil || !slices.Contains(devs, p.dev) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(delay)
-	}
-	fd, err := unix.Open(p.dev, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err == nil {
-		err = unix.IoctlSetInt(fd, unix.LOOP_CLR_FD, 0)
-		unix.Close(fd)
-	}
-	if err != nil {
+	if err := clearLoop(p.dev); err != nil {
 		return fmt.Errorf("detach loop device %s: %w", p.dev, err)
+	}
+	return nil
+}
+
+// detachStale detaches loop devices still backed by our image although
+// nothing mounts it (we checked, and we hold the pool lock): one a killed
+// process attached and the kernel is still auto-clearing, or one attached
+// by hand. Mounting through a second device would stack them.
+func (p *Pool) detachStale(ctx context.Context) error {
+	devs, err := loopDevicesFor(p.image)
+	if err != nil {
+		return fmt.Errorf("list loop devices: %w", err)
+	}
+	for _, d := range devs {
+		clearLoop(d) // ENXIO: already being cleared
+		if !waitLoopGone(p.image, d, 2*time.Second) {
+			return rung.Errorf(rung.ErrConflict, "loop device %s holds the pool image %s and does not detach: detach it (losetup -d %s)", d, p.image, d)
+		}
+		p.log.WarnContext(ctx, "storage pool detached a stale loop device", "device", d)
 	}
 	return nil
 }
@@ -383,6 +391,9 @@ func (p *Pool) waitDetached() error {
 // with [rung.ErrInvalid] for a smaller size and with [rung.ErrConflict]
 // for a user-provided mount (grow that filesystem yourself).
 func (p *Pool) Grow(ctx context.Context, size int64) error {
+	if err := p.check(ctx); err != nil {
+		return err
+	}
 	if p.image == "" {
 		return rung.Errorf(rung.ErrConflict, "pool is a user-provided mount; grow it with btrfs filesystem resize")
 	}
@@ -396,11 +407,7 @@ func (p *Pool) Grow(ctx context.Context, size int64) error {
 	if err := os.Truncate(p.image, size); err != nil {
 		return fmt.Errorf("grow pool image: %w", err)
 	}
-	m, ok, err := findMount(p.mnt)
-	if err != nil || !ok {
-		return fmt.Errorf("grow pool: find mount: %v", err)
-	}
-	dev, err := unix.Open(m.source, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	dev, err := unix.Open(p.dev, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("grow pool: %w", err)
 	}

@@ -287,7 +287,7 @@ func TestConcurrentCreate(t *testing.T) {
 }
 
 func TestOpenReopenClose(t *testing.T) {
-	testenv.Require(t, "root", "mkfs.btrfs")
+	testenv.Require(t, "root", "mkfs.btrfs", "losetup")
 	ctx := t.Context()
 	dir := t.TempDir()
 	cfg := storage.PoolConfig{Dir: dir, ImageSize: 1 << 30}
@@ -321,10 +321,22 @@ func TestOpenReopenClose(t *testing.T) {
 		t.Errorf("pool still mounted after Close")
 	}
 
+	// A loop device left on the image (attached by hand, without
+	// autoclear) is detached rather than stacked under a second one.
+	if out, err := exec.Command("losetup", "-f", image).CombinedOutput(); err != nil {
+		t.Fatalf("losetup: %v: %s", err, out)
+	}
+	if devs, _ := storage.LoopDevices(image); len(devs) != 1 {
+		t.Fatalf("loop devices after losetup = %v, want one", devs)
+	}
+
 	// Re-open: the image is mounted again and the data is there.
 	p2, err := storage.Open(ctx, cfg)
 	must(t, err)
 	t.Cleanup(func() { p2.Close() })
+	if devs, _ := storage.LoopDevices(image); len(devs) != 1 {
+		t.Errorf("loop devices after re-open = %v, want one", devs)
+	}
 	if got := readFile(t, p2, "sbx_a", "workspace/f"); got != "kept" {
 		t.Errorf("after re-open read %q, want kept", got)
 	}

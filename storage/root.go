@@ -43,6 +43,8 @@ type Root struct {
 	fd  int    // O_PATH descriptor of the root directory
 	dev uint64 // st_dev of the root directory
 	ino uint64 // st_ino of the root directory
+
+	cache dirCache // directory handles for Stat and Lstat; see root_cache.go
 }
 
 var _ FS = (*Root)(nil)
@@ -69,7 +71,10 @@ func OpenRoot(dir string) (*Root, error) {
 
 // Close releases the root's directory handle. Files already open stay
 // valid; using the Root after Close fails with EBADF.
-func (r *Root) Close() error { return unix.Close(r.fd) }
+func (r *Root) Close() error {
+	r.cache.close()
+	return unix.Close(r.fd)
+}
 
 const resolveFlags = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
 
@@ -167,6 +172,13 @@ func (r *Root) Lstat(name string) (fs.FileInfo, error) {
 }
 
 func (r *Root) stat(op, name string, flags uint64) (fs.FileInfo, error) {
+	if fi, err, ok := r.statCached(op, name, flags&unix.O_NOFOLLOW == 0); ok {
+		return fi, err
+	}
+	return r.statUncached(op, name, flags)
+}
+
+func (r *Root) statUncached(op, name string, flags uint64) (fs.FileInfo, error) {
 	fd, err := r.open(op, name, flags, 0)
 	if err != nil {
 		return nil, err
@@ -178,6 +190,33 @@ func (r *Root) stat(op, name string, flags uint64) (fs.FileInfo, error) {
 		return nil, &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	return fi, nil
+}
+
+// statCached stats name through the cached handle of its directory; ok
+// is false when the name must take the uncached path (its directory is
+// not canonical or not cached, or follow is set and it is a symlink).
+func (r *Root) statCached(op, name string, follow bool) (fs.FileInfo, error, bool) {
+	dir, base, ok := canonicalSplit(name)
+	if !ok || len(name) >= MaxPathLen || strings.IndexByte(name, 0) >= 0 {
+		return nil, nil, false
+	}
+	e := r.acquire(dir)
+	if e == nil {
+		return nil, nil, false
+	}
+	fi := &fileInfo{name: base}
+	err := unix.Fstatat(e.fd, base, &fi.st, unix.AT_SYMLINK_NOFOLLOW)
+	r.release(e)
+	switch {
+	case err == nil && follow && fi.st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return nil, nil, false
+	case err == nil:
+		return fi, nil, true
+	case err == unix.ENOENT || err == unix.ENAMETOOLONG:
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}, true
+	default:
+		return nil, nil, false
+	}
 }
 
 // ReadDir implements [FS].

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,9 @@ type smallFileOps struct {
 	stat   func(name string) error
 	list   func(dir string) (int, error)
 	mkdir  func(dir string) error
-	path   func(sandbox string) string // the name each op takes for a sandbox path
+	// statdir lists dir and lstats every entry, as ls -l or find do.
+	statdir func(dir string) (int, error)
+	path    func(sandbox string) string // the name each op takes for a sandbox path
 }
 
 func rootOps(r *Root) smallFileOps {
@@ -45,7 +48,15 @@ func rootOps(r *Root) smallFileOps {
 		stat:  func(name string) error { _, err := r.Stat(name); return err },
 		list:  func(dir string) (int, error) { ents, err := r.ReadDir(dir); return len(ents), err },
 		mkdir: func(dir string) error { return r.Mkdir(dir, 0o755) },
-		path:  func(p string) string { return p },
+		statdir: func(dir string) (int, error) {
+			f, err := r.OpenFile(dir, os.O_RDONLY, 0)
+			if err != nil {
+				return 0, err
+			}
+			defer f.Close()
+			return infoAll(f.ReadDir(-1))
+		},
+		path: func(p string) string { return p },
 	}
 }
 
@@ -66,14 +77,23 @@ func osOps(host string) smallFileOps {
 		stat:  func(name string) error { _, err := os.Stat(name); return err },
 		list:  func(dir string) (int, error) { ents, err := os.ReadDir(dir); return len(ents), err },
 		mkdir: func(dir string) error { return os.Mkdir(dir, 0o755) },
-		path:  func(p string) string { return host + p },
+		statdir: func(dir string) (int, error) {
+			f, err := os.Open(dir)
+			if err != nil {
+				return 0, err
+			}
+			defer f.Close()
+			return infoAll(f.ReadDir(-1))
+		},
+		path: func(p string) string { return host + p },
 	}
 }
 
 // BenchmarkSmallFiles compares small-file work through a Root with the
 // same work through package os, on ext4 (the test temp dir; checked) and
 // on tmpfs (/dev/shm). Per-file ops (create, read, stat) cycle through
-// 10,000 files of 1 KiB; list reads the whole 10,000-entry directory.
+// 10,000 files of 1 KiB; list reads the whole 10,000-entry directory;
+// statdir lists it and lstats every entry (ls -l, find).
 //
 //	go test ./storage -run '^$' -bench SmallFiles -benchtime 20000x -count 5
 func BenchmarkSmallFiles(b *testing.B) {
@@ -90,7 +110,7 @@ func BenchmarkSmallFiles(b *testing.B) {
 		b.Logf("note: %s is not ext4", disks[0].dir)
 	}
 	data := make([]byte, benchFileSize)
-	for _, op := range []string{"create", "read", "stat", "list"} {
+	for _, op := range []string{"create", "read", "stat", "list", "statdir"} {
 		b.Run(op, func(b *testing.B) {
 			for _, d := range disks {
 				if d.dir == "" {
@@ -111,8 +131,8 @@ func BenchmarkSmallFiles(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Run("root"+d.name, func(b *testing.B) { benchSmallFiles(b, op, rootOps(r), data) })
-				b.Run("os"+d.name, func(b *testing.B) { benchSmallFiles(b, op, osOps(host), data) })
+				b.Run("root"+d.name, func(b *testing.B) { benchSmallFiles(b, op, "root", rootOps(r), data) })
+				b.Run("os"+d.name, func(b *testing.B) { benchSmallFiles(b, op, "os", osOps(host), data) })
 				r.Close()
 				os.RemoveAll(host)
 			}
@@ -120,7 +140,19 @@ func BenchmarkSmallFiles(b *testing.B) {
 	}
 }
 
-func benchSmallFiles(b *testing.B, op string, ops smallFileOps, data []byte) {
+func infoAll(ents []fs.DirEntry, err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range ents {
+		if _, err := e.Info(); err != nil {
+			return 0, err
+		}
+	}
+	return len(ents), nil
+}
+
+func benchSmallFiles(b *testing.B, op, tag string, ops smallFileOps, data []byte) {
 	names := make([]string, benchFiles)
 	for i := range names {
 		names[i] = ops.path("/workspace/set/f" + itoa(i))
@@ -129,7 +161,7 @@ func benchSmallFiles(b *testing.B, op string, ops smallFileOps, data []byte) {
 	lat := make([]time.Duration, 0, 1<<16)
 	b.ReportAllocs()
 	i, round := 0, 0
-	created := ops.path("/workspace/new0")
+	created := ops.path("/workspace/new-" + tag + "0")
 	for b.Loop() {
 		start := time.Now()
 		var err error
@@ -139,7 +171,7 @@ func benchSmallFiles(b *testing.B, op string, ops smallFileOps, data []byte) {
 				// A fresh directory every 10,000 files keeps directory
 				// sizes as in the other ops.
 				i, round = 0, round+1
-				created = ops.path("/workspace/new" + itoa(round))
+				created = ops.path("/workspace/new-" + tag + itoa(round))
 			}
 			if i == 0 {
 				err = ops.mkdir(created)
@@ -155,9 +187,13 @@ func benchSmallFiles(b *testing.B, op string, ops smallFileOps, data []byte) {
 			}
 		case "stat":
 			err = ops.stat(names[i%benchFiles])
-		case "list":
+		case "list", "statdir":
+			list := ops.list
+			if op == "statdir" {
+				list = ops.statdir
+			}
 			var n int
-			n, err = ops.list(set)
+			n, err = list(set)
 			if n != benchFiles && err == nil {
 				b.Fatalf("listed %d entries", n)
 			}

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestCat(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"a": "one\ntwo\n", "b": "three", "blank": "x\n\n\n\ny\n\n", "tabs": "a\tb\t\n",
 		"bin": "\x00\x01\x7f\x80\xff\xc3\xa9\n\x1b[m\n", "utf8": "héllo wörld\n日本\n", "empty": "", "dir/": "",
@@ -42,6 +43,7 @@ func TestCat(t *testing.T) {
 }
 
 func TestTee(t *testing.T) {
+	t.Parallel()
 	cases := []toolCase{
 		{name: "stdout-only", args: []string{"tee"}, stdin: "abc\n"},
 		{name: "one-file", args: []string{"tee", "out"}, stdin: "abc\ndef"},

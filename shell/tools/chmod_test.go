@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestChmod(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "x", "x": "#!/bin/sh\n", "d/sub/z": "1", "d/y": "2"}
 	ls := []string{"ls", "-lR", "--time-style=+"}
 	seq := func(args ...string) [][]string { return [][]string{args, ls} }

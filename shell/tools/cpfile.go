@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"rung.dev/rung/shell"
@@ -26,6 +27,7 @@ type copier struct {
 	hardlink, symlink                            bool
 	noPreserveMode                               bool                 // --no-preserve=mode: default modes
 	created                                      map[[2]uint64]bool   // dirs this copy made
+	intoSelf                                     bool                 // met its own copy: stop
 	links                                        map[[2]uint64]string // dev/ino -> first copy, for --preserve=links
 	buf                                          []byte
 }
@@ -78,13 +80,20 @@ func (cp *copier) special(src string, top bool) string {
 
 // copy copies src to dst; it reports false on failure (already printed).
 func (cp *copier) copy(src, dst string, top bool) bool {
+	return cp.copyStat(src, dst, top, nil)
+}
+
+// copyStat is copy with src's lstat result when the caller has it.
+func (cp *copier) copyStat(src, dst string, top bool, pre *fuStat) bool {
 	c := cp.c
-	if cp.ctx.Err() != nil {
+	if cp.ctx.Err() != nil || cp.intoSelf {
 		return false
 	}
 	var st fuStat
 	var err error
-	if cp.derefAll || (top && cp.derefTop) {
+	if pre != nil && !cp.derefAll {
+		st = *pre
+	} else if cp.derefAll || (top && cp.derefTop) {
 		st, err = fuStatPath(c, src)
 	} else {
 		st, err = fuLstat(c, src)
@@ -108,8 +117,10 @@ func (cp *copier) copy(src, dst string, top bool) bool {
 	switch {
 	case st.isDir() && cp.created[[2]uint64{st.Dev, st.Ino}]:
 		// A directory this very copy created inside its source (cp -r d
-		// d/sub): GNU skips it rather than recursing forever.
-		return true
+		// d/sub): GNU stops copying there (every enclosing directory
+		// stops too) rather than recursing forever.
+		cp.intoSelf = true
+		return false
 	case st.isDir():
 		return cp.copyDir(src, dst, st, dstSt, dstExists)
 	case st.isLink() && !cp.hardlink && !cp.symlink:
@@ -297,16 +308,24 @@ func (cp *copier) copyDir(src, dst string, st, dstSt fuStat, dstExists bool) boo
 		}
 		cp.say(src, dst)
 	}
-	ents, err := c.FS.ReadDir(c.Abs(src))
+	ents, err := cp.readDir(src)
 	if err != nil {
 		c.Errorf("cannot access %s: %s", fuQuote(src), fuErr(err))
 		return false
 	}
-	for _, e := range ents {
-		if !cp.copy(fuJoin(src, e.Name()), fuJoin(dst, e.Name()), false) {
+	for i := range ents {
+		e := &ents[i]
+		var pre *fuStat
+		if e.ok {
+			pre = &e.st
+		}
+		if !cp.copyStat(fuJoin(src, e.name), fuJoin(dst, e.name), false, pre) {
 			ok = false
 			if cp.ctx.Err() != nil {
 				return false
+			}
+			if cp.intoSelf {
+				break
 			}
 		}
 	}
@@ -397,4 +416,34 @@ func fuTargets(c *shell.Call, ops []string, targetDir string, noTarget bool) ([]
 		pairs = append(pairs, [2]string{s, fuJoin(last, fuBase(s))})
 	}
 	return pairs, true
+}
+
+type cpEnt struct {
+	name string
+	st   fuStat
+	ok   bool
+}
+
+// readDir lists dir in inode order, as GNU cp does (gnulib's savedir
+// with SAVEDIR_SORT_FASTREAD), so -v output and the handling of a copy
+// into itself follow GNU's order.
+func (cp *copier) readDir(dir string) ([]cpEnt, error) {
+	des, err := fuReadDir(cp.c, dir, true)
+	if err != nil {
+		return nil, err
+	}
+	ents := make([]cpEnt, len(des))
+	for i, de := range des {
+		ents[i] = cpEnt{name: de.name, st: de.st, ok: de.ok}
+	}
+	slices.SortFunc(ents, func(a, b cpEnt) int {
+		switch {
+		case a.st.Ino < b.st.Ino:
+			return -1
+		case a.st.Ino > b.st.Ino:
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return ents, nil
 }

@@ -12,6 +12,7 @@ var cutFiles = map[string]string{
 }
 
 func TestCut(t *testing.T) {
+	t.Parallel()
 	cases := []toolCase{
 		{name: "f2", args: []string{"cut", "-f2", "tsv"}},
 		{name: "f1,3", args: []string{"cut", "-f1,3", "tsv"}},

@@ -10,4 +10,5 @@ func addData(m map[string]shell.Tool) {
 	m["gzip"] = gzipTool("gzip")
 	m["gunzip"] = gzipTool("gunzip")
 	m["zcat"] = gzipTool("zcat")
+	m["tar"] = tarTool()
 }

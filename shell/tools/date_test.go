@@ -8,6 +8,7 @@ import (
 )
 
 func TestDate(t *testing.T) {
+	t.Parallel()
 	d := func(name string, args ...string) toolCase {
 		return toolCase{name: name, args: append([]string{"date"}, args...)}
 	}

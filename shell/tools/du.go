@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -154,12 +153,7 @@ func (d *duer) walk(name string, st fuStat, depth int, dev uint64) (uint64, erro
 		return n, nil
 	}
 	if !d.oneFS || st.Dev == dev {
-		f, err := d.c.FS.OpenFile(d.c.Abs(name), os.O_RDONLY, 0)
-		var ents []os.DirEntry
-		if err == nil {
-			ents, err = f.ReadDir(-1)
-			f.Close()
-		}
+		ents, err := fuReadDir(d.c, name, true)
 		if err != nil {
 			d.w.Flush()
 			d.c.Errorf("cannot read directory %s: %s", fuQuote(name), fuErr(err))
@@ -170,16 +164,14 @@ func (d *duer) walk(name string, st fuStat, depth int, dev uint64) (uint64, erro
 			if err := tick(); err != nil {
 				return 0, err
 			}
-			child := fuJoin(name, e.Name())
-			var cst fuStat
-			if fi, err := e.Info(); err == nil {
-				cst = fuStatOf(fi)
-			} else if cst, err = fuLstat(d.c, child); err != nil {
+			child := fuJoin(name, e.name)
+			if !e.ok {
 				d.w.Flush()
-				d.c.Errorf("cannot access %s: %s", fuQuote(child), fuErr(err))
+				d.c.Errorf("cannot access %s: %s", fuQuote(child), fuErr(e.err))
 				d.status = 1
 				continue
 			}
+			cst := e.st
 			if d.oneFS && cst.Dev != dev {
 				continue
 			}

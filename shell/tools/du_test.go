@@ -6,6 +6,7 @@ import (
 )
 
 func TestDu(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "hello", "big": strings.Repeat("x", 100000), "d/x": "1", "d/sub/y": strings.Repeat("y", 9000), "e/": "", ".h/z": "z"}
 	setup := fuSetup(fuSymlink("f", "lf"), fuSymlink("loop", "loop"), fuMkfifo("p"), fuSocket("s"),
 		func(t *testing.T, dir string) {
@@ -41,6 +42,7 @@ func TestDu(t *testing.T) {
 }
 
 func TestDfRefused(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeFiles(t, root+"/workspace", map[string]string{"f": ""})
 	out, _, status := runOurs(t, toolCase{args: []string{"df", "-h"}}, root)

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestExpr(t *testing.T) {
+	t.Parallel()
 	e := func(name string, args ...string) toolCase {
 		return toolCase{name: name, args: append([]string{"expr"}, args...)}
 	}

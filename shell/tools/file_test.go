@@ -6,6 +6,7 @@ import (
 )
 
 func TestFile(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"ascii": "hello\n", "utf8": "héllo\n", "empty": "", "nonl": "no newline", "crlf": "a\r\nb\r\n",
 		"cr": "a\rb\r", "sh": "#!/bin/sh\necho hi\n", "bash": "#!/bin/bash\necho\n",
@@ -40,6 +41,7 @@ func TestFile(t *testing.T) {
 }
 
 func TestFileRefusesUnknown(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeFiles(t, root+"/workspace", map[string]string{"elf": "\x7fELF\x02\x01\x01", "latin1": "latin\xe9\n", "src.c": "#include <stdio.h>\nint main(){}\n"})
 	for _, f := range []string{"elf", "latin1", "src.c"} {

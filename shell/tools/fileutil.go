@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -248,16 +249,72 @@ func fuErr(err error) string {
 	return shell.ErrText(err)
 }
 
-// fuQuote quotes a file name for an error message the way GNU's
-// shell-escape-always style does in the common cases.
+// fuQuote quotes a file name as GNU's shell-escape-always style does
+// (stat %N, -v messages, error messages): 'name'; "name" when it holds a
+// single quote and nothing special inside double quotes; control
+// characters as $'\n' pieces.
 func fuQuote(name string) string {
-	if !strings.ContainsAny(name, "'\n\t\\\"$`") {
-		return "'" + name + "'"
+	hasCtl := false
+	for i := 0; i < len(name); i++ {
+		if name[i] < 0x20 || name[i] == 0x7f {
+			hasCtl = true
+			break
+		}
 	}
-	if !strings.Contains(name, "'") && !strings.ContainsAny(name, "\n\t") {
-		return "'" + name + "'"
+	if !hasCtl {
+		if !strings.Contains(name, "'") {
+			return "'" + name + "'"
+		}
+		if !strings.ContainsAny(name, "\"$`!\\") {
+			return "\"" + name + "\""
+		}
+		return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
 	}
-	return "'" + strings.ReplaceAll(name, "'", `'\''`) + "'"
+	var sb strings.Builder
+	open := false
+	for i := 0; i < len(name); i++ {
+		ch := name[i]
+		if ch >= 0x20 && ch != 0x7f {
+			if !open {
+				sb.WriteByte('\'')
+				open = true
+			}
+			if ch == '\'' {
+				sb.WriteString(`'\''`)
+				continue
+			}
+			sb.WriteByte(ch)
+			continue
+		}
+		if open {
+			sb.WriteByte('\'')
+			open = false
+		}
+		sb.WriteString("$'")
+		switch ch {
+		case '\a':
+			sb.WriteString(`\a`)
+		case '\b':
+			sb.WriteString(`\b`)
+		case '\f':
+			sb.WriteString(`\f`)
+		case '\n':
+			sb.WriteString(`\n`)
+		case '\r':
+			sb.WriteString(`\r`)
+		case '\t':
+			sb.WriteString(`\t`)
+		case '\v':
+			sb.WriteString(`\v`)
+		default:
+			fmt.Fprintf(&sb, "\\%03o", ch)
+		}
+		sb.WriteByte('\'')
+	}
+	if open {
+		sb.WriteByte('\'')
+	}
+	return sb.String()
 }
 
 // fuErrno extracts the errno of a file error, or 0.
@@ -322,4 +379,82 @@ func fuBase(p string) string {
 // fuVerbose writes a -v message ("name: text") on standard output.
 func fuVerbose(c *shell.Call, format string, args ...any) {
 	fmt.Fprintf(c.Stdout, "%s: %s\n", c.Name(), fmt.Sprintf(format, args...))
+}
+
+// fuDirEnt is one directory entry with its lstat result.
+type fuDirEnt struct {
+	name string
+	st   fuStat
+	ok   bool  // st is filled (from lstat, or from the entry's type)
+	err  error // the lstat error when !ok
+}
+
+// fuReadDir reads directory dir in directory order. With stat set, each
+// entry is lstat'ed relative to the open directory (fstatat on its
+// descriptor). It never calls DirEntry.Info: for a file of the view,
+// os's Info would lstat the sandbox path on the host's file system.
+// Without stat, only the file type bits of st.Mode are set.
+func fuReadDir(c *shell.Call, dir string, stat bool) ([]fuDirEnt, error) {
+	f, err := c.FS.OpenFile(c.Abs(dir), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	ents := make([]fuDirEnt, len(des))
+	fder, hasFD := f.(interface{ Fd() uintptr })
+	fd := -1
+	if stat && hasFD {
+		fd = int(fder.Fd())
+	}
+	for i, de := range des {
+		e := &ents[i]
+		e.name = de.Name()
+		switch {
+		case !stat:
+			e.st.Mode = fuTypeBits(de.Type())
+			e.ok = true
+		case fd >= 0:
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				e.err = &fs.PathError{Op: "lstat", Path: fuJoin(dir, e.name), Err: err}
+				continue
+			}
+			e.st, e.ok = fuStatOf(&fuUnixInfo{st: &st}), true
+		default:
+			e.st, e.err = fuLstat(c, fuJoin(dir, e.name))
+			e.ok = e.err == nil
+		}
+	}
+	return ents, nil
+}
+
+// fuUnixInfo adapts a unix.Stat_t to the fuStatOf input.
+type fuUnixInfo struct {
+	fs.FileInfo
+	st *unix.Stat_t
+}
+
+func (i *fuUnixInfo) Sys() any { return i.st }
+
+// fuTypeBits converts a DirEntry type to st_mode file type bits.
+func fuTypeBits(t fs.FileMode) uint32 {
+	switch {
+	case t.IsDir():
+		return unix.S_IFDIR
+	case t&fs.ModeSymlink != 0:
+		return unix.S_IFLNK
+	case t&fs.ModeNamedPipe != 0:
+		return unix.S_IFIFO
+	case t&fs.ModeSocket != 0:
+		return unix.S_IFSOCK
+	case t&fs.ModeCharDevice != 0:
+		return unix.S_IFCHR
+	case t&fs.ModeDevice != 0:
+		return unix.S_IFBLK
+	}
+	return unix.S_IFREG
 }

@@ -116,6 +116,7 @@ func runDiffSeq(t *testing.T, cases []fuSeqCase) {
 	testenv.Require(t, "bash")
 	for _, sc := range cases {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			if sc.known != "" {
 				t.Skip("known difference: " + sc.known)
 			}
@@ -163,6 +164,7 @@ func runSame(t *testing.T, cases []toolCase) {
 	testenv.Require(t, "bash")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if tc.known != "" {
 				t.Skip("known difference: " + tc.known)
 			}

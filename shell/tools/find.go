@@ -306,8 +306,8 @@ func (f *finder) deletePred() findPred {
 	}
 }
 
-// execArgs substitutes "{}" (anywhere in a word, as GNU does) with p.
-func execArgs(argv []string, p string) []string {
+// findExecArgs substitutes "{}" (anywhere in a word, as GNU does) with p.
+func findExecArgs(argv []string, p string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		out[i] = strings.ReplaceAll(a, "{}", p)
@@ -315,8 +315,8 @@ func execArgs(argv []string, p string) []string {
 	return out
 }
 
-// execDirOf returns the directory and "./name" for -execdir.
-func execDirOf(e *findEnt) (string, string) {
+// findExecDirOf returns the directory and "./name" for -execdir.
+func findExecDirOf(e *findEnt) (string, string) {
 	dir := path.Dir(e.abs)
 	return dir, "./" + path.Base(e.abs)
 }
@@ -332,9 +332,9 @@ func (f *finder) execOnePred(argv []string, inDir bool) findPred {
 	return func(e *findEnt) bool {
 		p, dir := e.path, f.c.Dir
 		if inDir {
-			dir, p = execDirOf(e)
+			dir, p = findExecDirOf(e)
 		}
-		return f.run(execArgs(argv, p), dir) == 0
+		return f.run(findExecArgs(argv, p), dir) == 0
 	}
 }
 
@@ -357,7 +357,7 @@ func (f *finder) batchPred(argv []string, inDir bool) findPred {
 	return func(e *findEnt) bool {
 		p, dir := e.path, f.c.Dir
 		if inDir {
-			dir, p = execDirOf(e)
+			dir, p = findExecDirOf(e)
 		}
 		if len(b.paths) > 0 && (b.dir != dir || b.size+len(p)+1 > findBatchMax) {
 			f.flushBatch(b)

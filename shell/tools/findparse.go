@@ -34,7 +34,7 @@ type findUsage struct{ msg string }
 
 func (e *findUsage) Error() string { return e.msg }
 
-func (p *findParser) more() bool  { return p.pos < len(p.args) }
+func (p *findParser) more() bool   { return p.pos < len(p.args) }
 func (p *findParser) peek() string { return p.args[p.pos] }
 
 func (p *findParser) parse() (findPred, error) {
@@ -222,17 +222,17 @@ func (p *findParser) parsePrimary() (findPred, error) {
 		fold := tok[1] == 'i'
 		switch tok {
 		case "-name", "-iname":
-			return func(e *findEnt) bool { return fnmatchFold(pat, e.baseName(), fold) }, nil
+			return func(e *findEnt) bool { return srchFnmatchFold(pat, e.baseName(), fold) }, nil
 		case "-lname", "-ilname":
 			return func(e *findEnt) bool {
 				if !e.isLink() {
 					return false
 				}
 				t, err := f.c.FS.Readlink(e.abs)
-				return err == nil && fnmatchFold(pat, t, fold)
+				return err == nil && srchFnmatchFold(pat, t, fold)
 			}, nil
 		}
-		return func(e *findEnt) bool { return fnmatchFold(pat, e.path, fold) }, nil
+		return func(e *findEnt) bool { return srchFnmatchFold(pat, e.path, fold) }, nil
 	case "-regex", "-iregex":
 		pat, err := p.arg(tok)
 		if err != nil {
@@ -266,12 +266,12 @@ func (p *findParser) parsePrimary() (findPred, error) {
 		if err != nil {
 			return nil, err
 		}
-		ref := statTime(fi, 'm')
+		ref := findStatTime(fi, 'm')
 		which := byte('m')
 		if tok != "-newer" {
 			which = tok[1]
 		}
-		return func(e *findEnt) bool { return statTime(e.info(), which).After(ref) }, nil
+		return func(e *findEnt) bool { return findStatTime(e.info(), which).After(ref) }, nil
 	case "-empty":
 		return func(e *findEnt) bool {
 			fi := e.info()
@@ -335,7 +335,7 @@ func (p *findParser) parsePrimary() (findPred, error) {
 			if tok == "-inum" {
 				v = st.Ino
 			}
-			return cmpNum(cmp, float64(v), float64(n))
+			return findCmpNum(cmp, float64(v), float64(n))
 		}, nil
 	case "-readable", "-writable", "-executable":
 		return func(e *findEnt) bool {
@@ -377,7 +377,7 @@ func (p *findParser) parsePrimary() (findPred, error) {
 		if err != nil {
 			return nil, err
 		}
-		items, err := parsePrintf(a, func(w string) { fmt.Fprintf(f.c.Stderr, "find: %s\n", w) })
+		items, err := findParsePrintf(a, func(w string) { fmt.Fprintf(f.c.Stderr, "find: %s\n", w) })
 		if err != nil {
 			return nil, err
 		}
@@ -485,7 +485,7 @@ func findNumArg(tok, a string) (byte, int64, error) {
 	return cmp, n, nil
 }
 
-func cmpNum(cmp byte, v, n float64) bool {
+func findCmpNum(cmp byte, v, n float64) bool {
 	switch cmp {
 	case '+':
 		return v > n
@@ -528,7 +528,7 @@ func (p *findParser) sizePred(a string) (findPred, error) {
 		}
 		size := fi.Size()
 		units := (size + unit - 1) / unit
-		return cmpNum(cmp, float64(units), float64(n))
+		return findCmpNum(cmp, float64(units), float64(n))
 	}, nil
 }
 
@@ -548,7 +548,7 @@ func (p *findParser) timePred(tok, a string) (findPred, error) {
 		if fi == nil {
 			return false
 		}
-		age := now.Sub(statTime(fi, which)).Seconds() / period
+		age := now.Sub(findStatTime(fi, which)).Seconds() / period
 		if period == 60 {
 			// -mmin compares the exact age; "n" is the minute ending at n.
 			switch cmp {
@@ -560,12 +560,12 @@ func (p *findParser) timePred(tok, a string) (findPred, error) {
 			return age > float64(n-1) && age <= float64(n)
 		}
 		// -mtime ignores the fractional part of the age in days.
-		return cmpNum(cmp, math.Floor(age), float64(n))
+		return findCmpNum(cmp, math.Floor(age), float64(n))
 	}, nil
 }
 
-// statTime returns the m(odification), a(ccess) or c(hange) time.
-func statTime(fi fs.FileInfo, which byte) time.Time {
+// findStatTime returns the m(odification), a(ccess) or c(hange) time.
+func findStatTime(fi fs.FileInfo, which byte) time.Time {
 	if fi == nil {
 		return time.Time{}
 	}

@@ -19,7 +19,7 @@ type findItem struct {
 	spec string // flags and width, "-10" etc.
 }
 
-func parsePrintf(s string, warn func(string)) ([]findItem, error) {
+func findParsePrintf(s string, warn func(string)) ([]findItem, error) {
 	var items []findItem
 	var lit strings.Builder
 	flush := func() {
@@ -172,7 +172,7 @@ func (f *finder) directive(e *findEnt, it findItem) (string, bool) {
 		}
 	case 'M':
 		if fi != nil {
-			return modeString(fi, st), false
+			return findModeString(fi, st), false
 		}
 	case 'y', 'Y':
 		info := fi
@@ -188,7 +188,7 @@ func (f *finder) directive(e *findEnt, it findItem) (string, bool) {
 				info, _ = f.c.FS.Stat(e.abs)
 			}
 		}
-		return typeLetter(info), false
+		return findTypeLetter(info), false
 	case 'l':
 		if fi != nil && fi.Mode()&fs.ModeSymlink != 0 {
 			t, _ := f.c.FS.Readlink(e.abs)
@@ -232,10 +232,10 @@ func (f *finder) directive(e *findEnt, it findItem) (string, bool) {
 		}
 	case 't', 'a', 'c':
 		which := map[byte]byte{'t': 'm', 'a': 'a', 'c': 'c'}[it.verb]
-		return ctimeFrac(statTime(fi, which).In(findTZ(f))), false
+		return findCtime(findStatTime(fi, which).In(findTZ(f))), false
 	case 'T', 'A', 'C':
 		which := map[byte]byte{'T': 'm', 'A': 'a', 'C': 'c'}[it.verb]
-		return findTime(statTime(fi, which).In(findTZ(f)), it.sub), false
+		return findTime(findStatTime(fi, which).In(findTZ(f)), it.sub), false
 	case 'S':
 		if st != nil && fi.Size() > 0 {
 			return strconv.FormatFloat(float64(st.Blocks*512)/float64(fi.Size()), 'g', 6, 64), true
@@ -256,7 +256,7 @@ func findTZ(f *finder) *time.Location {
 	return time.UTC
 }
 
-func typeLetter(fi fs.FileInfo) string {
+func findTypeLetter(fi fs.FileInfo) string {
 	if fi == nil {
 		return "N"
 	}
@@ -278,9 +278,9 @@ func typeLetter(fi fs.FileInfo) string {
 	return "f"
 }
 
-// ctimeFrac is GNU find's %t: ctime(3) with the nanoseconds (and a
+// findCtime is GNU find's %t: ctime(3) with the nanoseconds (and a
 // trailing 0, as findutils prints ten fractional digits).
-func ctimeFrac(t time.Time) string {
+func findCtime(t time.Time) string {
 	return fmt.Sprintf("%s %2d %02d:%02d:%02d.%09d0 %d", t.Format("Mon Jan"), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), t.Year())
 }
 
@@ -367,8 +367,8 @@ func findTime(t time.Time, k byte) string {
 	return ""
 }
 
-// modeString is ls -l's mode column.
-func modeString(fi fs.FileInfo, st *unix.Stat_t) string {
+// findModeString is ls -l's mode column.
+func findModeString(fi fs.FileInfo, st *unix.Stat_t) string {
 	m := fi.Mode()
 	if st != nil {
 		m = m.Type() | fs.FileMode(st.Mode&0o777)
@@ -382,7 +382,7 @@ func modeString(fi fs.FileInfo, st *unix.Stat_t) string {
 			m |= fs.ModeSticky
 		}
 	}
-	b := []byte(typeLetter(fi))
+	b := []byte(findTypeLetter(fi))
 	if b[0] == 'f' {
 		b[0] = '-'
 	}
@@ -395,18 +395,18 @@ func modeString(fi fs.FileInfo, st *unix.Stat_t) string {
 		}
 	}
 	if m&fs.ModeSetuid != 0 {
-		b[3] = "Ss"[btoi(b[3] == 'x')]
+		b[3] = "Ss"[findBtoi(b[3] == 'x')]
 	}
 	if m&fs.ModeSetgid != 0 {
-		b[6] = "Ss"[btoi(b[6] == 'x')]
+		b[6] = "Ss"[findBtoi(b[6] == 'x')]
 	}
 	if m&fs.ModeSticky != 0 {
-		b[9] = "Tt"[btoi(b[9] == 'x')]
+		b[9] = "Tt"[findBtoi(b[9] == 'x')]
 	}
 	return string(b)
 }
 
-func btoi(b bool) int {
+func findBtoi(b bool) int {
 	if b {
 		return 1
 	}

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestTacRevNl(t *testing.T) {
+	t.Parallel()
 	f := map[string]string{"f": "a\nb\nc\n", "nonl": "a\nb\nc", "utf": "abc\nhé日本\n\n", "bad": "ok\n\xffx\nlater\n",
 		"sep": "a:b:c:", "sep2": "a:b:c", "body": "x\n\n\ny\nfoo\n\n", "pages": "h\n\\:\\:\\:\nhead\n\\:\\:\nbody\n\n\\:\nfoot\n\\:\\:\\:\nh2\n\\:\\:\nb2\n"}
 	c := func(name string, args ...string) toolCase { return toolCase{name: name, args: args, files: f} }
@@ -43,6 +44,7 @@ func TestTacRevNl(t *testing.T) {
 }
 
 func TestPasteFoldExpand(t *testing.T) {
+	t.Parallel()
 	f := map[string]string{"a": "1\n2\n3\n", "b": "x\ny\n", "c": "only\n", "nonl": "p\nq",
 		"long": "The quick brown fox jumps over the lazy dog and keeps running far away\nshort\n\tTabbed line that is long enough to wrap around\n",
 		"tabs": "a\tb\tc\n\tlead\n        eight\n  two\tx\n12345678\t9\nab\b\tc\n",

@@ -509,7 +509,7 @@ func (g *grepper) globOK(name string, cmdline bool) bool {
 	res := !g.cfg.globs[0].include
 	matched := false
 	for _, gl := range g.cfg.globs {
-		if fnmatch(gl.pat, base) {
+		if srchFnmatch(gl.pat, base) {
 			res = gl.include
 			matched = true
 		}
@@ -526,11 +526,11 @@ func (g *grepper) globOK(name string, cmdline bool) bool {
 
 func (g *grepper) dirExcluded(name string) bool {
 	for _, p := range g.cfg.excludeDir {
-		if fnmatch(p, name) || fnmatch(p, strings.TrimRight(name, "/")) {
+		if srchFnmatch(p, name) || srchFnmatch(p, strings.TrimRight(name, "/")) {
 			return true
 		}
 	}
 	return false
 }
 
-var errBinaryStop = errors.New("binary file matches")
+var grepErrBinaryStop = errors.New("binary file matches")

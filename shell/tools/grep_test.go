@@ -9,24 +9,24 @@ import (
 const grepText = "alpha beta\nBeta gamma\nfoo bar\nfoobar baz\n\nx=1; y=22\nthe end\n"
 
 var grepFiles = map[string]string{
-	"a.txt":        grepText,
-	"b.txt":        "foo\nbar\nfoo again\n",
-	"noeol.txt":    "one\ntwo foo",
-	"empty.txt":    "",
-	"ctx.txt":      "a\nfoo1\nb\nc\nfoo2\nd\ne\nf\ng\nfoo3\nh\nfoo4\n",
-	"utf8.txt":     "héllo wörld\nnaïve café\nplain\n",
-	"bin.dat":      "abc\x00def\nfoo here\n",
-	"inval.txt":    "ok foo\nbad \xff foo\n",
-	"pats.txt":     "foo\nbeta\n",
-	"re.txt":       "aa\nabab\nxyzzy\na+b\na{2}\n(x)\nback\\slash\n[br]\n",
-	"words.txt":    "foo-bar\nfoobar\nbar_foo\n@foo x\nfoo\n",
-	"dir/":         "",
-	"dir/one.c":    "int foo;\n",
-	"dir/two.h":    "foo bar\n",
-	"dir/sub/x.c":  "nothing\n",
-	"crlf.txt":     "foo\r\nbar\r\n",
-	"nul.txt":      "a foo\x00b foo\x00c\x00",
-	"long.txt":     "",
+	"a.txt":       grepText,
+	"b.txt":       "foo\nbar\nfoo again\n",
+	"noeol.txt":   "one\ntwo foo",
+	"empty.txt":   "",
+	"ctx.txt":     "a\nfoo1\nb\nc\nfoo2\nd\ne\nf\ng\nfoo3\nh\nfoo4\n",
+	"utf8.txt":    "héllo wörld\nnaïve café\nplain\n",
+	"bin.dat":     "abc\x00def\nfoo here\n",
+	"inval.txt":   "ok foo\nbad \xff foo\n",
+	"pats.txt":    "foo\nbeta\n",
+	"re.txt":      "aa\nabab\nxyzzy\na+b\na{2}\n(x)\nback\\slash\n[br]\n",
+	"words.txt":   "foo-bar\nfoobar\nbar_foo\n@foo x\nfoo\n",
+	"dir/":        "",
+	"dir/one.c":   "int foo;\n",
+	"dir/two.h":   "foo bar\n",
+	"dir/sub/x.c": "nothing\n",
+	"crlf.txt":    "foo\r\nbar\r\n",
+	"nul.txt":     "a foo\x00b foo\x00c\x00",
+	"long.txt":    "",
 }
 
 func gc(name string, args ...string) toolCase {
@@ -173,7 +173,7 @@ func TestGrepDiff(t *testing.T) {
 		gin("stdin -f -", "foo\n", "-f", "-", "a.txt"),
 		gc("color never", "--color=never", "foo", "b.txt"),
 		gc("color auto", "--color", "foo", "b.txt"),
-		gc("no pattern", ),
+		gc("no pattern"),
 		gc("bad option", "--nope", "x"),
 		gc("bad context", "-A", "x", "foo", "a.txt"),
 		gc("option after file", "foo", "b.txt", "-n"),
@@ -194,7 +194,7 @@ func TestGrepDiff(t *testing.T) {
 		gc("ignore-case long", "--ignore-case", "--line-number", "BETA", "a.txt"),
 		gc("files-with-matches long", "--files-with-matches", "foo", "a.txt", "b.txt"),
 	}
-	runDiff(t, cases)
+	runSearchDiff(t, cases, false)
 }
 
 func TestGrepRecursiveDiff(t *testing.T) {

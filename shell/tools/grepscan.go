@@ -34,7 +34,7 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 		var ast *reNode
 		ng := 0
 		if cfg.mode == 'F' {
-			ast = litAST(p)
+			ast = grepLitAST(p)
 		} else {
 			var w []string
 			var err error
@@ -44,7 +44,7 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 				return nil, warns, err
 			}
 		}
-		shiftGroups(ast, ngroups)
+		reShiftGroups(ast, ngroups)
 		ngroups += ng
 		alts = append(alts, ast)
 	}
@@ -53,7 +53,7 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 		root = &reNode{op: opAlt, subs: alts}
 	}
 	if len(alts) == 1 && !cfg.word && !cfg.line && !m.perLn {
-		if lit, ok := astLiteral(root); ok && len(lit) > 0 && (!cfg.icase || foldSafeASCII(lit)) {
+		if lit, ok := reASTLiteral(root); ok && len(lit) > 0 && (!cfg.icase || grepFoldSafeASCII(lit)) {
 			m.lit, m.fold = lit, cfg.icase
 		}
 	}
@@ -63,7 +63,7 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 	case cfg.line:
 		root = &reNode{op: opConcat, subs: []*reNode{{op: opBol}, root, {op: opEol}}}
 	case cfg.word:
-		shiftGroups(root, 1)
+		reShiftGroups(root, 1)
 		nonWord := &reNode{op: opClass, cls: &reClass{neg: true, named: []string{"w"}}}
 		after := &reNode{op: opAlt, subs: []*reNode{{op: opEol}, nonWord}}
 		grp := &reNode{op: opGroup, n: 1, subs: []*reNode{root}}
@@ -79,8 +79,8 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 	return m, warns, err
 }
 
-// litAST is the AST of a fixed string.
-func litAST(s string) *reNode {
+// grepLitAST is the AST of a fixed string.
+func grepLitAST(s string) *reNode {
 	n := &reNode{op: opConcat}
 	for _, r := range s {
 		n.subs = append(n.subs, &reNode{op: opLit, r: r})
@@ -91,8 +91,8 @@ func litAST(s string) *reNode {
 	return n
 }
 
-// astLiteral returns the string n matches when n is a plain literal.
-func astLiteral(n *reNode) ([]byte, bool) {
+// reASTLiteral returns the string n matches when n is a plain literal.
+func reASTLiteral(n *reNode) ([]byte, bool) {
 	switch n.op {
 	case opLit:
 		return utf8.AppendRune(nil, n.r), n.r != utf8.RuneError
@@ -109,8 +109,8 @@ func astLiteral(n *reNode) ([]byte, bool) {
 	return nil, false
 }
 
-// shiftGroups renumbers groups and back-references by k.
-func shiftGroups(n *reNode, k int) {
+// reShiftGroups renumbers groups and back-references by k.
+func reShiftGroups(n *reNode, k int) {
 	if k == 0 {
 		return
 	}
@@ -118,7 +118,7 @@ func shiftGroups(n *reNode, k int) {
 		n.n += k
 	}
 	for _, s := range n.subs {
-		shiftGroups(s, k)
+		reShiftGroups(s, k)
 	}
 }
 
@@ -128,7 +128,7 @@ func (m *grepMatcher) firstIndex(b []byte) int {
 		return -1
 	}
 	if m.fold {
-		return indexFoldASCII(b, m.lit)
+		return grepIndexFoldASCII(b, m.lit)
 	}
 	if m.lit != nil {
 		return bytes.Index(b, m.lit)
@@ -165,7 +165,7 @@ func (m *grepMatcher) eachMatch(line []byte, fn func(s, e int) bool) {
 			return
 		}
 		k := e
-		if e > 0 && !classHas("w", lastRune(line[:e])) {
+		if e > 0 && !reClassHas("w", grepLastRune(line[:e])) {
 			k = e - 1
 		}
 		if e == s {
@@ -185,13 +185,13 @@ func (m *grepMatcher) eachMatch(line []byte, fn func(s, e int) bool) {
 	}
 }
 
-func lastRune(b []byte) rune {
+func grepLastRune(b []byte) rune {
 	r, _ := utf8.DecodeLastRune(b)
 	return r
 }
 
-// fileScan is the state of grep over one file.
-type fileScan struct {
+// grepFileScan is the state of grep over one file.
+type grepFileScan struct {
 	name      string
 	buf       []byte
 	base      int64 // file offset of buf[0]
@@ -211,7 +211,7 @@ type fileScan struct {
 // that would return 0 (one syscall per file matters for grep -r).
 func (g *grepper) search(ctx context.Context, r io.Reader, name string, regular bool) {
 	cfg := g.cfg
-	fsn := &fileScan{name: name, buf: g.buf[:0], lineno: 1, lastOut: -1}
+	fsn := &grepFileScan{name: name, buf: g.buf[:0], lineno: 1, lastOut: -1}
 	eof := false
 	for !fsn.stop && !g.done {
 		if ctx.Err() != nil {
@@ -280,7 +280,7 @@ func (g *grepper) search(ctx context.Context, r io.Reader, name string, regular 
 }
 
 // keepFrom returns the buf index before which data is no longer needed.
-func (g *grepper) keepFrom(fsn *fileScan) int {
+func (g *grepper) keepFrom(fsn *grepFileScan) int {
 	keep := fsn.pos
 	if g.cfg.before > 0 {
 		s := fsn.pos
@@ -294,7 +294,7 @@ func (g *grepper) keepFrom(fsn *fileScan) int {
 }
 
 // scanRegion processes the complete lines in buf[pos:lim].
-func (g *grepper) scanRegion(fsn *fileScan, lim int) {
+func (g *grepper) scanRegion(fsn *grepFileScan, lim int) {
 	cfg := g.cfg
 	buf := fsn.buf
 	for fsn.pos < lim && !fsn.stop {
@@ -305,7 +305,7 @@ func (g *grepper) scanRegion(fsn *fileScan, lim int) {
 		} else if i := g.m.firstIndex(buf[fsn.pos:lim]); i >= 0 {
 			i += fsn.pos
 			ls = bytes.LastIndexByte(buf[fsn.pos:i], cfg.eol) + 1 + fsn.pos
-			le = lineEnd(buf, i, lim, cfg.eol)
+			le = grepLineEnd(buf, i, lim, cfg.eol)
 		}
 		if !cfg.invert {
 			g.unselected(fsn, fsn.pos, ls)
@@ -318,7 +318,7 @@ func (g *grepper) scanRegion(fsn *fileScan, lim int) {
 		}
 		// -v: every line before the match is selected.
 		for fsn.pos < ls && !fsn.stop {
-			e := lineEnd(buf, fsn.pos, ls, cfg.eol)
+			e := grepLineEnd(buf, fsn.pos, ls, cfg.eol)
 			g.selected(fsn, fsn.pos, e)
 			fsn.pos = min(e+1, ls)
 			fsn.lineno++
@@ -332,7 +332,7 @@ func (g *grepper) scanRegion(fsn *fileScan, lim int) {
 // nextLineSlow finds the next matching line by testing line by line.
 func (g *grepper) nextLineSlow(buf []byte, pos, lim int) (int, int) {
 	for pos < lim {
-		e := lineEnd(buf, pos, lim, g.cfg.eol)
+		e := grepLineEnd(buf, pos, lim, g.cfg.eol)
 		if g.m.lineMatches(buf[pos:e]) {
 			return pos, e
 		}
@@ -341,9 +341,9 @@ func (g *grepper) nextLineSlow(buf []byte, pos, lim int) (int, int) {
 	return lim, lim
 }
 
-// lineEnd returns the index of the terminator of the line holding i, or
+// grepLineEnd returns the index of the terminator of the line holding i, or
 // lim when the last line has none.
-func lineEnd(buf []byte, i, lim int, eol byte) int {
+func grepLineEnd(buf []byte, i, lim int, eol byte) int {
 	j := bytes.IndexByte(buf[i:lim], eol)
 	if j < 0 {
 		return lim
@@ -353,10 +353,10 @@ func lineEnd(buf []byte, i, lim int, eol byte) int {
 
 // unselected passes over the lines in buf[s:e], printing those that are
 // trailing context, and advances pos and lineno.
-func (g *grepper) unselected(fsn *fileScan, s, e int) {
+func (g *grepper) unselected(fsn *grepFileScan, s, e int) {
 	cfg := g.cfg
 	for fsn.afterLeft > 0 && s < e && !fsn.stop {
-		le := lineEnd(fsn.buf, s, e, cfg.eol)
+		le := grepLineEnd(fsn.buf, s, e, cfg.eol)
 		g.printLine(fsn, s, le, '-')
 		fsn.afterLeft--
 		s = min(le+1, e)
@@ -378,7 +378,7 @@ func (g *grepper) unselected(fsn *fileScan, s, e int) {
 }
 
 // selected handles one selected line buf[s:e] (e is its terminator).
-func (g *grepper) selected(fsn *fileScan, s, e int) {
+func (g *grepper) selected(fsn *grepFileScan, s, e int) {
 	cfg := g.cfg
 	if cfg.maxCount >= 0 && fsn.count >= cfg.maxCount {
 		// Past -m: only trailing context remains.
@@ -415,7 +415,7 @@ func (g *grepper) selected(fsn *fileScan, s, e int) {
 			}
 			n := fsn.lineno - int64(bytes.Count(fsn.buf[b:s], []byte{cfg.eol}))
 			for b < s {
-				le := lineEnd(fsn.buf, b, s, cfg.eol)
+				le := grepLineEnd(fsn.buf, b, s, cfg.eol)
 				g.printLineAt(fsn, b, le, '-', n)
 				n++
 				b = le + 1
@@ -429,12 +429,12 @@ func (g *grepper) selected(fsn *fileScan, s, e int) {
 	}
 }
 
-func (g *grepper) printLine(fsn *fileScan, s, e int, sep byte) {
+func (g *grepper) printLine(fsn *grepFileScan, s, e int, sep byte) {
 	g.printLineAt(fsn, s, e, sep, fsn.lineno)
 }
 
 // printLineAt prints line buf[s:e], numbered n, with separator sep.
-func (g *grepper) printLineAt(fsn *fileScan, s, e int, sep byte, n int64) {
+func (g *grepper) printLineAt(fsn *grepFileScan, s, e int, sep byte, n int64) {
 	cfg := g.cfg
 	if fsn.suppress {
 		return
@@ -481,7 +481,7 @@ func (g *grepper) printLineAt(fsn *fileScan, s, e int, sep byte, n int64) {
 	g.outAny = true
 }
 
-func (g *grepper) prefix(fsn *fileScan, sep byte, n, off int64) {
+func (g *grepper) prefix(fsn *grepFileScan, sep byte, n, off int64) {
 	cfg := g.cfg
 	if g.showN {
 		g.out.WriteString(fsn.name)
@@ -503,7 +503,7 @@ func (g *grepper) prefix(fsn *fileScan, sep byte, n, off int64) {
 }
 
 // finishFile prints what is printed once per file.
-func (g *grepper) finishFile(fsn *fileScan) {
+func (g *grepper) finishFile(fsn *grepFileScan) {
 	cfg := g.cfg
 	if cfg.quiet {
 		return
@@ -543,10 +543,10 @@ func (g *grepper) finishFile(fsn *fileScan) {
 	}
 }
 
-// foldSafeASCII reports whether lit is ASCII without the letters that
+// grepFoldSafeASCII reports whether lit is ASCII without the letters that
 // Unicode case folding maps outside ASCII (k: KELVIN SIGN, s: LONG S), so
 // that ASCII case folding finds exactly what -i finds.
-func foldSafeASCII(lit []byte) bool {
+func grepFoldSafeASCII(lit []byte) bool {
 	for _, c := range lit {
 		if c >= 0x80 || c == 'k' || c == 'K' || c == 's' || c == 'S' {
 			return false
@@ -555,8 +555,8 @@ func foldSafeASCII(lit []byte) bool {
 	return true
 }
 
-// indexFoldASCII is bytes.Index ignoring ASCII case; lit is ASCII.
-func indexFoldASCII(b, lit []byte) int {
+// grepIndexFoldASCII is bytes.Index ignoring ASCII case; lit is ASCII.
+func grepIndexFoldASCII(b, lit []byte) int {
 	c0 := lit[0]
 	lo, up := c0|0x20, c0&^0x20
 	if c0 < 'A' || c0|0x20 < 'a' || c0|0x20 > 'z' {
@@ -583,7 +583,7 @@ func indexFoldASCII(b, lit []byte) int {
 		if i < 0 || i+len(lit) > len(b) {
 			return -1
 		}
-		if equalFoldASCII(b[i:i+len(lit)], lit) {
+		if grepEqualFoldASCII(b[i:i+len(lit)], lit) {
 			return i
 		}
 		off = i + 1
@@ -591,7 +591,7 @@ func indexFoldASCII(b, lit []byte) int {
 	return -1
 }
 
-func equalFoldASCII(a, b []byte) bool {
+func grepEqualFoldASCII(a, b []byte) bool {
 	for i := range a {
 		x, y := a[i], b[i]
 		if x == y {

@@ -19,7 +19,7 @@ import (
 // gzipOpts is gzip 1.12's command line. Compressed bytes come from Go's
 // compress/flate, so they differ from GNU gzip's (levels are tuned
 // differently); every GNU gzip reads them and vice versa.
-var gzipOpts = NewOptions("c,stdout,to-stdout", "d,decompress,uncompress", "k,keep", "f,force",
+var gzipOpts = NewOptions("c,to-stdout,stdout", "d,uncompress,decompress", "k,keep", "f,force",
 	"n,no-name", "N,name", "q,quiet", "v,verbose", "t,test", "1,fast", "2", "3", "4", "5", "6", "7", "8",
 	"9,best", "S,suffix=", "l,list", "r,recursive", "L,license", "V,version", "h,help", "rsyncable", "synchronous")
 
@@ -45,13 +45,13 @@ func gzipCheck(args []string) error {
 }
 
 type gzipRun struct {
-	ctx                                      context.Context
-	c                                        *shell.Call
-	stdout, decompress, keep, force, noName  bool
-	quiet, verbose, test                     bool
-	level                                    int
-	suffix                                   string
-	status                                   int // 0, 1 error, 2 warning
+	ctx                                     context.Context
+	c                                       *shell.Call
+	stdout, decompress, keep, force, noName bool
+	quiet, verbose, test                    bool
+	level                                   int
+	suffix                                  string
+	status                                  int // 0, 1 error, 2 warning
 }
 
 func runGzip(ctx context.Context, c *shell.Call, mode string) int {
@@ -115,9 +115,10 @@ func (g *gzipRun) errorf(format string, args ...any) {
 }
 
 func (g *gzipRun) warnf(format string, args ...any) {
-	if !g.quiet {
-		fmt.Fprintf(g.c.Stderr, "gzip: "+format+"\n", args...)
+	if g.quiet {
+		return // -q silences warnings and their exit status
 	}
+	fmt.Fprintf(g.c.Stderr, "gzip: "+format+"\n", args...)
 	if g.status == 0 {
 		g.status = 2
 	}
@@ -179,7 +180,10 @@ func (g *gzipRun) target(name string, mode fs.FileMode) (io.WriteCloser, bool) {
 func (g *gzipRun) compressFile(name string) {
 	toStdout := g.stdout || name == "-"
 	if !toStdout && strings.HasSuffix(name, g.suffix) {
-		g.warnf("%s already has %s suffix -- unchanged", name, g.suffix)
+		// gzip 1.12 warns but does not change the exit status here
+		if !g.quiet {
+			fmt.Fprintf(g.c.Stderr, "gzip: %s already has %s suffix -- unchanged\n", name, g.suffix)
+		}
 		return
 	}
 	in, fi, ok := g.source(name)
@@ -204,7 +208,7 @@ func (g *gzipRun) compressFile(name string) {
 		zw.Name = path.Base(name)
 		zw.ModTime = fi.ModTime()
 	}
-	n, err := io.Copy(zw, ctxReader{g.ctx, in})
+	n, err := io.Copy(zw, gzipCtxReader{g.ctx, in})
 	if err == nil {
 		err = zw.Close()
 	}
@@ -275,7 +279,7 @@ func (g *gzipRun) decompressFile(name string) {
 		return
 	}
 	defer in.Close()
-	br := bufio.NewReader(ctxReader{g.ctx, in})
+	br := bufio.NewReader(gzipCtxReader{g.ctx, in})
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		if errors.Is(err, io.EOF) && name == "-" {
@@ -297,14 +301,13 @@ func (g *gzipRun) decompressFile(name string) {
 		}
 		out, closer = w, w
 	}
-	n, err := io.Copy(out, zr)
+	n, garbage, err := gunzipMembers(out, zr, br)
 	if closer != nil {
 		closer.Close()
 	}
-	if errors.Is(err, gzip.ErrHeader) {
+	if garbage {
 		// data after the last member: GNU gzip warns and keeps the output
 		g.warnf("%s: decompression OK, trailing garbage ignored", name)
-		err = nil
 	}
 	if err != nil {
 		g.reportGunzipErr(name, err)
@@ -333,6 +336,29 @@ func (g *gzipRun) reportGunzipErr(name string, err error) {
 	}
 }
 
+// gunzipMembers copies every gzip member of br to out; garbage reports
+// bytes after the last member that do not start another one.
+func gunzipMembers(out io.Writer, zr *gzip.Reader, br *bufio.Reader) (n int64, garbage bool, err error) {
+	for {
+		zr.Multistream(false)
+		m, err := io.Copy(out, zr)
+		n += m
+		if err != nil {
+			return n, false, err
+		}
+		magic, _ := br.Peek(2)
+		switch {
+		case len(magic) == 0:
+			return n, false, nil
+		case len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b:
+			return n, true, nil
+		}
+		if err := zr.Reset(br); err != nil {
+			return n, false, err
+		}
+	}
+}
+
 type countWriter struct {
 	w io.Writer
 	n int64
@@ -344,13 +370,13 @@ func (cw *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ctxReader stops a copy when ctx is done.
-type ctxReader struct {
+// gzipCtxReader stops a copy when ctx is done.
+type gzipCtxReader struct {
 	ctx context.Context
 	r   io.Reader
 }
 
-func (r ctxReader) Read(p []byte) (int, error) {
+func (r gzipCtxReader) Read(p []byte) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
 	}

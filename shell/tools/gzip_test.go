@@ -30,37 +30,68 @@ func gzSetup(names ...string) func(t *testing.T, dir string) {
 
 var gzFiles = map[string]string{"a.txt": "hello gzip\n", "b.txt": strings.Repeat("line of text\n", 500), "empty": "", "bin": "\x00\x01\xff\xfe binary"}
 
+// gzBytes compresses s with the real gzip.
+func gzBytes(t *testing.T, s string) string {
+	t.Helper()
+	cmd := exec.Command("gzip", "-nc")
+	cmd.Stdin = strings.NewReader(s)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("real gzip: %v", err)
+	}
+	return string(out)
+}
+
+// shellSetup runs a host shell snippet in the tree to prepare it.
+func shellSetup(script string) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) { hostRun(t, dir, "sh", "-c", script) }
+}
+
 func TestGzipDecompress(t *testing.T) {
 	gz := func(name string, setup []string, args ...string) toolCase {
 		return toolCase{name: name, args: args, files: gzFiles, setup: gzSetup(setup...)}
 	}
-	runDiff(t, []toolCase{
+	sh := func(name, script string, args ...string) toolCase {
+		return toolCase{name: name, args: args, files: gzFiles, setup: shellSetup(script)}
+	}
+	aGz := gzBytes(t, "hello gzip\n")
+	runDiffParallel(t, []toolCase{
 		gz("gunzip file", []string{"a.txt"}, "gunzip", "a.txt.gz"),
 		gz("gzip -d file", []string{"b.txt"}, "gzip", "-d", "b.txt.gz"),
+		gz("gzip --decompress", []string{"b.txt"}, "gzip", "--decompress", "b.txt.gz"),
 		gz("gunzip keep", []string{"a.txt"}, "gunzip", "-k", "a.txt.gz"),
 		gz("gunzip to stdout", []string{"b.txt"}, "gunzip", "-c", "b.txt.gz"),
+		gz("gunzip --stdout", []string{"b.txt"}, "gunzip", "--stdout", "b.txt.gz"),
 		gz("zcat", []string{"a.txt", "b.txt"}, "zcat", "a.txt.gz", "b.txt.gz"),
 		gz("zcat empty", []string{"empty"}, "zcat", "empty.gz"),
 		gz("zcat binary", []string{"bin"}, "zcat", "bin.gz"),
 		gz("gunzip two", []string{"a.txt", "b.txt"}, "gunzip", "a.txt.gz", "b.txt.gz"),
-		gz("gunzip exists", []string{"a.txt"}, "sh", "-c", "echo old > a.txt; exec gunzip a.txt.gz"),
+		gz("gunzip verbose", []string{"a.txt"}, "gunzip", "-v", "a.txt.gz"),
+		gz("gunzip quiet", nil, "gunzip", "-q", "a.txt"),
+		sh("gunzip exists", "gzip -k a.txt; echo old > a.txt", "gunzip", "a.txt.gz"),
+		sh("gunzip force", "gzip -k a.txt; echo old > a.txt", "gunzip", "-f", "a.txt.gz"),
 		gz("gunzip unknown suffix", nil, "gunzip", "a.txt"),
-		gz("gunzip not gzip", nil, "sh", "-c", "cp a.txt x.gz; exec gunzip x.gz"),
+		sh("gunzip not gzip", "cp a.txt x.gz", "gunzip", "x.gz"),
 		gz("gunzip missing", nil, "gunzip", "nope.gz"),
 		gz("gzip -t ok", []string{"a.txt"}, "gzip", "-t", "a.txt.gz"),
 		gz("gzip -t bad", nil, "gzip", "-t", "a.txt"),
-		gz("gunzip stdin", []string{"a.txt"}, "sh", "-c", "exec gunzip < a.txt.gz"),
-		gz("zcat stdin dash", []string{"b.txt"}, "sh", "-c", "exec zcat - < b.txt.gz"),
-		gz("gunzip tgz", nil, "sh", "-c", "gzip -c a.txt > x.tgz; exec gunzip x.tgz"),
-		gz("gunzip force", []string{"a.txt"}, "sh", "-c", "echo old > a.txt; exec gunzip -f a.txt.gz"),
-		gz("gzip -dc multi member", nil, "sh", "-c", "gzip -c a.txt > m.gz; gzip -c b.txt >> m.gz; exec gzip -dc m.gz"),
-		gz("gunzip directory", nil, "sh", "-c", "mkdir d.gz; exec gunzip d.gz"),
+		{name: "gunzip stdin", args: []string{"gunzip"}, stdin: aGz},
+		{name: "zcat stdin dash", args: []string{"zcat", "-"}, stdin: aGz},
+		{name: "gzip -dc stdin", args: []string{"gzip", "-dc"}, stdin: aGz + aGz},
+		{name: "gunzip stdin not gzip", args: []string{"gunzip"}, stdin: "plain text"},
+		sh("gunzip tgz", "gzip -c a.txt > x.tgz", "gunzip", "x.tgz"),
+		sh("gzip -dc multi member", "gzip -c a.txt > m.gz; gzip -c b.txt >> m.gz", "gzip", "-dc", "m.gz"),
+		sh("gunzip directory", "mkdir d.gz", "gunzip", "d.gz"),
 		gz("gzip already gz", []string{"a.txt"}, "gzip", "a.txt.gz"),
 		gz("gzip bad option", nil, "gzip", "--bogus", "a.txt"),
 		gz("gzip missing file", nil, "gzip", "nope"),
-		gz("gzip directory", nil, "sh", "-c", "mkdir d; exec gzip d"),
-		gz("gunzip truncated", nil, "sh", "-c", "gzip -c b.txt | head -c 40 > t.gz; exec gunzip t.gz"),
-	})
+		sh("gzip directory", "mkdir d", "gzip", "d"),
+		sh("gunzip truncated", "gzip -c b.txt | head -c 40 > t.gz", "gunzip", "t.gz"),
+		sh("gunzip crc error", "gzip -c a.txt > c.gz; printf '\\001' | dd of=c.gz bs=1 seek=$(( $(stat -c %s c.gz) - 6 )) conv=notrunc 2>/dev/null", "gunzip", "c.gz"),
+		sh("gunzip trailing garbage", "gzip -c a.txt > g.gz; echo junk >> g.gz", "gunzip", "g.gz"),
+		sh("gunzip keeps mode", "chmod 600 a.txt; gzip a.txt", "gunzip", "a.txt.gz"),
+		sh("gzip exists refuses", "echo x > a.txt.gz", "gzip", "a.txt"),
+	}, 4)
 }
 
 // TestGzipRoundTrip compresses with our gzip and checks that the real

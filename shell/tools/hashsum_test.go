@@ -7,6 +7,7 @@ import (
 )
 
 func TestBase64(t *testing.T) {
+	t.Parallel()
 	b := func(name, stdin string, args ...string) toolCase {
 		return toolCase{name: name, stdin: stdin, args: append([]string{"base64"}, args...)}
 	}
@@ -38,6 +39,7 @@ func TestBase64(t *testing.T) {
 }
 
 func TestHashsum(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"plain": "abc\n", "empty": "", "bin": "\x00\x01\xff"}
 	setup := func(t *testing.T, dir string) {
 		for name, data := range map[string]string{"a\\b": "x", "n\nl": "y", "c\rr": "z"} {

@@ -21,6 +21,7 @@ var txFiles = map[string]string{
 }
 
 func TestHead(t *testing.T) {
+	t.Parallel()
 	runDiff(t, []toolCase{
 		{name: "default", args: []string{"head", "lines"}, files: txFiles},
 		{name: "n3", args: []string{"head", "-n", "3", "lines"}, files: txFiles},
@@ -54,6 +55,7 @@ func TestHead(t *testing.T) {
 }
 
 func TestTail(t *testing.T) {
+	t.Parallel()
 	runDiff(t, []toolCase{
 		{name: "default", args: []string{"tail", "lines"}, files: txFiles},
 		{name: "n3", args: []string{"tail", "-n", "3", "lines"}, files: txFiles},
@@ -85,6 +87,7 @@ func TestTail(t *testing.T) {
 }
 
 func TestWc(t *testing.T) {
+	t.Parallel()
 	runDiff(t, []toolCase{
 		{name: "default", args: []string{"wc", "words"}, files: txFiles},
 		{name: "l", args: []string{"wc", "-l", "words"}, files: txFiles},

@@ -10,15 +10,15 @@ const jqDoc = `{"name":"rung","version":"1.2.0","tags":["go","shell"],"count":3,
 `
 
 var jqFiles = map[string]string{
-	"doc.json":   jqDoc,
-	"arr.json":   `[3,1,2]`,
-	"multi.json": "1 2\n\"three\" {\"x\":4}\n[5]\n",
-	"bad.json":   "{\"a\":1}\n{bad}\n",
-	"lines.txt":  "alpha\nbeta\ngamma",
-	"nums.json":  `[1, 1.5, 100, 1e5, 1e15, 1e16, 1e17, 123456789012345678, 0.1, 0.0001, 0.00001, 1e-7, -0, -1.5e-10, 1e1000, 3.0, 12345678901234567890123]`,
+	"doc.json":     jqDoc,
+	"arr.json":     `[3,1,2]`,
+	"multi.json":   "1 2\n\"three\" {\"x\":4}\n[5]\n",
+	"bad.json":     "{\"a\":1}\n{bad}\n",
+	"lines.txt":    "alpha\nbeta\ngamma",
+	"nums.json":    `[1, 1.5, 100, 1e5, 1e15, 1e16, 1e17, 123456789012345678, 0.1, 0.0001, 0.00001, 1e-7, -0, -1.5e-10, 1e1000, 3.0, 12345678901234567890123]`,
 	"unicode.json": `{"s":"héllo \u00e9 \ud83d\ude00 \u0001 \u007f tab\t"}`,
-	"users.json": `[{"user":"x","age":30,"role":"admin"},{"user":"y","age":25,"role":"dev"},{"user":"z","age":35,"role":"dev"}]`,
-	"empty.json": "",
+	"users.json":   `[{"user":"x","age":30,"role":"admin"},{"user":"y","age":25,"role":"dev"},{"user":"z","age":35,"role":"dev"}]`,
+	"empty.json":   "",
 }
 
 func jc(name string, args ...string) toolCase {
@@ -30,7 +30,7 @@ func jin(name, stdin string, args ...string) toolCase {
 }
 
 func TestJQ(t *testing.T) {
-	runDiff(t, []toolCase{
+	runDiffParallel(t, []toolCase{
 		jc("identity pretty", ".", "doc.json"),
 		jc("identity compact", "-c", ".", "doc.json"),
 		jc("field", ".name", "doc.json"),
@@ -146,6 +146,20 @@ func TestJQ(t *testing.T) {
 		jc("any all", "-c", "-n", "[[1,2] | any(. > 1), all(. > 1)]"),
 		jc("flatten", "-c", "-n", "[1,[2,[3]]] | flatten"),
 		jc("to_entries pretty", ".nested.a | to_entries", "doc.json"),
+		jc("iterate object values", "-c", "[.[] | type]", "doc.json"),
+		jc("iterate nested object", "-c", ".nested.a[]", "doc.json"),
+		jc("iterate object optional", "-c", "[.nested[]?]", "doc.json"),
+		jc("map on object", "-c", ".nested | map(type)", "doc.json"),
+		jc("map_values object", "-c", ".nested.a | map_values(tostring)", "doc.json"),
+		jc("map_values array", "-c", ".tags | map_values(ascii_upcase)", "doc.json"),
+		jc("add object values", "-c", `{"b":"x","a":"y"} | add`, "doc.json"),
+		jc("recurse order", "-c", "[.. | scalars]", "doc.json"),
+		jc("paths order", "-c", "[paths]", "doc.json"),
+		jc("path of iteration", "-c", "[path(.items[])]", "doc.json"),
+		jc("update array elements", "-c", ".tags[] |= ascii_upcase | .tags", "doc.json"),
+		jc("del array element", "-c", "del(.tags[0]) | .tags", "doc.json"),
+		jc("reduce over object", "-c", "reduce .nested.a[] as $v (0; . + 1)", "doc.json"),
+		jc("keys_unsorted iterate", "-r", ".nested | keys_unsorted[]", "doc.json"),
 		jc("stdin dash", "-c", ".", "-"),
 		jin("stdin input", `{"b":2,"a":1}`, "."),
 		jin("stdin no trailing newline", `[1,2]`, "-c", "."),
@@ -156,7 +170,7 @@ func TestJQ(t *testing.T) {
 		jin("stdin empty object array", `{"a":{},"b":[]}`, "."),
 		jin("stdin true false null", `[true,false,null]`, "."),
 		jin("stdin large array", `[`+"1,2,3,4,5,6,7,8,9,10"+`]`, "-c", "map(. * .)"),
-	})
+	}, 4)
 }
 
 // TestJQRefuses checks that output whose object key order gojq cannot
@@ -164,13 +178,12 @@ func TestJQ(t *testing.T) {
 // router runs the real jq instead.
 func TestJQRefuses(t *testing.T) {
 	cases := []toolCase{
-		jc("iterate object values", "-c", "[.[] | type]", "doc.json"),
 		jc("capture object", "-c", "-n", `"xyz-123" | capture("(?<a>[a-z]+)-(?<n>[0-9]+)")`),
 		jc("merge objects", "-c", `. + {"zz": 1}`, "doc.json"),
 		jc("update keeps order", "-c", `.count = 4`, "doc.json"),
 		jc("del", "-c", `del(.name)`, "doc.json"),
 		jc("computed key", "-c", `{(.name): 1, a: 2}`, "doc.json"),
-		jc("map_values", "-c", ".nested | map_values(1)", "doc.json"),
+		jc("update through iteration", "-c", ".nested | .[] |= 1", "doc.json"),
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

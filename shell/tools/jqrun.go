@@ -1,13 +1,11 @@
 package tools
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 	"sort"
@@ -25,7 +23,10 @@ def from_entries: _rung_from_entries;
 def with_entries(f): to_entries | map(f) | from_entries;
 def tojson: _rung_tojson;
 def tostring: if type == "string" then . else _rung_tojson end;
-def recurse: recurse(.[]?);
+def recurse: recurse(_rung_chk | .[]?);
+def add: reduce .[] as $x (null; . + $x);
+def map(f): [.[] | f];
+def map_values(f): if type == "object" then with_entries(.value |= f) else .[] |= f end;
 `
 
 // jqBufferMax is how much output is held back so that an object of
@@ -147,7 +148,7 @@ func (r *jqRun) compile() (*gojq.Code, error) {
 	if err != nil {
 		return nil, err
 	}
-	jqRewriteObjects(reflect.ValueOf(q))
+	jqRewrite(reflect.ValueOf(q), false)
 	names := append([]string{"$ARGS"}, r.o.names...)
 	opts := []gojq.CompilerOption{
 		gojq.WithVariables(names),
@@ -157,6 +158,7 @@ func (r *jqRun) compile() (*gojq.Code, error) {
 		gojq.WithFunction("_rung_from_entries", 0, 0, r.fnFromEntries),
 		gojq.WithFunction("_rung_tojson", 0, 0, r.fnToJSON),
 		gojq.WithFunction("_rung_chk", 0, 0, r.fnCheckIter),
+		gojq.WithFunction("_rung_vals", 0, 0, r.fnValues),
 		gojq.WithInputIter(jqInputIter{r}),
 	}
 	return gojq.Compile(q, opts...)
@@ -331,6 +333,24 @@ func (r *jqRun) fnCheckIter(v any, _ []any) any {
 	return v
 }
 
+// fnValues runs before .[] outside path expressions: an object becomes
+// the array of its values in jq 1.6's order, so iteration follows it.
+func (r *jqRun) fnValues(v any, _ []any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	keys, known := r.order.keys(m)
+	if !known {
+		r.enc.unordered = true
+	}
+	vals := make([]any, len(keys))
+	for i, k := range keys {
+		vals[i] = m[k]
+	}
+	return vals
+}
+
 func (r *jqRun) fnToJSON(v any, _ []any) any {
 	e := &jqEncoder{order: r.order}
 	s := string(e.encode(nil, v, 0))
@@ -364,30 +384,55 @@ func jqShort(v any) string {
 	return string(b)
 }
 
-// jqRewriteObjects wraps every {...} whose keys are all constant in
-// _rung_order([keys]) so the object remembers its construction order.
-func jqRewriteObjects(v reflect.Value) {
+// jqPathFuncs take path expressions as arguments.
+var jqPathFuncs = map[string]bool{"path": true, "paths": true, "del": true, "pick": true, "leaf_paths": true}
+
+// jqRewrite adapts the parsed query to jq 1.6's key order: every {...}
+// with constant keys records its construction order, and every .[]
+// either iterates objects in recorded order (in value context) or, inside
+// a path expression where values cannot be replaced, checks that gojq's
+// sorted order is the same.
+func jqRewrite(v reflect.Value, pathCtx bool) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return
 		}
-		jqRewriteObjects(v.Elem())
+		switch x := v.Interface().(type) {
+		case *gojq.Query:
+			if x.Op >= gojq.OpAssign && x.Op <= gojq.OpUpdateAlt {
+				jqRewrite(reflect.ValueOf(x.Left), true)
+				jqRewrite(reflect.ValueOf(x.Right), pathCtx)
+				return
+			}
+		case *gojq.Func:
+			if jqPathFuncs[x.Name] {
+				for _, a := range x.Args {
+					jqRewrite(reflect.ValueOf(a), true)
+				}
+				return
+			}
+		case *gojq.FuncDef:
+			if x.Name == "recurse" && len(x.Args) == 0 {
+				return // the prelude's recurse checks; it serves path(..) too
+			}
+		}
+		jqRewrite(v.Elem(), pathCtx)
 		if t, ok := v.Interface().(*gojq.Term); ok {
 			if t.Object != nil {
 				jqWrapObject(t)
 			}
-			jqWrapIter(t)
+			jqWrapIter(t, pathCtx)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
-				jqRewriteObjects(v.Field(i))
+				jqRewrite(v.Field(i), pathCtx)
 			}
 		}
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {
-			jqRewriteObjects(v.Index(i))
+			jqRewrite(v.Index(i), pathCtx)
 		}
 	}
 }
@@ -424,9 +469,9 @@ func jqWrapObject(t *gojq.Term) {
 	}
 }
 
-// jqWrapIter turns t's first .[] suffix into "| _rung_chk | .[]", so
-// iterating an object whose order gojq would change is noticed.
-func jqWrapIter(t *gojq.Term) {
+// jqWrapIter turns t's first .[] suffix into "| _rung_vals | .[]" (or
+// _rung_chk in a path expression).
+func jqWrapIter(t *gojq.Term, pathCtx bool) {
 	i := slices.IndexFunc(t.SuffixList, func(s *gojq.Suffix) bool { return s.Iter })
 	if i < 0 {
 		return
@@ -436,11 +481,15 @@ func jqWrapIter(t *gojq.Term) {
 		j++
 	}
 	rest := &gojq.Term{Type: gojq.TermTypeIdentity, SuffixList: t.SuffixList[j:]}
-	jqWrapIter(rest)
+	jqWrapIter(rest, pathCtx)
 	base := *t
 	base.SuffixList = t.SuffixList[:i]
 	iter := &gojq.Term{Type: gojq.TermTypeIdentity, SuffixList: t.SuffixList[i:j]}
-	chk := &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "_rung_chk"}}
+	hook := "_rung_vals"
+	if pathCtx {
+		hook = "_rung_chk"
+	}
+	chk := &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: hook}}
 	q := &gojq.Query{Left: &gojq.Query{Term: &base}, Op: gojq.OpPipe, Right: &gojq.Query{
 		Left: &gojq.Query{Term: chk}, Op: gojq.OpPipe, Right: &gojq.Query{Term: iter}}}
 	if len(rest.SuffixList) > 0 {
@@ -448,121 +497,3 @@ func jqWrapIter(t *gojq.Term) {
 	}
 	*t = gojq.Term{Type: gojq.TermTypeQuery, Query: q}
 }
-
-// jqInputs yields the input values: JSON texts or, with -R, lines, from
-// the files in order or stdin.
-type jqInputs struct {
-	r      *jqRun
-	files  []string
-	idx    int
-	dec    *jqDecoder
-	lines  *bufio.Reader
-	closer io.Closer
-	name   string
-	failed int
-	stop   bool
-	opened bool
-}
-
-func (in *jqInputs) where() string {
-	if in.name == "" {
-		return "<stdin>:0"
-	}
-	return in.name + ":0"
-}
-
-// Next returns the next input value, or an error value after reporting
-// an unreadable file or invalid JSON.
-func (in *jqInputs) Next() (any, bool) {
-	r := in.r
-	for !in.stop {
-		if in.dec == nil && in.lines == nil {
-			if !in.open() {
-				return nil, false
-			}
-		}
-		if r.o.rawIn {
-			line, err := in.lines.ReadString('\n')
-			if line != "" {
-				if r.o.slurp {
-					return line, true
-				}
-				return strings.TrimSuffix(line, "\n"), true
-			}
-			if err != nil {
-				in.closeCur()
-			}
-			continue
-		}
-		v, err := in.dec.Next()
-		if err == io.EOF {
-			in.closeCur()
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(&r.errb, "parse error: %v\n", err)
-			r.parseErr = true
-			in.stop = true
-			return err, true
-		}
-		return v, true
-	}
-	return nil, false
-}
-
-func (in *jqInputs) closeCur() {
-	if in.closer != nil {
-		in.closer.Close()
-	}
-	in.dec, in.lines, in.closer = nil, nil, nil
-}
-
-func (in *jqInputs) open() bool {
-	r := in.r
-	files := r.o.files
-	if len(files) == 0 {
-		if in.opened {
-			return false
-		}
-		in.opened = true
-		in.setReader(r.c.Stdin, nil, "")
-		return true
-	}
-	for in.idx < len(files) {
-		name := files[in.idx]
-		in.idx++
-		f, err := r.c.Open(name)
-		if err != nil {
-			fmt.Fprintf(&r.errb, "jq: error: Could not open %s: %s\n", name, shell.ErrText(err))
-			in.failed++
-			continue
-		}
-		in.setReader(f, f, name)
-		return true
-	}
-	return false
-}
-
-func (in *jqInputs) setReader(rd io.Reader, c io.Closer, name string) {
-	in.name, in.closer = name, c
-	if in.r.o.rawIn {
-		in.lines = bufio.NewReaderSize(rd, 64<<10)
-		return
-	}
-	in.dec = newJQDecoder(rd, in.r.order)
-}
-
-// jqInputIter serves input and inputs inside the program.
-type jqInputIter struct{ r *jqRun }
-
-func (it jqInputIter) Next() (any, bool) {
-	v, ok := it.r.inputs.Next()
-	if ok {
-		if err, isErr := v.(error); isErr {
-			return err, true
-		}
-	}
-	return v, ok
-}
-
-func (it jqInputIter) Close() error { return nil }

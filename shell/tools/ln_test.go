@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestLn(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "x", "g": "y", "d/sub/": "", "e/": ""}
 	ls := []string{"ls", "-lR", "--time-style=+"}
 	links := fuSetup(fuSymlink("d", "ld"), fuSymlink("f", "lf"))

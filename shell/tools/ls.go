@@ -174,6 +174,11 @@ func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 			cfg.dirsFirst = true
 		}
 	}
+	if cfg.sort == lsByNone && cfg.all {
+		// Where "." and ".." fall in directory order is not visible
+		// through the file view's ReadDir.
+		return nil, c.Fail("options -U with -a"), false
+	}
 	if cfg.timeKind != 'm' && !cfg.sortSet && cfg.format != lsLong {
 		cfg.sort = lsByTime
 	}
@@ -344,19 +349,18 @@ func (l *lister) listDir(dir string) error {
 	return nil
 }
 
-// readDir reads dir's entries (stat'ed without following symlinks).
+// readDir reads dir's entries, lstat'ed when the output needs more than
+// their types.
 func (l *lister) readDir(dir string) ([]*lsEntry, error) {
-	f, err := l.c.FS.OpenFile(l.c.Abs(dir), os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	des, err := f.ReadDir(-1)
+	cfg := l.cfg
+	needStat := cfg.format == lsLong || cfg.inode || cfg.size || cfg.indicator == 'F' ||
+		cfg.sort == lsByTime || cfg.sort == lsBySize || cfg.format == lsColumns || cfg.format == lsAcross
+	des, err := fuReadDir(l.c, dir, needStat)
 	if err != nil {
 		return nil, err
 	}
 	var ents []*lsEntry
-	if l.cfg.all {
+	if cfg.all {
 		for _, n := range []string{".", ".."} {
 			e := &lsEntry{name: n, path: fuJoin(dir, n)}
 			if st, err := fuLstat(l.c, e.path); err == nil {
@@ -370,17 +374,14 @@ func (l *lister) readDir(dir string) ([]*lsEntry, error) {
 		if err := tick(); err != nil {
 			return nil, err
 		}
-		n := de.Name()
-		if n[0] == '.' && !l.cfg.all && !l.cfg.almostAll {
+		n := de.name
+		if n[0] == '.' && !cfg.all && !cfg.almostAll {
 			continue
 		}
-		e := &lsEntry{name: n, path: fuJoin(dir, n)}
-		if fi, err := de.Info(); err == nil {
-			e.st, e.statOK = fuStatOf(fi), true
-		} else if st, err := fuLstat(l.c, e.path); err == nil {
-			e.st, e.statOK = st, true
-		} else {
-			l.c.Errorf("cannot access %s: %s", fuQuote(e.path), fuErr(err))
+		e := &lsEntry{name: n, path: fuJoin(dir, n), st: de.st, statOK: de.ok}
+		if !de.ok {
+			l.w.Flush()
+			l.c.Errorf("cannot access %s: %s", fuQuote(e.path), fuErr(de.err))
 			l.fail(1)
 		}
 		l.fillLink(e)

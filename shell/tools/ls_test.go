@@ -1,11 +1,15 @@
 package tools
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
 
 func TestLs(t *testing.T) {
+	t.Parallel()
 	tree := map[string]string{
 		"a.txt": "hello\n", "b.go": "package b\n", "c": "", ".hidden": "x",
 		"dir/x": "1", "dir/y.md": "22", "dir/sub/z": "333", "empty/": "",
@@ -75,8 +79,6 @@ func TestLs(t *testing.T) {
 		{name: "empty-dir", args: []string{"ls", "-l", "empty"}, files: tree, setup: old},
 		{name: "bad-option", args: []string{"ls", "-j"}, files: tree},
 		{name: "bad-long", args: []string{"ls", "--bogus"}, files: tree},
-		{name: "c-sort", args: []string{"ls", "-c", "dir"}, files: tree},
-		{name: "lc", args: []string{"ls", "-lc", "--time-style=+x", "dir"}, files: tree},
 		{name: "u-sort", args: []string{"ls", "-ut", "v"}, files: tree, setup: fuSetup(old, fuMtime("v/file2", fuOld.Add(time.Hour)))},
 		{name: "C", args: []string{"ls", "-C", "v", "dir"}, files: tree},
 		{name: "x", args: []string{"ls", "-x"}, files: tree},
@@ -87,5 +89,48 @@ func TestLs(t *testing.T) {
 		{name: "dash-dash", args: []string{"ls", "--", "-x"}, files: map[string]string{"-x": ""}},
 		{name: "utf8", args: []string{"ls", "-l"}, files: map[string]string{"héllo wörld": "1", "日本": "22"}, setup: old},
 	}
+	sizes := []int64{0, 1, 999, 1023, 1024, 1025, 1536, 10239, 10240, 10241, 102400, 1048575, 1048576, 1048577,
+		10485759, 123456789, 1073741823, 1073741824, 5000000000, 1099511627776 + 1}
+	sized := func(t *testing.T, dir string) {
+		for i, n := range sizes {
+			if err := os.Truncate(filepath.Join(dir, fmt.Sprintf("s%02d", i)), n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fuOldTimes(t, dir)
+	}
+	sizeFiles := map[string]string{}
+	for i := range sizes {
+		sizeFiles[fmt.Sprintf("s%02d", i)] = ""
+	}
+	cases = append(cases,
+		toolCase{name: "lh-sizes", args: []string{"ls", "-lh"}, files: sizeFiles, setup: sized},
+		toolCase{name: "l-sizes", args: []string{"ls", "-lS"}, files: sizeFiles, setup: sized},
+		toolCase{name: "du-h-apparent", args: []string{"du", "-ah", "--apparent-size"}, files: sizeFiles, setup: sized},
+	)
 	runDiff(t, cases)
+}
+
+// TestLsSame runs ls over the very directory GNU lists, for output that
+// depends on inode numbers and change times.
+func TestLsSame(t *testing.T) {
+	t.Parallel()
+	tree := map[string]string{"a": "1", "b": "22", "dir/x": "", "dir/sub/y": "", ".h": ""}
+	links := fuSetup(fuSymlink("a", "la"), fuMkfifo("p"))
+	cases := []toolCase{
+		{name: "i", args: []string{"ls", "-i"}, files: tree, setup: links},
+		{name: "ia", args: []string{"ls", "-ia", "dir"}, files: tree, setup: links},
+		{name: "li", args: []string{"ls", "-li"}, files: tree, setup: links},
+		{name: "c-sort", args: []string{"ls", "-c"}, files: tree, setup: links},
+		{name: "lc", args: []string{"ls", "-lc", "--full-time"}, files: tree, setup: links},
+		{name: "lct", args: []string{"ls", "-lct"}, files: tree, setup: links},
+		// Reading a symlink updates its atime, so no links here.
+		{name: "lu", args: []string{"ls", "-lu", "--full-time"}, files: tree},
+		{name: "U", args: []string{"ls", "-U", "dir"}, files: tree, setup: links},
+		{name: "U1A", args: []string{"ls", "-U1A"}, files: tree, setup: links},
+		{name: "iC", args: []string{"ls", "-iC"}, files: tree, setup: links},
+		{name: "is", args: []string{"ls", "-is", "dir"}, files: tree, setup: links},
+		{name: "R-i", args: []string{"ls", "-Ri"}, files: tree, setup: links},
+	}
+	runSame(t, cases)
 }

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestMkdir(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "x", "d/": ""}
 	ls := []string{"ls", "-lR", "--time-style=+"}
 	cases := []fuSeqCase{

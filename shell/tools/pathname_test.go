@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestBasenameDirname(t *testing.T) {
+	t.Parallel()
 	var cases []toolCase
 	for _, p := range []string{"/", "//", "a", "a/", "a/b", "a//b/", "/a", "/a/b", "", ".", "..", "../x", "//a", "a/b//", "dir/file.txt"} {
 		cases = append(cases,
@@ -25,6 +26,7 @@ func TestBasenameDirname(t *testing.T) {
 }
 
 func TestReadlinkRealpath(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "x", "d/sub/g": "y", "e/": ""}
 	links := fuSetup(fuSymlink("f", "lf"), fuSymlink("d/sub", "ld"), fuSymlink("nowhere", "dangle"),
 		fuSymlink("loop", "loop"), fuSymlink("lf", "chain"), fuSymlink("../f", "d/up"))

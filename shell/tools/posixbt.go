@@ -62,7 +62,7 @@ func (st *btState) wordAt(i int) bool {
 		return false
 	}
 	r, _ := utf8.DecodeRune(st.b[i:])
-	return classHas("w", r)
+	return reClassHas("w", r)
 }
 
 func (st *btState) wordBefore(i int) bool {
@@ -70,10 +70,10 @@ func (st *btState) wordBefore(i int) bool {
 		return false
 	}
 	r, _ := utf8.DecodeLastRune(st.b[:i])
-	return classHas("w", r)
+	return reClassHas("w", r)
 }
 
-func foldEq(a, b rune) bool {
+func reFoldEq(a, b rune) bool {
 	if a == b {
 		return true
 	}
@@ -102,7 +102,7 @@ func (st *btState) m(n *reNode, i int, k func(int) bool) bool {
 		r, w := utf8.DecodeRune(b[i:])
 		switch n.op {
 		case opLit:
-			if r != n.r && !(st.fl.icase && foldEq(r, n.r)) {
+			if r != n.r && !(st.fl.icase && reFoldEq(r, n.r)) {
 				return false
 			}
 		case opAny:
@@ -169,7 +169,7 @@ func (st *btState) m(n *reNode, i int, k func(int) bool) bool {
 			return false
 		}
 		if st.fl.icase {
-			if !equalFoldBytes(ref, b[i:i+len(ref)]) {
+			if !reEqualFoldBytes(ref, b[i:i+len(ref)]) {
 				return false
 			}
 		} else if string(ref) != string(b[i:i+len(ref)]) {
@@ -205,11 +205,11 @@ func (st *btState) rep(n *reNode, count, i int, k func(int) bool) bool {
 	return false
 }
 
-func equalFoldBytes(a, b []byte) bool {
+func reEqualFoldBytes(a, b []byte) bool {
 	for len(a) > 0 && len(b) > 0 {
 		ra, wa := utf8.DecodeRune(a)
 		rb, wb := utf8.DecodeRune(b)
-		if !foldEq(ra, rb) {
+		if !reFoldEq(ra, rb) {
 			return false
 		}
 		a, b = a[wa:], b[wb:]

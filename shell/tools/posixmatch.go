@@ -52,8 +52,8 @@ func compileAST(ast *reNode, ngroups int, fl reFlags) (*posixRE, error) {
 	if fl.dotNL {
 		sb.WriteString("(?s)")
 	}
-	err := emitRE(&sb, ast, fl)
-	if errors.Is(err, errNeedBT) {
+	err := reEmit(&sb, ast, fl)
+	if errors.Is(err, reErrNeedBT) {
 		r.bt = &btProg{root: ast, ngroups: ngroups, fl: fl}
 		return r, nil
 	}
@@ -147,8 +147,8 @@ func (r *posixRE) findAll(b []byte, n int) [][]int {
 	return out
 }
 
-// emitRE writes n in Go regexp syntax, or returns errNeedBT.
-func emitRE(sb *strings.Builder, n *reNode, fl reFlags) error {
+// reEmit writes n in Go regexp syntax, or returns reErrNeedBT.
+func reEmit(sb *strings.Builder, n *reNode, fl reFlags) error {
 	switch n.op {
 	case opLit:
 		sb.WriteString(regexp.QuoteMeta(string(n.r)))
@@ -159,7 +159,7 @@ func emitRE(sb *strings.Builder, n *reNode, fl reFlags) error {
 			sb.WriteString("(?s:.)")
 		}
 	case opClass:
-		emitClass(sb, n.cls, fl)
+		reEmitClass(sb, n.cls, fl)
 	case opBol:
 		sb.WriteString("^")
 	case opEol:
@@ -174,12 +174,12 @@ func emitRE(sb *strings.Builder, n *reNode, fl reFlags) error {
 		sb.WriteString(`\B`)
 	case opWordStart, opWordEnd, opBackref:
 		// Handled in context by opConcat; alone they need the backtracker.
-		return errNeedBT
+		return reErrNeedBT
 	case opEmpty:
 		sb.WriteString("(?:)")
 	case opGroup:
 		sb.WriteString("(")
-		if err := emitRE(sb, n.subs[0], fl); err != nil {
+		if err := reEmit(sb, n.subs[0], fl); err != nil {
 			return err
 		}
 		sb.WriteString(")")
@@ -189,7 +189,7 @@ func emitRE(sb *strings.Builder, n *reNode, fl reFlags) error {
 			if i > 0 {
 				sb.WriteString("|")
 			}
-			if err := emitRE(sb, s, fl); err != nil {
+			if err := reEmit(sb, s, fl); err != nil {
 				return err
 			}
 		}
@@ -197,22 +197,22 @@ func emitRE(sb *strings.Builder, n *reNode, fl reFlags) error {
 	case opConcat:
 		for i, s := range n.subs {
 			switch {
-			case s.op == opWordStart && i+1 < len(n.subs) && startsWord(n.subs[i+1]):
+			case s.op == opWordStart && i+1 < len(n.subs) && reStartsWord(n.subs[i+1]):
 				sb.WriteString(`\b`)
-			case s.op == opWordEnd && i > 0 && endsWord(n.subs[i-1]):
+			case s.op == opWordEnd && i > 0 && reEndsWord(n.subs[i-1]):
 				sb.WriteString(`\b`)
 			default:
-				if err := emitRE(sb, s, fl); err != nil {
+				if err := reEmit(sb, s, fl); err != nil {
 					return err
 				}
 			}
 		}
 	case opRepeat:
 		if n.min > 1000 || n.max > 1000 {
-			return errNeedBT
+			return reErrNeedBT
 		}
 		sb.WriteString("(?:")
-		if err := emitRE(sb, n.subs[0], fl); err != nil {
+		if err := reEmit(sb, n.subs[0], fl); err != nil {
 			return err
 		}
 		sb.WriteString(")")
@@ -231,28 +231,28 @@ func emitRE(sb *strings.Builder, n *reNode, fl reFlags) error {
 			fmt.Fprintf(sb, "{%d,%d}", n.min, n.max)
 		}
 	default:
-		return errNeedBT
+		return reErrNeedBT
 	}
 	return nil
 }
 
-// startsWord reports whether every match of n begins with a word
+// reStartsWord reports whether every match of n begins with a word
 // character, so that a preceding \< is RE2's \b.
-func startsWord(n *reNode) bool {
+func reStartsWord(n *reNode) bool {
 	switch n.op {
 	case opLit:
-		return classHas("w", n.r)
+		return reClassHas("w", n.r)
 	case opClass:
 		return !n.cls.neg && len(n.cls.ranges) == 0 && len(n.cls.named) == 1 && n.cls.named[0] == "w"
 	case opGroup:
-		return startsWord(n.subs[0])
+		return reStartsWord(n.subs[0])
 	case opConcat:
-		return startsWord(n.subs[0])
+		return reStartsWord(n.subs[0])
 	case opRepeat:
-		return n.min >= 1 && startsWord(n.subs[0])
+		return n.min >= 1 && reStartsWord(n.subs[0])
 	case opAlt:
 		for _, s := range n.subs {
-			if !startsWord(s) {
+			if !reStartsWord(s) {
 				return false
 			}
 		}
@@ -261,27 +261,27 @@ func startsWord(n *reNode) bool {
 	return false
 }
 
-// endsWord is startsWord for the last character.
-func endsWord(n *reNode) bool {
+// reEndsWord is reStartsWord for the last character.
+func reEndsWord(n *reNode) bool {
 	switch n.op {
 	case opConcat:
-		return endsWord(n.subs[len(n.subs)-1])
+		return reEndsWord(n.subs[len(n.subs)-1])
 	case opGroup:
-		return endsWord(n.subs[0])
+		return reEndsWord(n.subs[0])
 	case opRepeat:
-		return n.min >= 1 && endsWord(n.subs[0])
+		return n.min >= 1 && reEndsWord(n.subs[0])
 	case opAlt:
 		for _, s := range n.subs {
-			if !endsWord(s) {
+			if !reEndsWord(s) {
 				return false
 			}
 		}
 		return true
 	}
-	return startsWord(n)
+	return reStartsWord(n)
 }
 
-var goClassText = map[string]string{
+var reGoClassText = map[string]string{
 	"w":      `\p{L}\p{Nd}_`,
 	"alpha":  `\p{L}`,
 	"digit":  `0-9`,
@@ -297,13 +297,13 @@ var goClassText = map[string]string{
 	"xdigit": `0-9A-Fa-f`,
 }
 
-// noNLClassText overrides classes that contain a newline in grep mode.
-var noNLClassText = map[string]string{
+// reNoNLClassText overrides classes that contain a newline in grep mode.
+var reNoNLClassText = map[string]string{
 	"space": `\t\x0b-\r \x{85}\p{Z}`,
 	"cntrl": `\x00-\x09\x0b-\x1f\x7f`,
 }
 
-func emitClass(sb *strings.Builder, c *reClass, fl reFlags) {
+func reEmitClass(sb *strings.Builder, c *reClass, fl reFlags) {
 	sb.WriteString("[")
 	if c.neg {
 		sb.WriteString("^")
@@ -328,9 +328,9 @@ func emitClass(sb *strings.Builder, c *reClass, fl reFlags) {
 		}
 	}
 	for _, name := range c.named {
-		t := goClassText[name]
+		t := reGoClassText[name]
 		if fl.noNL && !c.neg {
-			if o, ok := noNLClassText[name]; ok {
+			if o, ok := reNoNLClassText[name]; ok {
 				t = o
 			}
 		}

@@ -17,23 +17,23 @@ import (
 type reOp uint8
 
 const (
-	opLit      reOp = iota // r
-	opAny                  // .
-	opClass                // cls
-	opBol                  // ^
-	opEol                  // $
-	opBufStart             // \`
-	opBufEnd               // \'
-	opWordB                // \b
-	opNotWordB             // \B
-	opWordStart            // \<
-	opWordEnd              // \>
-	opGroup                // ( subs[0] ), n = group index
-	opConcat               // subs...
-	opAlt                  // subs[0] | subs[1] | ...
-	opRepeat               // subs[0]{min,max}; max < 0 means unbounded
-	opBackref              // \n
-	opEmpty                // matches the empty string
+	opLit       reOp = iota // r
+	opAny                   // .
+	opClass                 // cls
+	opBol                   // ^
+	opEol                   // $
+	opBufStart              // \`
+	opBufEnd                // \'
+	opWordB                 // \b
+	opNotWordB              // \B
+	opWordStart             // \<
+	opWordEnd               // \>
+	opGroup                 // ( subs[0] ), n = group index
+	opConcat                // subs...
+	opAlt                   // subs[0] | subs[1] | ...
+	opRepeat                // subs[0]{min,max}; max < 0 means unbounded
+	opBackref               // \n
+	opEmpty                 // matches the empty string
 )
 
 type reNode struct {
@@ -65,17 +65,17 @@ type reError struct{ msg string }
 func (e *reError) Error() string { return e.msg }
 
 var (
-	errBrack    = &reError{"Unmatched [, [^, [:, [., or [="}
-	errParen    = &reError{"Unmatched ( or \\("}
-	errRParen   = &reError{"Unmatched ) or \\)"}
-	errBrace    = &reError{"Unmatched \\{"}
-	errBadBrace = &reError{"Invalid content of \\{\\}"}
-	errBackref  = &reError{"Invalid back reference"}
-	errTrailing = &reError{"Trailing backslash"}
-	errCtype    = &reError{"Invalid character class name"}
-	errRange    = &reError{"Invalid range end"}
-	errPreceed  = &reError{"Invalid preceding regular expression"}
-	errTooBig   = &reError{"Regular expression too big"}
+	reErrBrack    = &reError{"Unmatched [, [^, [:, [., or [="}
+	reErrParen    = &reError{"Unmatched ( or \\("}
+	reErrRParen   = &reError{"Unmatched ) or \\)"}
+	reErrBrace    = &reError{"Unmatched \\{"}
+	reErrBadBrace = &reError{"Invalid content of \\{\\}"}
+	reErrBackref  = &reError{"Invalid back reference"}
+	reErrTrailing = &reError{"Trailing backslash"}
+	reErrCtype    = &reError{"Invalid character class name"}
+	reErrRange    = &reError{"Invalid range end"}
+	reErrPreceed  = &reError{"Invalid preceding regular expression"}
+	reErrTooBig   = &reError{"Regular expression too big"}
 )
 
 // reParser holds the state of one parse.
@@ -98,7 +98,7 @@ func parsePosix(pattern string, syn reSyntax) (*reNode, int, []string, error) {
 	}
 	if p.pos < len(p.s) {
 		// Only an unmatched close paren stops parseAlt early.
-		return nil, 0, p.warnings, errRParen
+		return nil, 0, p.warnings, reErrRParen
 	}
 	return n, p.ngroups, p.warnings, nil
 }
@@ -163,7 +163,7 @@ func (p *reParser) parseConcat() (*reNode, error) {
 					p.warnings = append(p.warnings, fmt.Sprintf("%c at start of expression", c))
 					p.pos++
 				case c == '\\' && p.s[p.pos+1] == '{':
-					return nil, errPreceed
+					return nil, reErrPreceed
 				case c == '\\':
 					// \+ and \? at the start of a BRE are literal.
 					p.pos += 2
@@ -216,35 +216,35 @@ func (p *reParser) parseConcat() (*reNode, error) {
 	return &reNode{op: opConcat, subs: items}, nil
 }
 
-type repOp struct {
+type reRepOp struct {
 	kind  byte // '*', '+', '?', '{'
 	width int
 }
 
-func (p *reParser) repeatOp() (repOp, bool) {
+func (p *reParser) repeatOp() (reRepOp, bool) {
 	c := p.s[p.pos]
 	if p.syn.ere {
 		switch c {
 		case '*', '+', '?', '{':
-			return repOp{c, 1}, true
+			return reRepOp{c, 1}, true
 		}
-		return repOp{}, false
+		return reRepOp{}, false
 	}
 	if c == '*' || p.syn.emacs && (c == '+' || c == '?') {
-		return repOp{c, 1}, true
+		return reRepOp{c, 1}, true
 	}
 	if c == '\\' && p.pos+1 < len(p.s) && !p.syn.emacs {
 		switch p.s[p.pos+1] {
 		case '+', '?', '{':
-			return repOp{p.s[p.pos+1], 2}, true
+			return reRepOp{p.s[p.pos+1], 2}, true
 		}
 	}
-	return repOp{}, false
+	return reRepOp{}, false
 }
 
 // parseRepeat parses a repetition operator at p.pos. For an ERE "{" that
 // does not start a valid interval it returns nil, nil and consumes nothing.
-func (p *reParser) parseRepeat(op repOp) (*reNode, error) {
+func (p *reParser) parseRepeat(op reRepOp) (*reNode, error) {
 	switch op.kind {
 	case '*':
 		p.pos += op.width
@@ -285,9 +285,9 @@ func (p *reParser) parseRepeat(op repOp) (*reNode, error) {
 			return nil, nil
 		}
 		if i >= len(p.s) {
-			return nil, errBrace
+			return nil, reErrBrace
 		}
-		return nil, errBadBrace
+		return nil, reErrBadBrace
 	}
 	if !haveLo {
 		lo = 0
@@ -301,15 +301,15 @@ func (p *reParser) parseRepeat(op repOp) (*reNode, error) {
 			return nil, nil
 		}
 		if i >= len(p.s) || !strings.Contains(p.s[i:], `\}`) {
-			return nil, errBrace
+			return nil, reErrBrace
 		}
-		return nil, errBadBrace
+		return nil, reErrBadBrace
 	}
 	if (hi >= 0 && hi < lo) || lo > 32767 || hi > 32767 {
 		if lo > 32767 || hi > 32767 {
-			return nil, errTooBig
+			return nil, reErrTooBig
 		}
-		return nil, errBadBrace
+		return nil, reErrBadBrace
 	}
 	p.pos = i + len(closer)
 	return &reNode{op: opRepeat, min: lo, max: hi}, nil
@@ -366,12 +366,12 @@ func (p *reParser) parseGroup() (*reNode, error) {
 	}
 	if p.syn.ere {
 		if !p.more() || p.s[p.pos] != ')' {
-			return nil, errParen
+			return nil, reErrParen
 		}
 		p.pos++
 	} else {
 		if !strings.HasPrefix(p.s[p.pos:], `\)`) {
-			return nil, errParen
+			return nil, reErrParen
 		}
 		p.pos += 2
 	}
@@ -381,7 +381,7 @@ func (p *reParser) parseGroup() (*reNode, error) {
 
 func (p *reParser) parseEscape() (*reNode, error) {
 	if p.pos+1 >= len(p.s) {
-		return nil, errTrailing
+		return nil, reErrTrailing
 	}
 	c := p.s[p.pos+1]
 	p.pos += 2
@@ -392,16 +392,16 @@ func (p *reParser) parseEscape() (*reNode, error) {
 		}
 	case ')':
 		if !p.syn.ere {
-			return nil, errRParen
+			return nil, reErrRParen
 		}
 	case '{':
 		if !p.syn.ere && !p.syn.emacs {
-			return nil, errPreceed
+			return nil, reErrPreceed
 		}
 	case '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		n := int(c - '0')
 		if n > len(p.closed) || !p.closed[n-1] {
-			return nil, errBackref
+			return nil, reErrBackref
 		}
 		return &reNode{op: opBackref, n: n}, nil
 	case 'w', 'W':
@@ -463,7 +463,7 @@ func (p *reParser) sedEscape(c byte) (rune, bool) {
 			base, max = 16, 2
 		}
 		j := p.pos
-		for j < len(p.s) && j-p.pos < max && digitVal(p.s[j]) < base {
+		for j < len(p.s) && j-p.pos < max && reDigitVal(p.s[j]) < base {
 			j++
 		}
 		if j == p.pos {
@@ -476,7 +476,7 @@ func (p *reParser) sedEscape(c byte) (rune, bool) {
 	return 0, false
 }
 
-func digitVal(c byte) int {
+func reDigitVal(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':
 		return int(c - '0')
@@ -488,7 +488,7 @@ func digitVal(c byte) int {
 	return 99
 }
 
-var classNames = map[string]bool{
+var reClassNames = map[string]bool{
 	"alpha": true, "digit": true, "alnum": true, "upper": true, "lower": true, "space": true,
 	"blank": true, "punct": true, "print": true, "graph": true, "cntrl": true, "xdigit": true,
 }
@@ -503,7 +503,7 @@ func (p *reParser) parseBracket() (*reClass, error) {
 	first := true
 	for {
 		if !p.more() {
-			return nil, errBrack
+			return nil, reErrBrack
 		}
 		c := p.s[p.pos]
 		if c == ']' && !first {
@@ -516,13 +516,13 @@ func (p *reParser) parseBracket() (*reClass, error) {
 			kind := p.s[p.pos+1]
 			end := strings.Index(p.s[p.pos+2:], string(kind)+"]")
 			if end < 0 {
-				return nil, errBrack
+				return nil, reErrBrack
 			}
 			name := p.s[p.pos+2 : p.pos+2+end]
 			p.pos += 2 + end + 2
 			if kind == ':' {
-				if !classNames[name] {
-					return nil, errCtype
+				if !reClassNames[name] {
+					return nil, reErrCtype
 				}
 				cls.named = append(cls.named, name)
 				continue
@@ -543,7 +543,7 @@ func (p *reParser) parseBracket() (*reClass, error) {
 			if strings.HasPrefix(p.s[p.pos:], "[.") || strings.HasPrefix(p.s[p.pos:], "[=") {
 				end := strings.Index(p.s[p.pos+2:], string(p.s[p.pos+1])+"]")
 				if end < 0 {
-					return nil, errBrack
+					return nil, reErrBrack
 				}
 				hi, _ = utf8.DecodeRuneInString(p.s[p.pos+2:])
 				p.pos += 2 + end + 2
@@ -553,7 +553,7 @@ func (p *reParser) parseBracket() (*reClass, error) {
 				hi = r
 			}
 			if hi < lo {
-				return nil, errRange
+				return nil, reErrRange
 			}
 		}
 		cls.ranges = append(cls.ranges, lo, hi)
@@ -571,8 +571,8 @@ func (p *reParser) parseBracket() (*reClass, error) {
 	return cls, nil
 }
 
-// classHas reports whether r is in the named class.
-func classHas(name string, r rune) bool {
+// reClassHas reports whether r is in the named class.
+func reClassHas(name string, r rune) bool {
 	switch name {
 	case "w":
 		return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
@@ -599,7 +599,7 @@ func classHas(name string, r rune) bool {
 	case "cntrl":
 		return r < 32 || r == 127
 	case "xdigit":
-		return digitVal(byte(r)) < 16 && r < 128
+		return reDigitVal(byte(r)) < 16 && r < 128
 	}
 	return false
 }
@@ -621,11 +621,11 @@ func (c *reClass) hasExact(r rune) bool {
 		}
 	}
 	for _, n := range c.named {
-		if classHas(n, r) {
+		if reClassHas(n, r) {
 			return true
 		}
 	}
 	return false
 }
 
-var errNeedBT = errors.New("pattern needs the backtracking matcher")
+var reErrNeedBT = errors.New("pattern needs the backtracking matcher")

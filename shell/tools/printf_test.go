@@ -7,6 +7,7 @@ import (
 )
 
 func TestPrintf(t *testing.T) {
+	t.Parallel()
 	p := func(name string, args ...string) toolCase {
 		return toolCase{name: name, args: append([]string{"printf"}, args...)}
 	}
@@ -64,6 +65,7 @@ func TestPrintf(t *testing.T) {
 }
 
 func TestEcho(t *testing.T) {
+	t.Parallel()
 	e := func(name string, args ...string) toolCase {
 		return toolCase{name: name, args: append([]string{"echo"}, args...)}
 	}
@@ -90,6 +92,7 @@ func TestEcho(t *testing.T) {
 }
 
 func TestTestTool(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "data", "empty": "", "d/": ""}
 	setup := func(t *testing.T, dir string) {
 		if err := os.Symlink("f", filepath.Join(dir, "link")); err != nil {

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestRm(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "x", "g": "y", "d/sub/z": "1", "e/": "", "one/only": "1"}
 	links := fuSetup(fuSymlink("d", "dl"), fuSymlink("loop", "loop"), fuSymlink("none", "dangle"), fuMkfifo("p"), fuSocket("s"))
 	cases := []toolCase{
@@ -36,6 +37,7 @@ func TestRm(t *testing.T) {
 }
 
 func TestRmdir(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "x", "a/b/c/": "", "full/x": "1", "e/": ""}
 	cases := []toolCase{
 		{name: "one", args: []string{"rmdir", "e"}, files: files},

@@ -15,9 +15,9 @@ import (
 	"rung.dev/rung/storage"
 )
 
-// benchTree writes a 5,000-file source tree (250 directories of 20 files
+// srchBenchTree writes a 5,000-file source tree (250 directories of 20 files
 // of about 3 KB) under root/workspace on tmpfs when /dev/shm exists.
-func benchTree(b *testing.B) string {
+func srchBenchTree(b *testing.B) string {
 	b.Helper()
 	base := ""
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
@@ -53,7 +53,7 @@ func benchTree(b *testing.B) string {
 	return root
 }
 
-func benchTool(b *testing.B, view storage.FS, dir string, stdin []byte, args ...string) {
+func srchBenchTool(b *testing.B, view storage.FS, dir string, stdin []byte, args ...string) {
 	var out bytes.Buffer
 	c := &shell.Call{Args: args, Stdin: bytes.NewReader(stdin), Stdout: &out, Stderr: io.Discard, Dir: dir, FS: view}
 	c.Exec = func(ctx context.Context, sub *shell.Call) int { return execTool(ctx, sub) }
@@ -62,7 +62,7 @@ func benchTool(b *testing.B, view storage.FS, dir string, stdin []byte, args ...
 	}
 }
 
-func benchGNU(b *testing.B, dir string, stdin []byte, args ...string) {
+func srchBenchGNU(b *testing.B, dir string, stdin []byte, args ...string) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = []string{"LC_ALL=C.UTF-8"}
@@ -78,7 +78,7 @@ func benchGNU(b *testing.B, dir string, stdin []byte, args ...string) {
 // BenchmarkGrepTree is grep -rn over 5,000 files: ours on a storage.Root
 // against GNU grep (fork+exec) on the same tree.
 func BenchmarkGrepTree(b *testing.B) {
-	root := benchTree(b)
+	root := srchBenchTree(b)
 	view, err := storage.OpenRoot(root)
 	if err != nil {
 		b.Fatal(err)
@@ -90,13 +90,13 @@ func BenchmarkGrepTree(b *testing.B) {
 		b.Run("isolate/"+pat, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				benchTool(b, view, "/workspace", nil, args...)
+				srchBenchTool(b, view, "/workspace", nil, args...)
 			}
 		})
 		b.Run("gnu/"+pat, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				benchGNU(b, filepath.Join(root, "workspace"), nil, args...)
+				srchBenchGNU(b, filepath.Join(root, "workspace"), nil, args...)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,34 +18,74 @@ import (
 // since our file view lists directories sorted by name.
 func runDiffSorted(t *testing.T, cases []toolCase) {
 	t.Helper()
+	runSearchDiff(t, cases, true)
+}
+
+// runSearchDiff is runDiff with the GNU side of every case run
+// concurrently first (it is dominated by fork and exec), then each case
+// compared in its own subtest; with sorted, stdout lines are compared
+// sorted.
+func runSearchDiff(t *testing.T, cases []toolCase, sorted bool) {
+	t.Helper()
 	testenv.Require(t, "bash")
-	for _, tc := range cases {
+	type prepared struct {
+		gnuDir, ourRoot, ourDir string
+		out, errOut             string
+		status                  int
+		ready                   bool
+	}
+	preps := make([]prepared, len(cases))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, tc := range cases {
+		if tc.known != "" {
+			continue
+		}
+		if _, err := exec.LookPath(tc.args[0]); err != nil {
+			continue
+		}
+		pr := &preps[i]
+		pr.gnuDir = t.TempDir()
+		pr.ourRoot = t.TempDir()
+		pr.ourDir = filepath.Join(pr.ourRoot, "workspace")
+		// The goroutines end before runSearchDiff goes on (wg.Wait).
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for _, d := range []string{pr.ourDir, filepath.Join(pr.ourRoot, "tmp")} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					return
+				}
+			}
+			writeFiles(t, pr.gnuDir, tc.files)
+			writeFiles(t, pr.ourDir, tc.files)
+			if tc.setup != nil {
+				tc.setup(t, pr.gnuDir)
+				tc.setup(t, pr.ourDir)
+			}
+			pr.out, pr.errOut, pr.status = runGNU(t, tc, pr.gnuDir)
+			pr.out = strings.ReplaceAll(pr.out, pr.gnuDir, "/workspace")
+			pr.ready = true
+		})
+	}
+	wg.Wait()
+	for i, tc := range cases {
+		pr := &preps[i]
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.known != "" {
 				t.Skip("known difference: " + tc.known)
 			}
-			if _, err := exec.LookPath(tc.args[0]); err != nil {
+			if !pr.ready {
 				t.Skipf("GNU %s not installed", tc.args[0])
 			}
-			gnuDir := t.TempDir()
-			ourRoot := t.TempDir()
-			ourDir := filepath.Join(ourRoot, "workspace")
-			for _, d := range []string{ourDir, filepath.Join(ourRoot, "tmp")} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
+			wantOut, wantErr, wantStatus := pr.out, pr.errOut, pr.status
+			gotOut, gotErr, gotStatus := runOurs(t, tc, pr.ourRoot)
+			if sorted {
+				if diff := cmp.Diff(srchSortLines(wantOut), srchSortLines(gotOut)); diff != "" {
+					t.Errorf("%q sorted stdout (-gnu +ours):\n%s\nstderr gnu=%q ours=%q", tc.args, diff, wantErr, gotErr)
 				}
-			}
-			writeFiles(t, gnuDir, tc.files)
-			writeFiles(t, ourDir, tc.files)
-			if tc.setup != nil {
-				tc.setup(t, gnuDir)
-				tc.setup(t, ourDir)
-			}
-			wantOut, wantErr, wantStatus := runGNU(t, tc, gnuDir)
-			gotOut, gotErr, gotStatus := runOurs(t, tc, ourRoot)
-			wantOut = strings.ReplaceAll(wantOut, gnuDir, "/workspace")
-			if diff := cmp.Diff(sortLines(wantOut), sortLines(gotOut)); diff != "" {
-				t.Errorf("%q sorted stdout (-gnu +ours):\n%s\nstderr gnu=%q ours=%q", tc.args, diff, wantErr, gotErr)
+			} else if diff := cmp.Diff(wantOut, gotOut); diff != "" {
+				t.Errorf("%q stdout (-gnu +ours):\n%s\nstderr gnu=%q ours=%q", tc.args, diff, wantErr, gotErr)
 			}
 			if wantStatus != gotStatus {
 				t.Errorf("%q status = %d, want %d (stderr gnu=%q ours=%q)", tc.args, gotStatus, wantStatus, wantErr, gotErr)
@@ -52,14 +93,14 @@ func runDiffSorted(t *testing.T, cases []toolCase) {
 			if (wantErr == "") != (gotErr == "") {
 				t.Errorf("%q stderr gnu=%q ours=%q", tc.args, wantErr, gotErr)
 			}
-			if diff := cmp.Diff(snapshotTree(t, gnuDir), snapshotTree(t, ourDir)); diff != "" {
+			if diff := cmp.Diff(snapshotTree(t, pr.gnuDir), snapshotTree(t, pr.ourDir)); diff != "" {
 				t.Errorf("%q files (-gnu +ours):\n%s", tc.args, diff)
 			}
 		})
 	}
 }
 
-func sortLines(s string) []string {
+func srchSortLines(s string) []string {
 	lines := strings.SplitAfter(s, "\n")
 	sort.Strings(lines)
 	return lines

@@ -8,4 +8,7 @@ func addSearch(m map[string]shell.Tool) {
 	addGrep(m)
 	addSed(m)
 	addFind(m)
+	addXargs(m)
+	addDiff(m)
+	addPatch(m)
 }

@@ -5,16 +5,16 @@ import (
 	"unicode/utf8"
 )
 
-// fnmatch reports whether name matches the shell glob pat the way
-// fnmatch(3) does without flags: "*" and "?" match any character,
+// srchFnmatch reports whether name matches the shell glob pat the way
+// srchFnmatch(3) does without flags: "*" and "?" match any character,
 // including "/" and a leading ".", "[...]" is a bracket expression ("!" or
 // "^" negates, [:class:] works) and a backslash quotes the next character.
-func fnmatch(pat, name string) bool {
-	return fnmatchFold(pat, name, false)
+func srchFnmatch(pat, name string) bool {
+	return srchFnmatchFold(pat, name, false)
 }
 
-// fnmatchFold is fnmatch, ignoring case when fold is set.
-func fnmatchFold(pat, name string, fold bool) bool {
+// srchFnmatchFold is srchFnmatch, ignoring case when fold is set.
+func srchFnmatchFold(pat, name string, fold bool) bool {
 	// Iterative matcher with one backtrack point for the last "*".
 	px, nx := 0, 0
 	starPx, starNx := -1, -1
@@ -35,7 +35,7 @@ func fnmatchFold(pat, name string, fold bool) bool {
 			case '[':
 				if nx < len(name) {
 					r, w := utf8.DecodeRuneInString(name[nx:])
-					if ok, l := globClass(pat[px:], r, fold); l > 0 {
+					if ok, l := srchGlobClass(pat[px:], r, fold); l > 0 {
 						if ok {
 							px += l
 							nx += w
@@ -57,7 +57,7 @@ func fnmatchFold(pat, name string, fold bool) bool {
 				pr, pw := utf8.DecodeRuneInString(pat[px:])
 				if nx < len(name) {
 					r, w := utf8.DecodeRuneInString(name[nx:])
-					if r == pr || fold && foldEq(r, pr) {
+					if r == pr || fold && reFoldEq(r, pr) {
 						px += pw
 						nx += w
 						continue
@@ -76,9 +76,9 @@ func fnmatchFold(pat, name string, fold bool) bool {
 	return true
 }
 
-// globClass matches r against the bracket expression at the start of p.
+// srchGlobClass matches r against the bracket expression at the start of p.
 // It returns the expression's length, 0 when it is not terminated.
-func globClass(p string, r rune, fold bool) (bool, int) {
+func srchGlobClass(p string, r rune, fold bool) (bool, int) {
 	i := 1
 	neg := false
 	if i < len(p) && (p[i] == '!' || p[i] == '^') {
@@ -97,9 +97,9 @@ func globClass(p string, r rune, fold bool) (bool, int) {
 		}
 		first = false
 		if p[i] == '[' && i+1 < len(p) && p[i+1] == ':' {
-			end := indexFrom(p, ":]", i+2)
+			end := srchIndexFrom(p, ":]", i+2)
 			if end >= 0 {
-				if classHas(p[i+2:end], r) {
+				if reClassHas(p[i+2:end], r) {
 					matched = true
 				}
 				i = end + 2
@@ -123,7 +123,7 @@ func globClass(p string, r rune, fold bool) (bool, int) {
 		if r >= lo && r <= hi {
 			matched = true
 		} else if fold {
-			for f := foldNext(r); f != r; f = foldNext(f) {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 				if f >= lo && f <= hi {
 					matched = true
 				}
@@ -133,7 +133,7 @@ func globClass(p string, r rune, fold bool) (bool, int) {
 	return matched != neg, i
 }
 
-func indexFrom(s, sub string, from int) int {
+func srchIndexFrom(s, sub string, from int) int {
 	for i := from; i+len(sub) <= len(s); i++ {
 		if s[i:i+len(sub)] == sub {
 			return i
@@ -141,7 +141,3 @@ func indexFrom(s, sub string, from int) int {
 	}
 	return -1
 }
-
-func foldNext(r rune) rune { return unicodeSimpleFold(r) }
-
-func unicodeSimpleFold(r rune) rune { return unicode.SimpleFold(r) }

@@ -190,7 +190,7 @@ func TestSedDiff(t *testing.T) {
 		sc("unknown command", "k", "ab"),
 		sc("missing command", "1", "ab"),
 		sc("extra chars", "pq", "ab"),
-		sc("no script", ),
+		sc("no script"),
 		sc("bad option", "--nope", "p"),
 		sc("zero address alone", "0p", "ab"),
 		sc("no previous regex", "s//x/", "ab"),
@@ -219,5 +219,5 @@ func TestSedDiff(t *testing.T) {
 		sin("stdin noeol", "x", "s/x/z/"),
 		sin("big line number", "a\n", "-n", "99999999999999999999p"),
 	}
-	runDiff(t, cases)
+	runSearchDiff(t, cases, false)
 }

@@ -21,9 +21,9 @@ const (
 )
 
 type sedAddr struct {
-	kind      sedAddrKind
-	n, step   int64
-	re        *sedRegex
+	kind    sedAddrKind
+	n, step int64
+	re      *sedRegex
 }
 
 // sedRegex is a regex as written in a script; an empty one means the last
@@ -489,7 +489,7 @@ func (p *sedParser) readDelimited(delim byte, regex bool) (string, bool) {
 		case ch == '\n' && regex:
 			return "", false
 		case ch == '[' && regex:
-			end := bracketEnd(p.s, p.pos)
+			end := sedBracketEnd(p.s, p.pos)
 			if end < 0 {
 				sb.WriteByte(ch)
 				p.pos++
@@ -505,9 +505,9 @@ func (p *sedParser) readDelimited(delim byte, regex bool) (string, bool) {
 	return "", false
 }
 
-// bracketEnd returns the index after the bracket expression starting at
+// sedBracketEnd returns the index after the bracket expression starting at
 // s[i] == '[', or -1 when it is not terminated on this line.
-func bracketEnd(s string, i int) int {
+func sedBracketEnd(s string, i int) int {
 	j := i + 1
 	if j < len(s) && s[j] == '^' {
 		j++
@@ -667,7 +667,7 @@ func (p *sedParser) readRepl(delim byte) ([]sedRepl, bool) {
 			case e == 'c' && p.more():
 				x := p.s[p.pos]
 				p.pos++
-				lit.WriteByte(byte(upperASCII(x)) ^ 0x40)
+				lit.WriteByte(byte(sedUpperASCII(x)) ^ 0x40)
 			case e == 'x' || e == 'o' || e == 'd':
 				rp := &reParser{s: p.s, pos: p.pos}
 				if r, ok := rp.sedEscape(e); ok {
@@ -690,7 +690,7 @@ func (p *sedParser) readRepl(delim byte) ([]sedRepl, bool) {
 	return nil, false
 }
 
-func upperASCII(b byte) byte {
+func sedUpperASCII(b byte) byte {
 	if b >= 'a' && b <= 'z' {
 		return b - 32
 	}

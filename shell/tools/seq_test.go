@@ -27,6 +27,7 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 }
 
 func TestYesStops(t *testing.T) {
+	t.Parallel()
 	w := &limitWriter{n: 100000}
 	c := &shell.Call{Args: []string{"yes", "ab"}, Stdout: w, Stderr: &bytes.Buffer{}}
 	if st := runYes(t.Context(), c); st != 1 {
@@ -48,6 +49,7 @@ type discardCounter struct{}
 func (discardCounter) Write(p []byte) (int, error) { return len(p), nil }
 
 func TestSeq(t *testing.T) {
+	t.Parallel()
 	s := func(name string, args ...string) toolCase {
 		return toolCase{name: name, args: append([]string{"seq"}, args...)}
 	}
@@ -99,6 +101,7 @@ func TestSeq(t *testing.T) {
 }
 
 func TestYesSleepEnv(t *testing.T) {
+	t.Parallel()
 	runDiff(t, []toolCase{
 		{name: "yes-head", args: []string{"env", "yes"}, known: "needs a pipe; covered by TestYesStops"},
 		{name: "sleep-0", args: []string{"sleep", "0"}},

@@ -23,6 +23,7 @@ var sortFiles = map[string]string{
 }
 
 func TestSort(t *testing.T) {
+	t.Parallel()
 	f := sortFiles
 	cases := []toolCase{
 		{name: "default", args: []string{"sort", "words"}},

@@ -258,7 +258,7 @@ func (s *sorter) keyCompare(a, b []byte) int {
 			case k.month:
 				diff = sortMonth(ta) - sortMonth(tb)
 			default:
-				diff = filevercmp(ta, tb)
+				diff = sortFilevercmp(ta, tb)
 			}
 		case k.ignore != nil || k.fold:
 			diff = bytes.Compare(sortTranslate(ta, k), sortTranslate(tb, k))

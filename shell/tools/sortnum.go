@@ -234,9 +234,9 @@ func sortGeneralCompare(a, b []byte) int {
 	return 0
 }
 
-// filevercmp is gnulib's filenvercmp: version order that treats file
+// sortFilevercmp is gnulib's filenvercmp: version order that treats file
 // suffixes and leading dots specially.
-func filevercmp(a, b []byte) int {
+func sortFilevercmp(a, b []byte) int {
 	if len(a) == 0 {
 		if len(b) == 0 {
 			return 0
@@ -274,20 +274,20 @@ func filevercmp(a, b []byte) int {
 	} else if b[0] == '.' {
 		return 1
 	}
-	ap, bp := filePrefixLen(a), filePrefixLen(b)
+	ap, bp := sortFilePrefixLen(a), sortFilePrefixLen(b)
 	onePass := ap == len(a) && bp == len(b)
-	r := verrevcmp(a[:ap], b[:bp])
+	r := sortVerrevcmp(a[:ap], b[:bp])
 	if r != 0 || onePass {
 		return r
 	}
-	return verrevcmp(a, b)
+	return sortVerrevcmp(a, b)
 }
 
 func vIsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func vIsDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// filePrefixLen is the length of s without its suffix (/(\.[A-Za-z~][A-Za-z0-9~]*)*$/).
-func filePrefixLen(s []byte) int {
+// sortFilePrefixLen is the length of s without its suffix (/(\.[A-Za-z~][A-Za-z0-9~]*)*$/).
+func sortFilePrefixLen(s []byte) int {
 	n := len(s)
 	prefix := 0
 	for i := 0; ; {
@@ -319,7 +319,7 @@ func vOrder(s []byte, pos int) int {
 	return int(c) + 256
 }
 
-func verrevcmp(s1, s2 []byte) int {
+func sortVerrevcmp(s1, s2 []byte) int {
 	p1, p2 := 0, 0
 	for p1 < len(s1) || p2 < len(s2) {
 		firstDiff := 0

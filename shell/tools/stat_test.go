@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestStat(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "hello", "e": "", "d/x": "1", "sp ace": "s"}
 	setup := fuSetup(fuSymlink("f", "lnk"), fuSymlink("nowhere", "dangle"), fuMkfifo("p"), fuSocket("s"), fuSymlink("loop", "loop"), fuChmod("e", 0o4755))
 	birth := "GNU prints the birth time from statx; the file view has stat only"
@@ -14,6 +15,8 @@ func TestStat(t *testing.T) {
 		{name: "format-ids", args: []string{"stat", "-c", "%u %U %g %G %h %i %d %D %Hd %Ld %f %t %T %b %B %o", "f", "d"}, files: files, setup: setup},
 		{name: "format-times", args: []string{"stat", "-c", "%x|%y|%z|%X|%Y|%Z", "f", "d", "lnk"}, files: files, setup: setup},
 		{name: "format-N", args: []string{"stat", "-c", "%N", "f", "lnk", "dangle", "sp ace"}, files: files, setup: setup},
+		{name: "format-N-quoting", args: []string{"stat", "-c", "%N", "q'uote", "x$y", "m'i$x", "a\nb", "c\x01d", "t\tb", "é"},
+			files: map[string]string{"q'uote": "", "x$y": "", "m'i$x": "", "a\nb": "", "c\x01d": "", "t\tb": "", "é": ""}},
 		{name: "format-width", args: []string{"stat", "-c", "[%10s][%-10s][%010s][%5h][%-8U]", "f", "d"}, files: files, setup: setup},
 		{name: "format-percent", args: []string{"stat", "-c", "100%% %n", "f"}, files: files, setup: setup},
 		{name: "printf", args: []string{"stat", "--printf", "%n\\t%s\\n", "f", "e"}, files: files, setup: setup},

@@ -38,5 +38,13 @@ func addText(m map[string]shell.Tool) {
 	m["fold"] = shell.Tool{Run: runFold, Check: func(a []string) error { return foldOpts.Check(foldObsolete(a)) }}
 	m["expand"] = shell.Tool{Run: runExpand, Check: func(a []string) error { return expandOpts.Check(expandObsolete(a)) }}
 	m["unexpand"] = shell.Tool{Run: runExpand, Check: func(a []string) error { return unexpandOpts.Check(expandObsolete(a)) }}
+	m["comm"] = shell.Tool{Run: runComm, Check: commOpts.Check}
+	m["join"] = shell.Tool{Run: runJoin, Check: joinOpts.Check}
+	m["column"] = shell.Tool{Run: runColumn, Check: txCheck(columnOpts, columnUnimpl...)}
+	m["split"] = shell.Tool{Run: runSplit, Check: txCheck(splitOpts, "filter")}
+	m["od"] = shell.Tool{Run: runOd, Check: txCheck(odOpts, odUnimpl...)}
+	m["xxd"] = shell.Tool{Run: runXxd, Check: xxdCheck}
+	m["hexdump"] = shell.Tool{Run: runHexdump, Check: txCheck(hexdumpOpts, hexdumpUnimpl...)}
+	m["csplit"] = shell.Tool{Run: runCsplit, Check: txCheck(csplitOpts, csplitUnimpl...)}
 	m["wc"] = shell.Tool{Run: runWc, Check: wcCheck}
 }

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestTouch(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"f": "data", "d/": ""}
 	st := []string{"stat", "-c", "%n %y %x %s %F", "f", "new"}
 	cases := []fuSeqCase{

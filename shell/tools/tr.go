@@ -35,8 +35,6 @@ var trClasses = map[string]func(b byte) bool{
 	"xdigit": func(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F' },
 }
 
-func isAlpha(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
-func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // trUnescape decodes one possibly escaped byte at s[i]; it returns the
 // byte, the next index and whether it was escaped.

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestTr(t *testing.T) {
+	t.Parallel()
 	in := "Hello, World! 123\nfoo   bar\t\tbaz\naaabbbccc\n\x00\xff\xc3\xa9\n"
 	cases := []toolCase{
 		{name: "upper", args: []string{"tr", "a-z", "A-Z"}},

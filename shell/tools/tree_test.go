@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestTree(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"a/b/c": "1", "a/g": "2", "c/": "", "f": "x", ".hid/x": "", "z/y/": "", "B": "", "a b": ""}
 	setup := fuSetup(fuSymlink("a", "la"), fuSymlink("f", "lf"), fuSymlink("nowhere", "dangle"), fuMkfifo("p"))
 	cases := []toolCase{

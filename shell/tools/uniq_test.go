@@ -13,6 +13,7 @@ var uniqFiles = map[string]string{
 }
 
 func TestUniq(t *testing.T) {
+	t.Parallel()
 	cases := []toolCase{
 		{name: "default", args: []string{"uniq", "in"}},
 		{name: "c", args: []string{"uniq", "-c", "in"}},

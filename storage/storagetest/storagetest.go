@@ -4,7 +4,15 @@
 package storagetest
 
 import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"rung.dev/rung/internal/testenv"
 	"rung.dev/rung/storage"
@@ -29,6 +37,7 @@ func NewTestPool(t testing.TB) *storage.Pool {
 func NewTestPoolConfig(t testing.TB, cfg storage.PoolConfig) *storage.Pool {
 	t.Helper()
 	testenv.Require(t, "root", "mkfs.btrfs")
+	sweepOnce.Do(sweepStale)
 	cfg.Dir = t.TempDir()
 	cfg.Mount = ""
 	if cfg.ImageSize == 0 {
@@ -44,4 +53,52 @@ func NewTestPoolConfig(t testing.TB, cfg storage.PoolConfig) *storage.Pool {
 		}
 	})
 	return p
+}
+
+var sweepOnce sync.Once
+
+// sweepStale unmounts test pools that a killed test process left behind
+// (a test binary killed by -timeout or ^C runs no cleanups). A pool is
+// stale when it is mounted under the temporary directory and nobody holds
+// its pool.lock: the kernel drops that lock when its holder dies, so a
+// live test's pool is never touched.
+func sweepStale() {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	tmp := filepath.Clean(os.TempDir()) + "/"
+	var dirs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 || !strings.Contains(sc.Text(), " - btrfs ") {
+			continue
+		}
+		target := fields[4]
+		if strings.HasPrefix(target, tmp) && filepath.Base(target) == "pool" {
+			dirs = append(dirs, filepath.Dir(target))
+		}
+	}
+	for _, dir := range dirs {
+		fd, err := unix.Open(filepath.Join(dir, "pool.lock"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		free := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil
+		unix.Close(fd) // drops our probe lock, if we got it
+		if !free {
+			continue
+		}
+		// Open adopts the mount after checking it is this image's; Close
+		// unmounts it and waits for the loop device to detach.
+		p, err := storage.Open(context.Background(), storage.PoolConfig{Dir: dir})
+		if err != nil {
+			continue
+		}
+		if p.Close() == nil {
+			os.RemoveAll(dir)
+		}
+	}
 }

@@ -26,6 +26,8 @@ import (
 type DB struct {
 	w    *sql.DB // one connection: the only writer
 	r    *sql.DB // read-only connections
+	ws   *stmts  // prepared statements of w
+	rs   *stmts  // prepared statements of r
 	once sync.Once
 }
 
@@ -70,37 +72,41 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(0)
-	return &DB{w: w, r: r}, nil
+	return &DB{w: w, r: r, ws: &stmts{db: w, m: map[string]*sql.Stmt{}}, rs: &stmts{db: r, m: map[string]*sql.Stmt{}}}, nil
 }
 
 // Close closes both connection pools. It is idempotent.
 func (db *DB) Close() error {
 	var err error
-	db.once.Do(func() { err = errors.Join(db.r.Close(), db.w.Close()) })
+	db.once.Do(func() {
+		db.rs.close()
+		db.ws.close()
+		err = errors.Join(db.r.Close(), db.w.Close())
+	})
 	return err
 }
 
 // write runs fn in one write transaction.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.w.BeginTx(ctx, nil)
+func (db *DB) write(ctx context.Context, fn func(tx tx) error) error {
+	t, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	defer t.Rollback()
+	if err := fn(tx{t, db.ws}); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return t.Commit()
 }
 
 // read runs fn in one read transaction.
-func (db *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (db *DB) read(ctx context.Context, fn func(tx tx) error) error {
+	t, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	return fn(tx)
+	defer t.Rollback()
+	return fn(tx{t, db.rs})
 }
 
 // classify turns driver errors into rung classes.

@@ -11,7 +11,7 @@ import (
 
 // appendEvents inserts evs after the sandbox's last sequence number,
 // setting each one's Seq, and returns the last.
-func appendEvents(ctx context.Context, tx *sql.Tx, sandbox rung.SandboxID, evs []store.Event) (int64, error) {
+func appendEvents(ctx context.Context, tx tx, sandbox rung.SandboxID, evs []store.Event) (int64, error) {
 	var last int64
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE sandbox = ?`, string(sandbox)).Scan(&last)
 	if err != nil {
@@ -20,23 +20,19 @@ func appendEvents(ctx context.Context, tx *sql.Tx, sandbox rung.SandboxID, evs [
 	if len(evs) == 0 {
 		return last, nil
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO events(sandbox, seq, time, type, journal, data) VALUES(?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, classify(err, "append events")
-	}
-	defer st.Close()
 	for i := range evs {
 		last++
 		evs[i].Seq = last
 		ev := &evs[i]
-		if _, err := st.ExecContext(ctx, string(sandbox), ev.Seq, nanos(ev.Time), ev.Type, ev.Journal, []byte(ev.Data)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events(sandbox, seq, time, type, journal, data) VALUES(?, ?, ?, ?, ?, ?)`,
+			string(sandbox), ev.Seq, nanos(ev.Time), ev.Type, ev.Journal, []byte(ev.Data)); err != nil {
 			return 0, classify(err, "append events")
 		}
 	}
 	return last, nil
 }
 
-func sandboxExists(ctx context.Context, tx *sql.Tx, id rung.SandboxID) error {
+func sandboxExists(ctx context.Context, tx tx, id rung.SandboxID) error {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM sandboxes WHERE id = ?`, string(id)).Scan(&one)
 	return classify(err, "sandbox "+string(id))
@@ -45,7 +41,7 @@ func sandboxExists(ctx context.Context, tx *sql.Tx, id rung.SandboxID) error {
 // AppendEvents implements [store.Store].
 func (db *DB) AppendEvents(ctx context.Context, sandbox rung.SandboxID, evs []store.Event) (int64, error) {
 	var last int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx tx) error {
 		if err := sandboxExists(ctx, tx, sandbox); err != nil {
 			return err
 		}
@@ -62,7 +58,7 @@ func (db *DB) ListEvents(ctx context.Context, sandbox rung.SandboxID, q store.Ev
 		q.Limit = 1000
 	}
 	var out []store.Event
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT seq, time, type, journal, data FROM events
 			WHERE sandbox = ? AND seq > ? AND (journal = 1 OR ? = 0) ORDER BY seq LIMIT ?`,
 			string(sandbox), q.After, q.JournalOnly, q.Limit)
@@ -88,7 +84,7 @@ func (db *DB) ListEvents(ctx context.Context, sandbox rung.SandboxID, q store.Ev
 // LastSeq implements [store.Store].
 func (db *DB) LastSeq(ctx context.Context, sandbox rung.SandboxID) (int64, error) {
 	var last int64
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		return classify(tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE sandbox = ?`, string(sandbox)).Scan(&last), "last seq")
 	})
 	return last, err
@@ -97,7 +93,7 @@ func (db *DB) LastSeq(ctx context.Context, sandbox rung.SandboxID) (int64, error
 // TrimEvents implements [store.Store].
 func (db *DB) TrimEvents(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM events WHERE journal = 0 AND time < ?`, before.UnixNano())
 		if err != nil {
 			return classify(err, "trim events")
@@ -114,7 +110,7 @@ func (db *DB) DeclareEffect(ctx context.Context, e store.Effect, ev store.Event)
 		return store.Effect{}, false, rung.Errorf(rung.ErrInvalid, "effect key is empty")
 	}
 	first, created := e, false
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx tx) error {
 		if err := sandboxExists(ctx, tx, e.Sandbox); err != nil {
 			return err
 		}
@@ -148,7 +144,7 @@ func (db *DB) DeclareEffect(ctx context.Context, e store.Effect, ev store.Event)
 // ListEffects implements [store.Store].
 func (db *DB) ListEffects(ctx context.Context, sandbox rung.SandboxID) ([]store.Effect, error) {
 	var out []store.Effect
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT key, kind, result, seq, created FROM effects WHERE sandbox = ? ORDER BY seq`, string(sandbox))
 		if err != nil {
 			return classify(err, "list effects")

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"rung.dev/rung"
 	"rung.dev/rung/store"
@@ -11,7 +10,7 @@ import (
 // StartExec implements [store.Store].
 func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int64, error) {
 	var seq int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx tx) error {
 		if err := sandboxExists(ctx, tx, e.Sandbox); err != nil {
 			return err
 		}
@@ -29,7 +28,7 @@ func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int6
 // EndExec implements [store.Store].
 func (db *DB) EndExec(ctx context.Context, e store.Exec, evs []store.Event) (int64, error) {
 	var seq int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE execs SET state = 'ended', backend = ?, exit_code = ?, bytes = ?, ended = ?
 			WHERE id = ? AND sandbox = ? AND state = 'started'`,
 			string(e.Backend), e.ExitCode, e.Bytes, nanos(e.EndedAt), string(e.ID), string(e.Sandbox))
@@ -62,7 +61,7 @@ func scanExec(sc interface{ Scan(...any) error }) (store.Exec, error) {
 // GetExec implements [store.Store].
 func (db *DB) GetExec(ctx context.Context, sandbox rung.SandboxID, id rung.ExecID) (store.Exec, error) {
 	var e store.Exec
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		var err error
 		e, err = scanExec(tx.QueryRowContext(ctx, `SELECT `+execCols+` FROM execs WHERE id = ? AND sandbox = ?`, string(id), string(sandbox)))
 		return classify(err, "exec "+string(id))
@@ -73,7 +72,7 @@ func (db *DB) GetExec(ctx context.Context, sandbox rung.SandboxID, id rung.ExecI
 // LoseExecs implements [store.Store].
 func (db *DB) LoseExecs(ctx context.Context, journal func(rung.SandboxID, []rung.ExecID) store.Event) ([]store.Exec, error) {
 	var lost []store.Exec
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(tx tx) error {
 		lost = nil
 		rows, err := tx.QueryContext(ctx, `SELECT `+execCols+` FROM execs WHERE state = 'started' ORDER BY sandbox, started, id`)
 		if err != nil {

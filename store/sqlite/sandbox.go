@@ -36,7 +36,7 @@ func (db *DB) CreateSandbox(ctx context.Context, s store.Sandbox, maxPerTenant i
 	if s.Name != "" {
 		what = "sandbox " + s.Name
 	}
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx tx) error {
 		if maxPerTenant > 0 {
 			var n int
 			err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sandboxes WHERE tenant = ?`, string(s.Tenant)).Scan(&n)
@@ -91,7 +91,7 @@ func scanSandbox(sc interface{ Scan(...any) error }) (store.Sandbox, error) {
 // GetSandbox implements [store.Store].
 func (db *DB) GetSandbox(ctx context.Context, tenant rung.TenantID, id rung.SandboxID) (store.Sandbox, error) {
 	var s store.Sandbox
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		var err error
 		s, err = scanSandbox(tx.QueryRowContext(ctx, `SELECT `+sandboxCols+` FROM sandboxes WHERE id = ? AND (? = '' OR tenant = ?)`,
 			string(id), string(tenant), string(tenant)))
@@ -103,7 +103,7 @@ func (db *DB) GetSandbox(ctx context.Context, tenant rung.TenantID, id rung.Sand
 // SandboxByName implements [store.Store].
 func (db *DB) SandboxByName(ctx context.Context, tenant rung.TenantID, name string) (store.Sandbox, error) {
 	var s store.Sandbox
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		var err error
 		s, err = scanSandbox(tx.QueryRowContext(ctx, `SELECT `+sandboxCols+` FROM sandboxes WHERE tenant = ? AND name = ? AND name <> ''`,
 			string(tenant), name))
@@ -130,12 +130,16 @@ func (db *DB) ListSandboxes(ctx context.Context, f store.Filter) ([]store.Sandbo
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY created, id"
+	// LIMIT is a parameter so the statement cache sees one query per
+	// filter shape, not one per limit value.
+	q += " ORDER BY created, id LIMIT ?"
+	limit := -1
 	if f.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+		limit = f.Limit
 	}
+	args = append(args, limit)
 	var out []store.Sandbox
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return classify(err, "list sandboxes")
@@ -155,7 +159,7 @@ func (db *DB) ListSandboxes(ctx context.Context, f store.Filter) ([]store.Sandbo
 
 // UpdateSandbox implements [store.Store].
 func (db *DB) UpdateSandbox(ctx context.Context, s store.Sandbox) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx tx) error {
 		old, err := scanSandbox(tx.QueryRowContext(ctx, `SELECT `+sandboxCols+` FROM sandboxes WHERE id = ?`, string(s.ID)))
 		if err != nil {
 			return classify(err, "sandbox "+string(s.ID))
@@ -176,7 +180,7 @@ func (db *DB) UpdateSandbox(ctx context.Context, s store.Sandbox) error {
 
 // DeleteSandbox implements [store.Store].
 func (db *DB) DeleteSandbox(ctx context.Context, id rung.SandboxID) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sandboxes WHERE id = ?`, string(id))
 		if err != nil {
 			return classify(err, "delete sandbox "+string(id))
@@ -196,7 +200,7 @@ func (db *DB) DeleteSandbox(ctx context.Context, id rung.SandboxID) error {
 // NextAlarm implements [store.Store].
 func (db *DB) NextAlarm(ctx context.Context) (time.Time, bool, error) {
 	var at sql.NullInt64
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		return classify(tx.QueryRowContext(ctx, `SELECT min(alarm) FROM sandboxes WHERE alarm > 0`).Scan(&at), "next alarm")
 	})
 	if err != nil || !at.Valid {
@@ -208,7 +212,7 @@ func (db *DB) NextAlarm(ctx context.Context) (time.Time, bool, error) {
 // DueSandboxes implements [store.Store].
 func (db *DB) DueSandboxes(ctx context.Context, now time.Time) ([]store.Sandbox, error) {
 	var out []store.Sandbox
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+sandboxCols+` FROM sandboxes WHERE alarm > 0 AND alarm <= ? ORDER BY alarm`, now.UnixNano())
 		if err != nil {
 			return classify(err, "due sandboxes")

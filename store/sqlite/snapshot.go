@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -15,7 +14,7 @@ func (db *DB) CreateSnapshot(ctx context.Context, s rung.Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("encode snapshot %s: %w", s.ID, err)
 	}
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO snapshots(id, tenant, sandbox, created, doc) VALUES(?, ?, ?, ?, ?)`,
 			string(s.ID), string(s.Tenant), string(s.Sandbox), nanos(s.CreatedAt), string(doc))
 		return classify(err, "snapshot "+string(s.ID))
@@ -25,7 +24,7 @@ func (db *DB) CreateSnapshot(ctx context.Context, s rung.Snapshot) error {
 // GetSnapshot implements [store.Store].
 func (db *DB) GetSnapshot(ctx context.Context, tenant rung.TenantID, id rung.SnapshotID) (rung.Snapshot, error) {
 	var s rung.Snapshot
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		var doc string
 		err := tx.QueryRowContext(ctx, `SELECT doc FROM snapshots WHERE id = ? AND (? = '' OR tenant = ?)`,
 			string(id), string(tenant), string(tenant)).Scan(&doc)
@@ -40,7 +39,7 @@ func (db *DB) GetSnapshot(ctx context.Context, tenant rung.TenantID, id rung.Sna
 // ListSnapshots implements [store.Store].
 func (db *DB) ListSnapshots(ctx context.Context, tenant rung.TenantID, sandbox rung.SandboxID) ([]rung.Snapshot, error) {
 	var out []rung.Snapshot
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT doc FROM snapshots WHERE tenant = ? AND (? = '' OR sandbox = ?) ORDER BY created, id`,
 			string(tenant), string(sandbox), string(sandbox))
 		if err != nil {
@@ -65,7 +64,7 @@ func (db *DB) ListSnapshots(ctx context.Context, tenant rung.TenantID, sandbox r
 
 // DeleteSnapshot implements [store.Store].
 func (db *DB) DeleteSnapshot(ctx context.Context, id rung.SnapshotID) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM snapshots WHERE id = ?`, string(id))
 		if err != nil {
 			return classify(err, "delete snapshot "+string(id))

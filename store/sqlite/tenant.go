@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"rung.dev/rung"
 	"rung.dev/rung/store"
@@ -13,7 +12,7 @@ func (db *DB) CreateTenant(ctx context.Context, t store.Tenant) error {
 	if !rung.ValidName(string(t.ID)) {
 		return rung.Errorf(rung.ErrInvalid, "invalid tenant name %q", t.ID)
 	}
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO tenants(id, created) VALUES(?, ?)`, string(t.ID), nanos(t.CreatedAt))
 		return classify(err, "tenant "+string(t.ID))
 	})
@@ -22,7 +21,7 @@ func (db *DB) CreateTenant(ctx context.Context, t store.Tenant) error {
 // GetTenant implements [store.Store].
 func (db *DB) GetTenant(ctx context.Context, id rung.TenantID) (store.Tenant, error) {
 	var t store.Tenant
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		var created int64
 		err := tx.QueryRowContext(ctx, `SELECT created FROM tenants WHERE id = ?`, string(id)).Scan(&created)
 		t = store.Tenant{ID: id, CreatedAt: fromNanos(created)}
@@ -34,7 +33,7 @@ func (db *DB) GetTenant(ctx context.Context, id rung.TenantID) (store.Tenant, er
 // ListTenants implements [store.Store].
 func (db *DB) ListTenants(ctx context.Context) ([]store.Tenant, error) {
 	var out []store.Tenant
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, created FROM tenants ORDER BY id`)
 		if err != nil {
 			return classify(err, "list tenants")
@@ -55,7 +54,7 @@ func (db *DB) ListTenants(ctx context.Context) ([]store.Tenant, error) {
 
 // CreateToken implements [store.Store].
 func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+	return db.write(ctx, func(tx tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO tokens(id, tenant, hash, admin, created) VALUES(?, ?, ?, ?, ?)`,
 			t.ID, string(t.Tenant), t.Hash[:], t.Admin, nanos(t.CreatedAt))
 		return classify(err, "token "+t.ID)
@@ -65,7 +64,7 @@ func (db *DB) CreateToken(ctx context.Context, t store.Token) error {
 // TokenByHash implements [store.Store].
 func (db *DB) TokenByHash(ctx context.Context, hash [32]byte) (store.Token, error) {
 	t := store.Token{Hash: hash}
-	err := db.read(ctx, func(tx *sql.Tx) error {
+	err := db.read(ctx, func(tx tx) error {
 		var tenant string
 		var created int64
 		err := tx.QueryRowContext(ctx, `SELECT id, tenant, admin, created FROM tokens WHERE hash = ?`, hash[:]).

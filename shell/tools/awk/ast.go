@@ -59,11 +59,11 @@ type (
 		arr   *arrRef
 	}
 	callExpr struct {
-		name string
+		name   string
 		fn     *funcDef // resolved after parsing
 		caller *funcDef // function the call is in, nil at top level
-		args []expr
-		line int
+		args   []expr
+		line   int
 	}
 	builtinExpr struct {
 		name string
@@ -93,13 +93,19 @@ type (
 		redir  tok // 0, tGreater, tAppend, tPipe
 		dest   expr
 	}
-	exprStmt  struct{ e expr }
-	ifStmt    struct{ cond expr; yes, no []stmt }
+	exprStmt struct{ e expr }
+	ifStmt   struct {
+		cond    expr
+		yes, no []stmt
+	}
 	whileStmt struct {
 		cond expr
 		body []stmt
 	}
-	doStmt  struct{ body []stmt; cond expr }
+	doStmt struct {
+		body []stmt
+		cond expr
+	}
 	forStmt struct {
 		init stmt
 		cond expr

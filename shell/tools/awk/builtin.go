@@ -118,9 +118,7 @@ func (in *interp) builtin(e *builtinExpr) value {
 	case "system":
 		cmd := in.toStr(in.eval(args[0]))
 		in.flushAll()
-		st := in.runCommand(cmd, in.c.Stdin, in.stdout)
-		in.stdout.Flush()
-		return num(float64(st))
+		return num(float64(in.runCommand(cmd, in.c.Stdin, in.c.Stdout)))
 	case "close":
 		return num(float64(in.closeStream(in.toStr(in.eval(args[0])))))
 	case "fflush":
@@ -207,6 +205,9 @@ func (in *interp) split(args []expr) value {
 	}
 	arr.clear()
 	for i, p := range parts {
+		if p.k == kMaybe {
+			p = strnum(p.s)
+		}
 		*arr.get(in.keyStr(num(float64(i + 1)))) = p
 	}
 	return num(float64(len(parts)))

@@ -89,6 +89,11 @@ func TestAwkBuiltins(t *testing.T) {
 		p("pipe to command", `{print | "sort -r"} END{close("sort -r"); print "done"}`, "b\na\nc\n"),
 		p("pipe close status", `BEGIN{print "x" | "cat"; r = close("cat"); print "r=" r}`, ""),
 		p("pipe at exit", `{print | "sort"}`, "b\na\nc\n"),
+		p("pipe output before buffered stdout", `BEGIN{print "a" | "cat"; print "b"}`, ""),
+		p("pipe then END print", `{print | "sort"} END{print "end"}`, "b\na\n"),
+		p("pipe open flushes", `BEGIN{print "b"; print "a" | "cat"; print "x"; close("cat"); print "c"}`, ""),
+		p("two pipes at exit", `BEGIN{print "1" | "cat"; print "2" | "sort"; print "3"}`, ""),
+		p("pipe and stderr", `BEGIN{print "b"; print "a" | "cat"; print "c" > "/dev/stderr"}`, ""),
 		p("cmd getline", `BEGIN{while (("echo a; echo b" | getline line) > 0) print "got", line; print NR}`, ""),
 		p("cmd getline $0", `BEGIN{"echo x y z" | getline; print $2, NF, NR}`, ""),
 		p("cmd getline close rerun", `BEGIN{"echo 1" | getline a; close("echo 1"); "echo 1" | getline b; print a, b}`, ""),
@@ -194,13 +199,13 @@ func TestAwkMore(t *testing.T) {
 		p("string with NUL", `BEGIN{s = sprintf("a%cb", 0); print length(s)}`, ""),
 		p("binary input", `{print length($0)}`, "a\x00b\n\xff\xfe\n"),
 		p("utf8 passthrough", `{print $2, toupper($0)}`, "héllo wörld\n"),
-		p("long line", `{print length($0)}`, string(make([]byte, 0)) + "x" + func() string {
+		p("long line", `{print length($0)}`, string(make([]byte, 0))+"x"+func() string {
 			b := make([]byte, 100000)
 			for i := range b {
 				b[i] = 'a'
 			}
 			return string(b)
-		}() + "\n"),
+		}()+"\n"),
 		p("many fields", `{print NF, $NF}`, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30\n"),
 		p("CRLF input", `{print NF, length($2)}`, "a b\r\n"),
 		p("index of number", `BEGIN{print index(12345, 34)}`, ""),

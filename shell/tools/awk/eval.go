@@ -175,7 +175,11 @@ func (in *interp) evalBinary(e *binExpr) value {
 		return boolNum(toBool(in.eval(e.l)) || toBool(in.eval(e.r)))
 	case tString:
 		l := in.toStr(in.eval(e.l))
-		return str(l + in.toStr(in.eval(e.r)))
+		r := in.toStr(in.eval(e.r))
+		if len(l)+len(r) > maxString {
+			in.fatalf("string too long (over %d bytes)", maxString)
+		}
+		return str(l + r)
 	}
 	l, r := in.eval(e.l), in.eval(e.r)
 	switch e.op {
@@ -219,3 +223,7 @@ func fmod(x, y float64) float64 {
 	}
 	return math.Mod(x, y)
 }
+
+// maxString bounds the strings a program can build, so that a runaway
+// s = s s cannot exhaust the daemon's memory before the next ctx check.
+const maxString = 64 << 20

@@ -26,8 +26,9 @@ func (in *interp) splitRecord() {
 }
 
 // splitFS appends the fields of s split by fs to out as strnums.
+// Fields are left as kMaybe; [interp.field] decides their type on use.
 func (in *interp) splitFS(s, fs string, paragraph bool, out []value) []value {
-	add := func(f string) { out = append(out, strnum(f)) }
+	add := func(f string) { out = append(out, value{k: kMaybe, s: f}) }
 	if s == "" {
 		return out
 	}
@@ -104,6 +105,9 @@ func (in *interp) field(i int) value {
 	in.splitRecord()
 	if i > in.nf {
 		return str("") // mawk: $5 == 0 is false when NF < 5
+	}
+	if in.fields[i].k == kMaybe {
+		in.fields[i] = strnum(in.fields[i].s)
 	}
 	return in.fields[i]
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strconv"
 	"strings"
 )
 
@@ -116,11 +117,11 @@ type interp struct {
 	recFS                           string // FS when the record was read
 	fsRe                            *regexpCache
 
-	stdout  *bufio.Writer
-	outputs map[string]*output
-	inputs  map[string]*input
-	main    *input // current main input file
-	argIdx  int    // next ARGV index to look at
+	stdout      *bufio.Writer
+	outputs     map[string]*output
+	inputs      map[string]*input
+	main        *input // current main input file
+	argIdx      int    // next ARGV index to look at
 	noMoreInput bool
 	usedFile    bool     // a file operand was opened (else read stdin)
 	pipeOrder   []string // output pipes in the order opened
@@ -245,7 +246,7 @@ func (in *interp) subscript(index []expr) string {
 // whatever CONVFMT says.
 func (in *interp) keyStr(v value) string {
 	if v.k == kNum && v.n == math.Trunc(v.n) && math.Abs(v.n) < 1e15 {
-		return fmt.Sprint(int64(v.n))
+		return strconv.FormatInt(int64(v.n), 10)
 	}
 	return in.toStr(v)
 }

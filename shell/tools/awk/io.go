@@ -296,6 +296,8 @@ func (in *interp) outputFor(redir tok, name string) *output {
 	o := &output{}
 	switch redir {
 	case tPipe:
+		// mawk flushes its output before it forks the command
+		in.flushAll()
 		o.pipe = &bytes.Buffer{}
 		o.cmd = name
 		in.pipeOrder = append(in.pipeOrder, name)
@@ -345,8 +347,9 @@ func (in *interp) finishOutput(o *output) int {
 		o.w.Flush()
 	}
 	if o.pipe != nil {
-		in.stdout.Flush()
-		return in.runCommand(o.cmd, bytes.NewReader(o.pipe.Bytes()), in.stdout)
+		// The command writes straight to stdout, ahead of anything
+		// still in our buffer, as mawk's child process does.
+		return in.runCommand(o.cmd, bytes.NewReader(o.pipe.Bytes()), in.c.Stdout)
 	}
 	if o.closer != nil {
 		if err := o.closer.Close(); err != nil {
@@ -365,21 +368,20 @@ func (in *interp) flushAll() {
 	}
 }
 
-// closeAll closes every redirection at exit, files first, then pipes in
-// the order they were opened.
+// closeAll closes every redirection at exit: pipes first, the most
+// recently opened first as mawk does (their output precedes what stdout
+// still buffers), then files, then stdout.
 func (in *interp) closeAll() {
-	in.stdout.Flush()
-	for name, o := range in.outputs {
-		if o.pipe == nil {
+	for i := len(in.pipeOrder) - 1; i >= 0; i-- {
+		name := in.pipeOrder[i]
+		if o, ok := in.outputs[name]; ok && o.pipe != nil {
 			in.finishOutput(o)
 			delete(in.outputs, name)
 		}
 	}
-	for _, name := range in.pipeOrder {
-		if o, ok := in.outputs[name]; ok {
-			in.finishOutput(o)
-			delete(in.outputs, name)
-		}
+	for name, o := range in.outputs {
+		in.finishOutput(o)
+		delete(in.outputs, name)
 	}
 	in.stdout.Flush()
 	for _, src := range in.inputs {

@@ -214,13 +214,6 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func (lx *lexer) number(t token) (token, error) {
 	start := lx.pos
 	s := lx.src
-	if s[lx.pos] == '0' && lx.pos+1 < len(s) && (s[lx.pos+1]|0x20) == 'x' && lx.pos+2 < len(s) && isHex(s[lx.pos+2]) {
-		// mawk reads program constants with strtod, which takes hex.
-		v, n := strtod(s[lx.pos:])
-		lx.pos += n
-		t.kind, t.num, t.text = tNumber, v, s[start:lx.pos]
-		return t, nil
-	}
 	for lx.pos < len(s) && isDigit(s[lx.pos]) {
 		lx.pos++
 	}
@@ -394,15 +387,15 @@ func (lx *lexer) punct(t token) (token, error) {
 }
 
 var twoCharOps = map[string]tok{
-		"++": tIncr, "--": tDecr, "+=": tAddAssign, "-=": tSubAssign, "*=": tMulAssign,
-		"/=": tDivAssign, "%=": tModAssign, "^=": tPowAssign, "==": tEq, "!=": tNe,
-		"<=": tLe, ">=": tGe, "&&": tAnd, "||": tOr, ">>": tAppend, "!~": tNoMatch,
+	"++": tIncr, "--": tDecr, "+=": tAddAssign, "-=": tSubAssign, "*=": tMulAssign,
+	"/=": tDivAssign, "%=": tModAssign, "^=": tPowAssign, "==": tEq, "!=": tNe,
+	"<=": tLe, ">=": tGe, "&&": tAnd, "||": tOr, ">>": tAppend, "!~": tNoMatch,
 	"**": tCaret,
 }
 
 var oneCharOps = map[byte]tok{
-		'{': tLbrace, '}': tRbrace, '(': tLparen, ')': tRparen, '[': tLbracket, ']': tRbracket,
-		';': tSemi, ',': tComma, '+': tPlus, '-': tMinus, '*': tStar, '/': tSlash, '%': tPercent,
-		'^': tCaret, '!': tNot, '>': tGreater, '<': tLess, '|': tPipe, '?': tQuestion,
+	'{': tLbrace, '}': tRbrace, '(': tLparen, ')': tRparen, '[': tLbracket, ']': tRbracket,
+	';': tSemi, ',': tComma, '+': tPlus, '-': tMinus, '*': tStar, '/': tSlash, '%': tPercent,
+	'^': tCaret, '!': tNot, '>': tGreater, '<': tLess, '|': tPipe, '?': tQuestion,
 	':': tColon, '~': tTilde, '$': tDollar, '=': tAssign,
 }

@@ -89,6 +89,12 @@ func (in *interp) format(format string, args []value) (string, string) {
 			return b.String(), fmt.Sprintf("bad conversion in printf(\"%s\")", format)
 		}
 		verb := format[j]
+		if w, _ := strconv.Atoi(width); w > maxString {
+			return b.String(), fmt.Sprintf("field width too large in printf(\"%s\")", format)
+		}
+		if p, _ := strconv.Atoi(prec); p > maxString {
+			return b.String(), fmt.Sprintf("precision too large in printf(\"%s\")", format)
+		}
 		if mod && strings.IndexByte("dioxXu", verb) < 0 {
 			return b.String(), fmt.Sprintf("improper conversion(number %d) in printf(\"%s\")", ai+1, format)
 		}

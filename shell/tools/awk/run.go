@@ -28,10 +28,10 @@ type Env struct {
 
 // Config is one awk invocation after command-line parsing.
 type Config struct {
-	Src    string     // program text
+	Src    string      // program text
 	Assign [][2]string // -v assignments, in order
-	FS     *string    // -F value, if given
-	Args   []string   // operands after the program: files and var=value
+	FS     *string     // -F value, if given
+	Args   []string    // operands after the program: files and var=value
 }
 
 // Exec runs cfg in env and returns the exit status: the program's exit
@@ -288,23 +288,52 @@ func (in *interp) runCommand(cmd string, stdin io.Reader, stdout io.Writer) int 
 	return in.c.Run(in.ctx, cmd, stdin, stdout)
 }
 
-// CommandArgv turns a command line into argv: plain words run directly,
-// anything with shell syntax goes through sh -c.
+// CommandArgv turns a command line into argv: words of plain
+// characters and simple quoted strings run directly, anything using
+// other shell syntax goes through sh -c.
 func CommandArgv(cmd string) []string {
-	simple := true
+	var words []string
+	var w strings.Builder
+	inWord := false
 	for i := 0; i < len(cmd); i++ {
 		c := cmd[i]
-		if !(isAlpha(c) || isDigit(c) || strings.IndexByte(" \t-_./=,:+%@", c) >= 0) {
-			simple = false
-			break
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(cmd[i+1:], '\'')
+			if end < 0 {
+				return []string{"sh", "-c", cmd}
+			}
+			w.WriteString(cmd[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			end := strings.IndexByte(cmd[i+1:], '"')
+			if end < 0 || strings.ContainsAny(cmd[i+1:i+1+end], "$`\\!") {
+				return []string{"sh", "-c", cmd}
+			}
+			w.WriteString(cmd[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case isAlpha(c) || isDigit(c) || strings.IndexByte("-_./=,:+%@", c) >= 0:
+			w.WriteByte(c)
+			inWord = true
+		default:
+			return []string{"sh", "-c", cmd}
 		}
 	}
-	if simple {
-		if f := strings.Fields(cmd); len(f) > 0 {
-			return f
-		}
+	if inWord {
+		words = append(words, w.String())
 	}
-	return []string{"sh", "-c", cmd}
+	if len(words) == 0 || strings.Contains(words[0], "=") {
+		return []string{"sh", "-c", cmd}
+	}
+	return words
 }
 
 func (in *interp) errorf(format string, args ...any) {

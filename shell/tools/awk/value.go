@@ -14,6 +14,7 @@ const (
 	kNum                // a number
 	kStr                // a string
 	kStrNum             // input that looks numeric: compares as a number
+	kMaybe              // a field not yet examined: becomes kStr or kStrNum on use
 )
 
 // value is an awk scalar. For kStrNum both s and n are valid.
@@ -76,7 +77,9 @@ func looksNumeric(s string) (float64, bool) {
 	return v, true
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // strtod parses the longest prefix of s that C's strtod accepts (after
 // leading white space) and returns the value and the bytes consumed, 0
@@ -93,7 +96,7 @@ func strtod(s string) (float64, int) {
 		i++
 	}
 	rest := s[i:]
-	if len(rest) >= 3 {
+	if len(rest) >= 3 && (rest[0]|0x20 == 'i' || rest[0]|0x20 == 'n') {
 		low := strings.ToLower(rest[:min(len(rest), 8)])
 		switch {
 		case strings.HasPrefix(low, "infinity"):

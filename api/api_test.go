@@ -1,0 +1,204 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rung.dev/rung/api"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/storage/storagetest"
+	"rung.dev/rung/store/sqlite"
+)
+
+// env is a real API server (controller, SQLite, btrfs test pool) on a
+// loopback port, with an admin token and tokens of tenants "acme" and
+// "beta".
+type env struct {
+	url   string
+	admin string
+	acme  string
+	beta  string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	pool := storagetest.NewTestPool(t)
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rung.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c, _, err := controller.New(t.Context(), controller.Config{Store: st, Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	admin, _, err := api.Bootstrap(t.Context(), st, filepath.Join(t.TempDir(), "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Config{Controller: c, Store: st, MaxJSONBytes: 64 << 10, MaxFileBytes: 1 << 20}))
+	t.Cleanup(srv.Close)
+	e := &env{url: srv.URL, admin: admin}
+	for _, tn := range []string{"acme", "beta"} {
+		e.must(t, e.call(t, admin, "POST", "/v1/tenants", `{"name":"`+tn+`"}`), 201)
+		var tok api.TokenResponse
+		e.decode(t, e.must(t, e.call(t, admin, "POST", "/v1/tokens", `{"tenant":"`+tn+`"}`), 201), &tok)
+		if tn == "acme" {
+			e.acme = tok.Token
+		} else {
+			e.beta = tok.Token
+		}
+	}
+	return e
+}
+
+type resp struct {
+	status int
+	body   []byte
+	header http.Header
+}
+
+func (e *env) raw(t *testing.T, token, method, path, ctype string, body io.Reader) resp {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	return resp{status: r.StatusCode, body: b, header: r.Header}
+}
+
+func (e *env) call(t *testing.T, token, method, path, body string) resp {
+	t.Helper()
+	var r io.Reader
+	ct := ""
+	if body != "" {
+		r, ct = strings.NewReader(body), "application/json"
+	}
+	return e.raw(t, token, method, path, ct, r)
+}
+
+func (e *env) must(t *testing.T, r resp, status int) resp {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	return r
+}
+
+func (e *env) decode(t *testing.T, r resp, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+func errCode(t *testing.T, r resp) string {
+	t.Helper()
+	var eb api.ErrorBody
+	if err := json.Unmarshal(r.body, &eb); err != nil || eb.Error.Code == "" {
+		t.Fatalf("not an error body (status %d): %s", r.status, r.body)
+	}
+	return eb.Error.Code
+}
+
+func (e *env) sandbox(t *testing.T, token, body string) api.Sandbox {
+	t.Helper()
+	var sb api.Sandbox
+	e.decode(t, e.must(t, e.call(t, token, "POST", "/v1/sandboxes", body), 201), &sb)
+	return sb
+}
+
+func TestSandboxCRUD(t *testing.T) {
+	e := newEnv(t)
+	sb := e.sandbox(t, e.acme, `{"name":"web","labels":{"env":"dev"},"size":{"preset":"basic"}}`)
+	if !sb.ID.Valid() || sb.Name != "web" || sb.Size.Preset != "basic" || sb.State != "ready" {
+		t.Fatalf("created %+v", sb)
+	}
+	var got api.Sandbox
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/web", ""), 200), &got)
+	if got.ID != sb.ID {
+		t.Errorf("get by name = %s, want %s", got.ID, sb.ID)
+	}
+	e.must(t, e.call(t, e.acme, "PATCH", "/v1/sandboxes/"+string(sb.ID), `{"labels":{"env":"prod"},"idle_timeout_ms":60000}`), 200)
+	var list struct{ Sandboxes []api.Sandbox }
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes?label=env=prod", ""), 200), &list)
+	if len(list.Sandboxes) != 1 || list.Sandboxes[0].IdleTimeoutMS != 60000 {
+		t.Errorf("list by label = %+v", list.Sandboxes)
+	}
+	if r := e.call(t, e.acme, "POST", "/v1/sandboxes", `{"name":"web"}`); r.status != 409 || errCode(t, r) != "already_exists" {
+		t.Errorf("duplicate name: %d %s", r.status, r.body)
+	}
+	e.must(t, e.call(t, e.acme, "DELETE", "/v1/sandboxes/"+string(sb.ID), ""), 204)
+	if r := e.call(t, e.acme, "GET", "/v1/sandboxes/"+string(sb.ID), ""); r.status != 404 {
+		t.Errorf("get after delete: %d", r.status)
+	}
+}
+
+func TestFilesAndJournal(t *testing.T) {
+	e := newEnv(t)
+	id := string(e.sandbox(t, e.acme, `{}`).ID)
+	e.must(t, e.raw(t, e.acme, "PUT", "/v1/sandboxes/"+id+"/files?path=dir/a.txt&mode=0600", "application/octet-stream", strings.NewReader("hello\n")), 200)
+	r := e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/"+id+"/files?path=/workspace/dir/a.txt", ""), 200)
+	if string(r.body) != "hello\n" || r.header.Get("X-Rung-Mode") != "0600" {
+		t.Errorf("read = %q mode %s", r.body, r.header.Get("X-Rung-Mode"))
+	}
+	e.must(t, e.call(t, e.acme, "POST", "/v1/sandboxes/"+id+"/files/mkdir", `{"path":"x/y","parents":true}`), 204)
+	e.must(t, e.call(t, e.acme, "POST", "/v1/sandboxes/"+id+"/files/move", `{"from":"dir/a.txt","to":"x/b.txt"}`), 204)
+	var st controller.FileInfo
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/"+id+"/files/stat?path=x/b.txt", ""), 200), &st)
+	if st.Size != 6 || st.Type != "file" {
+		t.Errorf("stat = %+v", st)
+	}
+	tarball := e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/"+id+"/files/tar?path=x", ""), 200).body
+	e.must(t, e.raw(t, e.acme, "PUT", "/v1/sandboxes/"+id+"/files/tar?path=/tmp/copy", "application/x-tar", bytes.NewReader(tarball)), 200)
+	var list struct{ Files []controller.FileInfo }
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/"+id+"/files/list?path=/tmp/copy&recursive=true", ""), 200), &list)
+	if len(list.Files) != 2 || list.Files[0].Path != "/tmp/copy/b.txt" || list.Files[1].Path != "/tmp/copy/y" {
+		t.Errorf("list of untarred tree = %+v", list.Files)
+	}
+	e.must(t, e.call(t, e.acme, "DELETE", "/v1/sandboxes/"+id+"/files?path=x&recursive=true", ""), 204)
+	var j struct{ Entries []api.Event }
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/"+id+"/journal", ""), 200), &j)
+	var types []string
+	for _, en := range j.Entries {
+		types = append(types, en.Type)
+	}
+	if got := strings.Join(types, " "); got != "sandbox.created file.written file.mkdir file.moved file.untarred file.removed" {
+		t.Errorf("journal = %s", got)
+	}
+	var after struct{ Entries []api.Event }
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/"+id+"/journal?after=4", ""), 200), &after)
+	if len(after.Entries) != 2 || after.Entries[0].Seq != 5 {
+		t.Errorf("journal after 4 = %+v", after.Entries)
+	}
+}
+
+func TestEffectsHTTP(t *testing.T) {
+	e := newEnv(t)
+	id := string(e.sandbox(t, e.acme, `{}`).ID)
+	var first, second api.EffectResponse
+	e.decode(t, e.must(t, e.call(t, e.acme, "POST", "/v1/sandboxes/"+id+"/effects", `{"key":"pr-7","kind":"github.pr","result":{"url":"u1"}}`), 201), &first)
+	e.decode(t, e.must(t, e.call(t, e.acme, "POST", "/v1/sandboxes/"+id+"/effects", `{"key":"pr-7","result":{"url":"u2"}}`), 200), &second)
+	if !first.Created || second.Created || string(second.Effect.Result) != `{"url":"u1"}` {
+		t.Errorf("effects = %+v then %+v", first, second)
+	}
+}

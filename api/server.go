@@ -1,0 +1,188 @@
+// Package api is rung's HTTP API under /v1: routing, authentication
+// (bearer token to tenant), JSON encoding and the error-code table. It
+// holds no business logic: every request becomes one controller call,
+// scoped to the caller's tenant.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	"rung.dev/rung"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/store"
+)
+
+// Config configures a [Server]. Controller and Store are required.
+type Config struct {
+	Controller *controller.Controller
+	Store      store.Store
+	Logger     *slog.Logger // nil discards
+	// MaxJSONBytes bounds a JSON request body; default 8 MiB.
+	MaxJSONBytes int64
+	// MaxFileBytes bounds one file or tar upload; default 1 GiB.
+	MaxFileBytes int64
+}
+
+// Server serves the API. It is safe for concurrent use.
+type Server struct {
+	ctrl   *controller.Controller
+	st     store.Store
+	log    *slog.Logger
+	cfg    Config
+	mux    *http.ServeMux
+	tokens tokenCache
+}
+
+// route is one endpoint. Routes is the table the OpenAPI test checks.
+type route struct {
+	pattern string
+	admin   bool
+	public  bool
+	h       func(s *Server, w http.ResponseWriter, r *http.Request, c caller) error
+}
+
+var routes = []route{
+	{pattern: "GET /v1/openapi.json", public: true, h: (*Server).openAPI},
+	{pattern: "POST /v1/sandboxes", h: (*Server).createSandbox},
+	{pattern: "GET /v1/sandboxes", h: (*Server).listSandboxes},
+	{pattern: "GET /v1/sandboxes/{id}", h: (*Server).getSandbox},
+	{pattern: "PATCH /v1/sandboxes/{id}", h: (*Server).updateSandbox},
+	{pattern: "DELETE /v1/sandboxes/{id}", h: (*Server).deleteSandbox},
+	{pattern: "POST /v1/sandboxes/{id}/exec", h: (*Server).exec},
+	{pattern: "GET /v1/sandboxes/{id}/exec/ws", h: (*Server).execWS},
+	{pattern: "GET /v1/sandboxes/{id}/files", h: (*Server).readFile},
+	{pattern: "PUT /v1/sandboxes/{id}/files", h: (*Server).writeFile},
+	{pattern: "DELETE /v1/sandboxes/{id}/files", h: (*Server).removeFile},
+	{pattern: "GET /v1/sandboxes/{id}/files/stat", h: (*Server).statFile},
+	{pattern: "GET /v1/sandboxes/{id}/files/list", h: (*Server).listFiles},
+	{pattern: "POST /v1/sandboxes/{id}/files/mkdir", h: (*Server).mkdir},
+	{pattern: "POST /v1/sandboxes/{id}/files/move", h: (*Server).move},
+	{pattern: "GET /v1/sandboxes/{id}/files/tar", h: (*Server).downloadTar},
+	{pattern: "PUT /v1/sandboxes/{id}/files/tar", h: (*Server).uploadTar},
+	{pattern: "GET /v1/sandboxes/{id}/journal", h: (*Server).journal},
+	{pattern: "GET /v1/sandboxes/{id}/events", h: (*Server).events},
+	{pattern: "POST /v1/sandboxes/{id}/effects", h: (*Server).declareEffect},
+	{pattern: "GET /v1/sandboxes/{id}/effects", h: (*Server).listEffects},
+	{pattern: "POST /v1/tenants", admin: true, h: (*Server).createTenant},
+	{pattern: "GET /v1/tenants", admin: true, h: (*Server).listTenants},
+	{pattern: "POST /v1/tokens", admin: true, h: (*Server).createToken},
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) *Server {
+	if cfg.MaxJSONBytes <= 0 {
+		cfg.MaxJSONBytes = 8 << 20
+	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = 1 << 30
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{ctrl: cfg.Controller, st: cfg.Store, log: slog.New(requestIDHandler{log.Handler()}), cfg: cfg, mux: http.NewServeMux()}
+	s.tokens.m = map[[32]byte]caller{}
+	for _, rt := range routes {
+		s.mux.HandleFunc(rt.pattern, s.wrap(rt))
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, rung.Errorf(rung.ErrNotFound, "no such endpoint %s %s", r.Method, clip(r.URL.Path)))
+	})
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// wrap adds the request ID, panic recovery, authentication and error
+// writing around a route's handler.
+func (s *Server) wrap(rt route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := newRequestID()
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		w.Header().Set("X-Request-Id", id)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.ErrorContext(r.Context(), "handler panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				s.writeError(w, r, fmt.Errorf("panic: %v", p))
+			}
+		}()
+		var c caller
+		if !rt.public {
+			var err error
+			if c, err = s.authenticate(r); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if rt.admin && !c.admin {
+				s.writeError(w, r, rung.Errorf(rung.ErrPermission, "this endpoint needs an admin token"))
+				return
+			}
+		}
+		if err := rt.h(s, w, r, c); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// decode reads a JSON body into v: it must be application/json, at most
+// MaxJSONBytes, one object, without unknown fields.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return rung.Errorf(rung.ErrInvalid, "content type %q: want application/json", clip(ct))
+		}
+	}
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxJSONBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonErr(err, s.cfg.MaxJSONBytes)
+	}
+	if dec.More() {
+		return rung.Errorf(rung.ErrInvalid, "request body holds more than one JSON value")
+	}
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return jsonErr(err, s.cfg.MaxJSONBytes)
+	}
+	return nil
+}
+
+func jsonErr(err error, max int64) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &rung.LimitError{Limit: "request_bytes", Max: max, TooLarge: true}
+	}
+	if errors.Is(err, io.EOF) {
+		return rung.Errorf(rung.ErrInvalid, "request body is empty: want a JSON object")
+	}
+	return rung.Errorf(rung.ErrInvalid, "malformed JSON body: %s", clip(err.Error()))
+}
+
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}

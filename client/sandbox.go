@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+
+	"rung.dev/rung"
+)
+
+// Create makes a sandbox.
+func (c *Client) Create(ctx context.Context, req CreateRequest) (Sandbox, error) {
+	var sb Sandbox
+	return sb, c.do(ctx, "POST", "/v1/sandboxes", nil, req, &sb)
+}
+
+// Get returns a sandbox by ID or name.
+func (c *Client) Get(ctx context.Context, id string) (Sandbox, error) {
+	var sb Sandbox
+	return sb, c.do(ctx, "GET", sbPath(id), nil, nil, &sb)
+}
+
+// ListOptions filter [Client.List].
+type ListOptions struct {
+	Labels map[string]string
+	State  rung.State
+	Limit  int
+}
+
+// List returns the caller's sandboxes, oldest first.
+func (c *Client) List(ctx context.Context, o ListOptions) ([]Sandbox, error) {
+	q := url.Values{}
+	for k, v := range o.Labels {
+		q.Add("label", k+"="+v)
+	}
+	if o.State != "" {
+		q.Set("state", string(o.State))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	var out struct {
+		Sandboxes []Sandbox `json:"sandboxes"`
+	}
+	return out.Sandboxes, c.do(ctx, "GET", "/v1/sandboxes", q, nil, &out)
+}
+
+// Update changes a sandbox's labels or idle timeout.
+func (c *Client) Update(ctx context.Context, id string, req UpdateRequest) (Sandbox, error) {
+	var sb Sandbox
+	return sb, c.do(ctx, "PATCH", sbPath(id), nil, req, &sb)
+}
+
+// Delete removes a sandbox and its workspace.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	return c.do(ctx, "DELETE", sbPath(id), nil, nil, nil)
+}
+
+// CreateTenant adds a tenant (admin token only).
+func (c *Client) CreateTenant(ctx context.Context, name string) (Tenant, error) {
+	var t Tenant
+	return t, c.do(ctx, "POST", "/v1/tenants", nil, map[string]string{"name": name}, &t)
+}
+
+// ListTenants lists tenants (admin token only).
+func (c *Client) ListTenants(ctx context.Context) ([]Tenant, error) {
+	var out struct {
+		Tenants []Tenant `json:"tenants"`
+	}
+	return out.Tenants, c.do(ctx, "GET", "/v1/tenants", nil, nil, &out)
+}
+
+// CreateToken makes a token for tenant (admin token only).
+func (c *Client) CreateToken(ctx context.Context, tenant string, admin bool) (Token, error) {
+	var t Token
+	return t, c.do(ctx, "POST", "/v1/tokens", nil, map[string]any{"tenant": tenant, "admin": admin}, &t)
+}

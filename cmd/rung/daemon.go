@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"rung.dev/rung/api"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/storage"
+	"rung.dev/rung/store/sqlite"
+)
+
+// DaemonConfig configures a [Daemon].
+type DaemonConfig struct {
+	Data   string       // data directory: rung.db, token, the pool image
+	Logger *slog.Logger // nil discards
+	// PoolMount, if set, is an existing btrfs directory used as the pool
+	// instead of an image under Data.
+	PoolMount string
+	// PoolImageSize is the apparent size of a new pool image; default
+	// storage.DefaultImageSize.
+	PoolImageSize int64
+	Tools     map[string]shell.Tool // isolate tier commands
+	Limits    controller.Limits
+}
+
+// Daemon is everything `rung serve` runs, wired together: store, pool,
+// controller and API. End-to-end tests start it in-process exactly as
+// serve does. Close releases it.
+type Daemon struct {
+	Token   string // the admin token
+	Report  controller.Report
+	store   *sqlite.DB
+	pool    *storage.Pool
+	ctrl    *controller.Controller
+	handler http.Handler
+	srv     *http.Server
+	log     *slog.Logger
+}
+
+// OpenDaemon opens (creating on first start) the data directory, the
+// store and the pool, reconciles them and bootstraps the admin token.
+func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	d := &Daemon{log: log}
+	var err error
+	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
+		return nil, err
+	}
+	if d.pool, err = storage.Open(ctx, storage.PoolConfig{Dir: cfg.Data, Mount: cfg.PoolMount, ImageSize: cfg.PoolImageSize, Logger: log}); err != nil {
+		d.store.Close()
+		return nil, fmt.Errorf("open pool: %w", err)
+	}
+	d.ctrl, d.Report, err = controller.New(ctx, controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Logger: log})
+	if err != nil {
+		d.pool.Close()
+		d.store.Close()
+		return nil, err
+	}
+	if !d.Report.Empty() {
+		log.WarnContext(ctx, "start-up reconciliation fixed things", "report", d.Report)
+	}
+	tokenPath := filepath.Join(cfg.Data, "token")
+	tok, created, err := api.Bootstrap(ctx, d.store, tokenPath)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	if created {
+		log.InfoContext(ctx, "admin token created", "path", tokenPath)
+	}
+	d.Token = tok
+	d.handler = api.New(api.Config{Controller: d.ctrl, Store: d.store, Logger: log})
+	return d, nil
+}
+
+// Handler returns the API handler.
+func (d *Daemon) Handler() http.Handler { return d.handler }
+
+// Serve serves the API on ln until Shutdown or Close.
+func (d *Daemon) Serve(ln net.Listener) error {
+	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
+	err := d.srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting requests and waits for those in flight (or
+// ctx).
+func (d *Daemon) Shutdown(ctx context.Context) error {
+	if d.srv == nil {
+		return nil
+	}
+	return d.srv.Shutdown(ctx)
+}
+
+// Close stops the controller and releases the pool and the store.
+func (d *Daemon) Close() error {
+	if d.srv != nil {
+		d.srv.Close()
+	}
+	return errors.Join(d.ctrl.Close(), d.pool.Close(), d.store.Close())
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rung.dev/rung/shell/tools"
+)
+
+func newServe(g *globals) *cobra.Command {
+	var data, poolMount, level string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
+		Long:  "Run the rung daemon. It listens on --addr ($RUNG_ADDR, default 127.0.0.1:7420), keeps its state under --data ($RUNG_DATA, default /var/lib/rung) and on first start writes an admin token to <data>/token (mode 0600). Logs are JSON on stderr.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var lv slog.Level
+			if err := lv.UnmarshalText([]byte(level)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+			ctx := cmd.Context()
+			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All()})
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			addr := g.addr
+			if addr == "" {
+				addr = os.Getenv("RUNG_ADDR")
+			}
+			if addr == "" {
+				addr = defaultAddr
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			log.Info("rung serving", "addr", ln.Addr().String(), "data", dataDir(data), "token_file", filepath.Join(dataDir(data), "token"))
+			errc := make(chan error, 1)
+			go func() { errc <- d.Serve(ln) }() // ends when Shutdown below runs
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			d.Shutdown(sctx)
+			return <-errc
+		},
+	}
+	cmd.Flags().StringVar(&data, "data", "", "data directory (default $RUNG_DATA or /var/lib/rung)")
+	cmd.Flags().StringVar(&poolMount, "pool-mount", "", "use this existing btrfs directory as the pool instead of an image")
+	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}

@@ -1,0 +1,229 @@
+package container_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/agent"
+	"rung.dev/rung/container"
+)
+
+// reportPercentiles adds p50 and p99 of samples (one per iteration).
+func reportPercentiles(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	slices.Sort(samples)
+	p := func(q float64) float64 {
+		return float64(samples[int(q*float64(len(samples)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(p(0.5), "p50-ms")
+	b.ReportMetric(p(0.99), "p99-ms")
+}
+
+// BenchmarkColdStart compares rung's start-to-first-exec-result with the
+// raw runtime running the same root filesystem to completion.
+func BenchmarkColdStart(b *testing.B) {
+	e := newEnv(b)
+	b.Run("rung/start+exec", func(b *testing.B) {
+		var samples []time.Duration
+		for b.Loop() {
+			sub := subvolume(b)
+			t0 := time.Now()
+			c, err := e.m.Start(b.Context(), container.StartRequest{Sandbox: rung.NewSandboxID(), Subvolume: sub, Image: e.lite, Size: rung.Presets["basic"]})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Exec(b.Context(), agent.ExecRequest{Argv: []string{"true"}}, nil); err != nil {
+				b.Fatal(err)
+			}
+			samples = append(samples, time.Since(t0))
+			b.StopTimer()
+			e.m.Stop(b.Context(), c.Sandbox)
+			b.StartTimer()
+		}
+		reportPercentiles(b, samples)
+	})
+	b.Run("runc/run-true", func(b *testing.B) {
+		bundle := rawBundle(b, e)
+		var samples []time.Duration
+		for i := 0; b.Loop(); i++ {
+			t0 := time.Now()
+			cmd := exec.Command("runc", "--root", filepath.Join(bundle, "state"), "run", "--bundle", bundle, "raw"+string(rune('a'+i%26))+time.Now().Format("150405.000000"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("runc run: %v: %s", err, out)
+			}
+			samples = append(samples, time.Since(t0))
+		}
+		reportPercentiles(b, samples)
+	})
+}
+
+// rawBundle is a bundle over the lite image's layer running /bin/true,
+// with the same namespaces and limits rung uses.
+func rawBundle(b *testing.B, e *env) string {
+	dir := b.TempDir()
+	spec := map[string]any{
+		"ociVersion": "1.0.2",
+		"root":       map[string]any{"path": e.images.LowerDirs(e.lite)[0], "readonly": true},
+		"process":    map[string]any{"args": []string{"/bin/true"}, "cwd": "/", "user": map[string]int{"uid": 0, "gid": 0}, "env": []string{"PATH=/bin"}},
+		"mounts": []map[string]any{
+			{"destination": "/proc", "type": "proc", "source": "proc"},
+			{"destination": "/dev", "type": "tmpfs", "source": "tmpfs"},
+		},
+		"linux": map[string]any{
+			"namespaces": []map[string]string{{"type": "pid"}, {"type": "network"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}},
+			"resources":  map[string]any{"memory": map[string]int64{"limit": 1 << 30}, "pids": map[string]int64{"limit": 1024}},
+		},
+	}
+	data, _ := json.Marshal(spec)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkExec compares an exec into a running container through the
+// agent with `runc exec` into the same container.
+func BenchmarkExec(b *testing.B) {
+	e := newEnv(b)
+	c, _ := e.start(b, rung.Size{})
+	b.Run("agent/true", func(b *testing.B) {
+		var samples []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			exit, err := c.Exec(b.Context(), agent.ExecRequest{Argv: []string{"true"}}, nil)
+			if err != nil || exit.Code != 0 {
+				b.Fatal(err, exit)
+			}
+			samples = append(samples, time.Since(t0))
+		}
+		reportPercentiles(b, samples)
+	})
+	b.Run("runc-exec/true", func(b *testing.B) {
+		var samples []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			cmd := exec.Command("runc", "--root", e.m.RuntimeRoot(), "exec", string(c.Sandbox), "true")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("runc exec: %v: %s", err, out)
+			}
+			samples = append(samples, time.Since(t0))
+		}
+		reportPercentiles(b, samples)
+	})
+}
+
+// BenchmarkConcurrentStart starts 100 containers at once and reports the
+// p50 and p99 start time, and the memory each idle container costs: its
+// cgroup's usage (agent plus kernel) and the agent's resident set.
+func BenchmarkConcurrentStart(b *testing.B) {
+	e := newEnv(b)
+	const n = 100
+	for b.Loop() {
+		subs := make([]string, n)
+		for i := range subs {
+			subs[i] = subvolume(b)
+		}
+		var mu sync.Mutex
+		var samples []time.Duration
+		var started []*container.Container
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Go(func() {
+				t0 := time.Now()
+				c, err := e.m.Start(b.Context(), container.StartRequest{Sandbox: rung.NewSandboxID(), Subvolume: subs[i], Image: e.lite, Size: rung.Presets["lite"]})
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				samples = append(samples, time.Since(t0))
+				started = append(started, c)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+		reportPercentiles(b, samples)
+		var cg, rss int64
+		for _, c := range started {
+			cg += readInt(filepath.Join("/sys/fs/cgroup/memory/rung", string(c.Sandbox), "memory.usage_in_bytes"))
+			rss += vmRSS(c.InitPID())
+		}
+		b.ReportMetric(float64(cg)/n/(1<<20), "cgroup-MiB/idle")
+		b.ReportMetric(float64(rss)/n/(1<<20), "agent-rss-MiB/idle")
+		b.StopTimer()
+		for _, c := range started {
+			e.m.Stop(b.Context(), c.Sandbox)
+		}
+		b.StartTimer()
+	}
+}
+
+func readInt(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+func vmRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// smallFileScript creates, reads, finds and tars 10,000 small files with
+// busybox, the same binary inside the container and on the host.
+const smallFileScript = `mkdir -p d && cd d && i=0; while [ $i -lt 100 ]; do mkdir -p s$i; j=0; while [ $j -lt 100 ]; do echo hello > s$i/f$j; j=$((j+1)); done; i=$((i+1)); done; cat s*/f* | wc -l; find . -type f | wc -l; tar cf ../t.tar . ; cd .. ; rm -rf d t.tar`
+
+// BenchmarkSmallFiles compares small-file work in /workspace inside a
+// container (the sandbox's directory, bind-mounted) with the same busybox
+// script run on the host in a directory of the same filesystem.
+func BenchmarkSmallFiles(b *testing.B) {
+	e := newEnv(b)
+	c, _ := e.start(b, rung.Presets["standard-2"])
+	b.Run("container", func(b *testing.B) {
+		for b.Loop() {
+			exit, err := c.Exec(b.Context(), agent.ExecRequest{Command: smallFileScript}, nil)
+			if err != nil || exit.Code != 0 {
+				b.Fatal(err, exit)
+			}
+		}
+	})
+	b.Run("host", func(b *testing.B) {
+		dir := b.TempDir()
+		for b.Loop() {
+			cmd := exec.Command("/bin/busybox", "sh", "-c", smallFileScript)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatal(err, string(out))
+			}
+		}
+	})
+}

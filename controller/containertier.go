@@ -1,0 +1,155 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/agent"
+	"rung.dev/rung/container"
+	"rung.dev/rung/image"
+	"rung.dev/rung/storage"
+)
+
+// Containers is the container tier as the controller uses it: it starts
+// a sandbox's container on the first exec that needs one (runc, or runsc
+// for isolation "gvisor"), runs execs through its agent, and stops it on
+// request. It is safe for concurrent use.
+type Containers struct {
+	Runc   *container.Manager // required
+	GVisor *container.Manager // nil: isolation "gvisor" is unavailable
+	Images *image.Store       // required
+	Pool   *storage.Pool      // required
+	// DefaultImage is started for sandboxes created without one;
+	// default "lite".
+	DefaultImage string
+
+	mu       sync.Mutex                       // guards starting
+	starting map[rung.SandboxID]*sync.Mutex // one start at a time per sandbox
+}
+
+var _ ContainerTier = (*Containers)(nil)
+
+func (t *Containers) manager(sb rung.Sandbox) (*container.Manager, error) {
+	if sb.Isolation == rung.IsolationGVisor {
+		if t.GVisor == nil {
+			return nil, rung.Errorf(rung.ErrUnavailable, "isolation gvisor is not available on this server (runsc not installed)")
+		}
+		return t.GVisor, nil
+	}
+	return t.Runc, nil
+}
+
+// ensure returns the sandbox's running container, starting it if needed.
+func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Container, error) {
+	m, err := t.manager(sb)
+	if err != nil {
+		return nil, err
+	}
+	if c := m.Get(sb.ID); c != nil {
+		return c, nil
+	}
+	t.mu.Lock()
+	if t.starting == nil {
+		t.starting = map[rung.SandboxID]*sync.Mutex{}
+	}
+	lock := t.starting[sb.ID]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		t.starting[sb.ID] = lock
+	}
+	t.mu.Unlock()
+	lock.Lock()
+	defer lock.Unlock()
+	if c := m.Get(sb.ID); c != nil {
+		return c, nil
+	}
+	// A container that died (crash, OOM under gVisor) is cleaned up
+	// before the restart.
+	m.Stop(context.WithoutCancel(ctx), sb.ID)
+	ref := sb.Image
+	if ref == "" {
+		ref = t.DefaultImage
+		if ref == "" {
+			ref = "lite"
+		}
+	}
+	im, err := t.Images.Get(ref)
+	if err != nil {
+		return nil, fmt.Errorf("container image: %w", err)
+	}
+	return m.Start(ctx, container.StartRequest{Sandbox: sb.ID, Subvolume: t.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
+}
+
+// Exec implements [ContainerTier].
+func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (int, error) {
+	c, err := t.ensure(ctx, sb)
+	if err != nil {
+		return 0, err
+	}
+	var stdin []byte
+	if req.Stdin != nil {
+		if stdin, err = io.ReadAll(io.LimitReader(req.Stdin, 64<<20)); err != nil {
+			return 0, err
+		}
+	}
+	env := append([]string(nil), c.Image.Config.Env...)
+	keys := make([]string, 0, len(req.Env))
+	for k := range req.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+req.Env[k])
+	}
+	areq := agent.ExecRequest{Command: req.Command, Env: env, Dir: req.Dir, Stdin: stdin}
+	if dl, ok := ctx.Deadline(); ok {
+		areq.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
+	}
+	var werr error
+	exit, err := c.Exec(ctx, areq, func(f agent.Frame) {
+		w := req.Stdout
+		if f.Stream == "stderr" {
+			w = req.Stderr
+		}
+		if w != nil && werr == nil {
+			_, werr = w.Write(f.Data)
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	if exit.Reason == "start_failed" && req.Stderr != nil {
+		fmt.Fprintf(req.Stderr, "%s\n", exit.Error)
+	}
+	if exit.Reason == "oom" && req.Stderr != nil {
+		fmt.Fprintf(req.Stderr, "rung: killed: out of memory (sandbox memory limit %d bytes)\n", sb.Size.MemoryBytes)
+	}
+	return exit.Code, nil
+}
+
+// Stop stops the sandbox's container if it has one; its files stay.
+func (t *Containers) Stop(ctx context.Context, id rung.SandboxID) error {
+	err := t.Runc.Stop(ctx, id)
+	if t.GVisor != nil {
+		if gerr := t.GVisor.Stop(ctx, id); err == nil {
+			err = gerr
+		}
+	}
+	t.mu.Lock()
+	delete(t.starting, id)
+	t.mu.Unlock()
+	return err
+}
+
+// Running reports whether the sandbox has a live container.
+func (t *Containers) Running(id rung.SandboxID) bool {
+	if t.Runc.Get(id) != nil {
+		return true
+	}
+	return t.GVisor != nil && t.GVisor.Get(id) != nil
+}

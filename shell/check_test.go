@@ -1,0 +1,95 @@
+package shell_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"rung.dev/rung"
+	"rung.dev/rung/shell"
+)
+
+// upperTool is a small real tool for these tests: it upper-cases its
+// standard input and refuses any flag but -n.
+var upperTool = shell.Tool{
+	Run: func(ctx context.Context, c *shell.Call) int {
+		for _, a := range c.Args[1:] {
+			if a != "-n" {
+				return c.Fail("flag " + a)
+			}
+		}
+		b, err := io.ReadAll(c.Stdin)
+		if err != nil {
+			return 1
+		}
+		fmt.Fprint(c.Stdout, strings.ToUpper(string(b)))
+		return 0
+	},
+	Check: func(args []string) error {
+		for _, a := range args {
+			if a != "-n" && a != shell.Unknown {
+				return fmt.Errorf("flag %s: %w", a, shell.ErrUnsupported)
+			}
+		}
+		return nil
+	},
+}
+
+func TestCheck(t *testing.T) {
+	sh := shell.New(shell.Config{Tools: map[string]shell.Tool{"upper": upperTool}})
+	tests := []struct {
+		name   string
+		script string
+		want   error // nil, shell.ErrUnsupported or rung.ErrInvalid
+	}{
+		{"builtins", "echo hi; printf '%s\\n' x; read a <<< b", nil},
+		{"tool", "echo hi | upper", nil},
+		{"tool flag ok", "upper -n < /workspace/f", nil},
+		{"tool flag refused", "upper -z", shell.ErrUnsupported},
+		{"tool dynamic flag", "upper $flag", nil},
+		{"tool by path", "/usr/bin/upper -n", nil},
+		{"unknown command", "python3 x.py", shell.ErrUnsupported},
+		{"unknown in pipeline", "echo x | node", shell.ErrUnsupported},
+		{"unknown in subst", "x=$(gcc --version)", shell.ErrUnsupported},
+		{"unknown in function", "f() { cargo build; }", shell.ErrUnsupported},
+		{"function defined later", "f; f() { echo; }", nil},
+		{"dynamic command", "$cmd arg", shell.ErrUnsupported},
+		{"command -v unknown", "command -v python3", nil},
+		{"command wrapper", "command upper -z", shell.ErrUnsupported},
+		{"exec wrapper", "exec nosuch", shell.ErrUnsupported},
+		{"redirect workspace", "echo > /workspace/a.txt", nil},
+		{"redirect tmp", "echo >> /tmp/x 2>/dev/null", nil},
+		{"redirect relative", "echo > out.txt", nil},
+		{"redirect dev fd", "echo 2>/dev/fd/3", nil},
+		{"redirect etc", "echo > /etc/passwd", shell.ErrUnsupported},
+		{"redirect escape", "cat_() { :; }; cat_ < /workspace/../etc/shadow", shell.ErrUnsupported},
+		{"read root", "read x < /root/.ssh/id", shell.ErrUnsupported},
+		{"coproc", "coproc cat_ { :; }", shell.ErrUnsupported},
+		{"select", "select x in a b; do :; done", shell.ErrUnsupported},
+		{"history", "history", shell.ErrUnsupported},
+		{"syntax error", "if then fi", rung.ErrInvalid},
+		{"unclosed quote", "echo 'abc", rung.ErrInvalid},
+		{"bash -c", "bash -c 'echo hi'", nil},
+		{"which", "which upper", nil},
+		{"keywords", "if true; then :; fi; while false; do :; done; case a in a) ;; esac", nil},
+		{"arith and test", "(( x++ )); [[ a == b ]]; [ -f x ]; let y=1", nil},
+		{"declare family", "declare -A m; local x; export Y=1; readonly Z", nil},
+		{"heredoc", "upper <<EOF\nhi\nEOF", nil},
+		{"process subst", "upper < <(echo x)", nil},
+		{"empty", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := sh.Check(tc.script)
+			switch {
+			case tc.want == nil && err != nil:
+				t.Errorf("Check(%q) = %v, want nil", tc.script, err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("Check(%q) = %v, want %v", tc.script, err, tc.want)
+			}
+		})
+	}
+}
