@@ -36,7 +36,7 @@ func (e errString) Error() string { return string(e) }
 func TestOpenAPICoversRoutes(t *testing.T) {
 	t.Parallel()
 	var doc struct {
-		OpenAPI string                     `json:"openapi"`
+		OpenAPI string                    `json:"openapi"`
 		Paths   map[string]map[string]any `json:"paths"`
 	}
 	if err := json.Unmarshal(openapiJSON, &doc); err != nil {

@@ -28,7 +28,7 @@ type Containers struct {
 	// default "lite".
 	DefaultImage string
 
-	mu       sync.Mutex                       // guards starting
+	mu       sync.Mutex                     // guards starting
 	starting map[rung.SandboxID]*sync.Mutex // one start at a time per sandbox
 }
 
@@ -152,4 +152,15 @@ func (t *Containers) Running(id rung.SandboxID) bool {
 		return true
 	}
 	return t.GVisor != nil && t.GVisor.Get(id) != nil
+}
+
+// Close stops every container.
+func (t *Containers) Close(ctx context.Context) error {
+	err := t.Runc.Close(ctx)
+	if t.GVisor != nil {
+		if gerr := t.GVisor.Close(ctx); err == nil {
+			err = gerr
+		}
+	}
+	return err
 }

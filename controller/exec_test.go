@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"

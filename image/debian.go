@@ -58,13 +58,17 @@ func (s *Store) BuildDebian(ctx context.Context, cfg DebianConfig, progress func
 	// dependencies fail to configure with --include), so it lays down
 	// minbase only and apt, inside the new root, installs the rest.
 	progress("debootstrap " + cfg.Suite + " (minbase)")
-	if err := runLogged(ctx, progress, "debootstrap", "--variant=minbase", cfg.Suite, rootfs, cfg.Mirror); err != nil {
+	// Downloaded packages are kept, so a rebuild or a retry after a
+	// failure does not fetch them again.
+	cache := filepath.Join(s.dir, "debootstrap-cache")
+	os.MkdirAll(cache, 0o755)
+	if err := runLogged(ctx, progress, "debootstrap", "--variant=minbase", "--cache-dir="+cache, cfg.Suite, rootfs, cfg.Mirror); err != nil {
 		return Image{}, fmt.Errorf("build debian: debootstrap: %w", err)
 	}
 	if len(cfg.Packages) > 0 {
 		progress("apt-get install " + strings.Join(cfg.Packages, " "))
-		script := `set -e; mount -t proc proc "$1/proc"; trap 'umount "$1/proc"' EXIT; shift
-chroot "$0" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" && apt-get clean' sh "$@"`
+		script := `set -e; root=$0; mount -t proc proc "$root/proc"; trap 'umount "$root/proc"' EXIT; shift
+chroot "$root" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" && apt-get clean' sh "$@"`
 		args := append([]string{"--mount", "--propagation", "private", "sh", "-c", script, rootfs, rootfs}, cfg.Packages...)
 		if err := runLogged(ctx, progress, "unshare", args...); err != nil {
 			return Image{}, fmt.Errorf("build debian: apt-get install: %w", err)

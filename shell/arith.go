@@ -27,6 +27,19 @@ func (r *runner) arith(x syntax.ArithmExpr) int64 {
 	return v
 }
 
+// arithFatal evaluates a string; an error ends the shell as in $((...)).
+func (r *runner) arithFatal(s string) (n int64) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(arithErr); ok {
+				r.fatalf(1, "%s: %s", s, e.msg)
+			}
+			panic(p)
+		}
+	}()
+	return r.arithString(s)
+}
+
 // arithSafe evaluates x, returning evaluation errors.
 func (r *runner) arithSafe(x syntax.ArithmExpr) (v int64, err error) {
 	defer func() {

@@ -214,6 +214,9 @@ func (r *runner) declareOne(o declOpts, it declItem) error {
 	}
 	var v *variable
 	if o.local {
+		if old := r.lookupVar(name); old != nil && old.readonly {
+			return readonlyErr{name}
+		}
 		top := r.funcScope()
 		v = top.vars[name]
 		if v == nil {

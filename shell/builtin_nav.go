@@ -347,6 +347,10 @@ func biType(r *runner, args []string) int {
 					r.write(1, name+" is a shell builtin\n")
 				case "file":
 					r.write(1, name+" is "+toolPath(name)+"\n")
+					if all && !strings.Contains(name, "/") {
+						// /bin is a symlink to /usr/bin on Debian 12.
+						r.write(1, name+" is /bin/"+name+"\n")
+					}
 				}
 			}
 		}

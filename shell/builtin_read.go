@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -411,3 +412,18 @@ func biMapfile(r *runner, args []string) int {
 }
 
 var _ io.Reader = (*fdesc)(nil)
+
+// Seek lets a tool that reads from a file-backed descriptor reposition it
+// (GNU head and read seek back past what they did not use), taking the
+// read-ahead buffer into account. It fails with ESPIPE on pipes.
+func (d *fdesc) Seek(offset int64, whence int) (int64, error) {
+	s, ok := d.r.(io.Seeker)
+	if !ok {
+		return 0, syscall.ESPIPE
+	}
+	if whence == io.SeekCurrent {
+		offset -= int64(len(d.pending))
+	}
+	d.pending = nil
+	return s.Seek(offset, whence)
+}

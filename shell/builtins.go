@@ -167,6 +167,10 @@ func biReturn(r *runner, args []string) int {
 }
 
 func loopCount(r *runner, name string, args []string) (int, bool) {
+	if r.loopDepth == 0 {
+		r.errorf("%s: only meaningful in a `for', `while', or `until' loop", name)
+		return 0, false
+	}
 	n, ok := numArg(r, name, args, 1)
 	if !ok {
 		return 0, false
@@ -175,17 +179,13 @@ func loopCount(r *runner, name string, args []string) (int, bool) {
 		r.errorf("%s: %s: loop count out of range", name, args[1])
 		return 0, false
 	}
-	if r.loopDepth == 0 {
-		r.errorf("%s: only meaningful in a `for', `while', or `until' loop", name)
-		return 0, false
-	}
 	return min(n, r.loopDepth), true
 }
 
 func biBreak(r *runner, args []string) int {
 	n, ok := loopCount(r, "break", args)
 	if !ok {
-		if len(args) > 1 {
+		if len(args) > 1 && r.loopDepth > 0 {
 			return 1
 		}
 		return 0
@@ -197,7 +197,7 @@ func biBreak(r *runner, args []string) int {
 func biContinue(r *runner, args []string) int {
 	n, ok := loopCount(r, "continue", args)
 	if !ok {
-		if len(args) > 1 {
+		if len(args) > 1 && r.loopDepth > 0 {
 			return 1
 		}
 		return 0

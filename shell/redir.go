@@ -84,9 +84,21 @@ func (r *runner) redirected(st *syntax.Stmt) int {
 	if len(st.Redirs) == 0 {
 		return r.command(st.Cmd)
 	}
-	if c, ok := st.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-		// Words are expanded and traced before redirections apply.
-		return r.call(c, st.Redirs)
+	if c, ok := st.Cmd.(*syntax.CallExpr); ok {
+		if len(c.Args) > 0 {
+			// Words are expanded and traced before redirections apply.
+			return r.call(c, st.Redirs)
+		}
+		// Assignments only: they happen first, in the shell itself; the
+		// redirections are then performed for their side effects.
+		status := r.call(c, nil)
+		if r.exiting {
+			return status
+		}
+		if st := r.withRedirs(st.Redirs, func() int { return status }); st != 0 {
+			return st
+		}
+		return status
 	}
 	if fd, ok := st.Cmd.(*syntax.FuncDecl); ok && fd.Name != nil {
 		// f() { ...; } >file: the redirections belong to the function

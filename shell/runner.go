@@ -142,6 +142,10 @@ func (r *runner) errorf(format string, args ...any) {
 // fatalf reports an error that ends this shell (an expansion error in a
 // non-interactive bash).
 func (r *runner) fatalf(status int, format string, args ...any) {
+	if status == 127 && r.subshell > 0 {
+		// bash -c exits 127 on these at top level, 1 in a subshell.
+		status = 1
+	}
 	r.errorf(format, args...)
 	r.exiting = true
 	r.exitCode = status

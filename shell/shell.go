@@ -284,6 +284,21 @@ func (r *runner) syntaxError(err error) {
 	fmt.Fprintf(r.stderr(), "bash: -c: line %d: syntax error: %s\n", line, msg)
 	r.exiting = true
 	r.exitCode = 2
+	if expansionSyntax(msg) {
+		// bash parses these and fails when it expands them: status 1.
+		r.exitCode = 1
+	}
+}
+
+// expansionSyntax reports whether a parse error of mvdan/sh is one that
+// bash only detects at expansion time (bad substitution, arithmetic).
+func expansionSyntax(msg string) bool {
+	for _, s := range []string{"parameter expansion", "arithmetic", "must be followed by an expression", "invalid parameter name", "reached ) without matching"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // evalString parses and runs src in the current shell (eval, traps).

@@ -54,7 +54,7 @@ func (r *runner) call(c *syntax.CallExpr, redirs []*syntax.Redirect) int {
 			val := r.assignValue(as)
 			if old := r.lookupVar(name); old != nil && old.readonly {
 				r.errorf("%s: readonly variable", name)
-				return 1
+				continue
 			}
 			if r.xtrace {
 				r.trace(name + "=" + quoteTrace(val))

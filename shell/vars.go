@@ -225,9 +225,9 @@ func (e readonlyErr) Error() string { return e.name + ": readonly variable" }
 // transform applies the integer/case attributes to a value being assigned.
 func (r *runner) transform(v *variable, name, val string, appendTo string, appending bool) string {
 	if v.integer {
-		n := r.arithString(val)
+		n := r.arithFatal(val)
 		if appending {
-			n += r.arithString(appendTo)
+			n += r.arithFatal(appendTo)
 		}
 		return strconv.FormatInt(n, 10)
 	}

@@ -24,6 +24,12 @@ import (
 // opening them fails with [ErrSpecialFile] without the file ever being
 // opened, whether or not the filesystem is mounted nodev.
 //
+// FileInfo.Sys, from Stat, Lstat, File.Stat and DirEntry.Info alike, is a
+// *unix.Stat_t (golang.org/x/sys/unix). To stat every entry of a
+// directory (ls -l, find), open it with OpenFile and use File.ReadDir:
+// DirEntry.Info is then one fstatat(2) relative to the open directory,
+// cheaper than Lstat of each full path.
+//
 // Implementations are safe for concurrent use.
 type FS interface {
 	// OpenFile opens name with os.OpenFile's flags and permission bits.
@@ -31,6 +37,7 @@ type FS interface {
 	Stat(name string) (fs.FileInfo, error)
 	Lstat(name string) (fs.FileInfo, error)
 	// ReadDir returns the entries of directory name sorted by name.
+	// Their Info is an Lstat of the entry's path.
 	ReadDir(name string) ([]fs.DirEntry, error)
 	Mkdir(name string, perm fs.FileMode) error
 	// Remove removes a file or an empty directory.
@@ -59,7 +66,8 @@ type File interface {
 	io.Closer
 	Name() string
 	Stat() (fs.FileInfo, error)
-	// ReadDir reads a directory's entries, like os.File.ReadDir.
+	// ReadDir reads a directory's entries in directory order, like
+	// os.File.ReadDir; Info lstats an entry relative to this directory.
 	ReadDir(n int) ([]fs.DirEntry, error)
 	Truncate(size int64) error
 	Sync() error

@@ -261,7 +261,11 @@ func (p *Pool) snapshot(ctx context.Context, src, dst string, readonly bool) err
 		return fmt.Errorf("snapshot %s to %s: %w", src, dst, err)
 	}
 	// A snapshot carries the limit too, so that a fork of it inherits it.
+	// On failure, undo the snapshot: an unlimited fork must not appear.
 	if err := p.copyLimit(src, dst); err != nil {
+		if derr := p.destroy(dirfd, dst); derr != nil {
+			p.log.WarnContext(ctx, "subvolume left for reconcile", "subvolume", dst, "err", derr)
+		}
 		return fmt.Errorf("copy quota of %s to %s: %w", src, dst, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,8 +35,16 @@ const MaxPathLen = 4096
 // file (O_CREAT|O_EXCL) and opening with O_DIRECTORY take one openat2,
 // because the kernel itself refuses to open anything else for them.
 //
+// Stat and Lstat of a name whose directory part is canonical (no
+// symlinks, ".", ".." or "//") use a small cache of directory handles
+// kept exact with inotify: one fstatat(2) of the final name, plus one
+// non-blocking read of pending change events (see dirCache).
+//
 // The entries "workspace" and "tmp" directly under the root are mount
 // points in the container: removing or renaming them fails with EBUSY.
+// Root does not stop a caller creating other entries directly under "/"
+// (Mkdir("/x")): they would be visible here but not in the container, so
+// callers keep writes under /workspace and /tmp.
 //
 // Root is safe for concurrent use. Close releases its directory handle.
 type Root struct {
@@ -45,6 +54,33 @@ type Root struct {
 	ino uint64 // st_ino of the root directory
 
 	cache dirCache // directory handles for Stat and Lstat; see root_cache.go
+
+	// inUse counts calls using fd, plus closedBit once Close was called:
+	// fd is closed by whichever of Close and the last call comes last, so
+	// a call racing Close never uses a descriptor number that was closed
+	// and reused by another open (possibly another sandbox's root).
+	inUse atomic.Int64
+}
+
+const (
+	closedBit = 1 << 61
+	doneBit   = 1 << 62
+)
+
+// enter marks a use of r.fd; ok is false after Close.
+func (r *Root) enter() bool {
+	if r.inUse.Add(1)&closedBit != 0 {
+		r.leave()
+		return false
+	}
+	return true
+}
+
+// leave ends a use of r.fd, closing it if Close is waiting for that.
+func (r *Root) leave() {
+	if r.inUse.Add(-1) == closedBit && r.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
+		unix.Close(r.fd)
+	}
 }
 
 var _ FS = (*Root)(nil)
@@ -69,11 +105,18 @@ func OpenRoot(dir string) (*Root, error) {
 	return &Root{dir: dir, fd: fd, dev: st.Dev, ino: st.Ino}, nil
 }
 
-// Close releases the root's directory handle. Files already open stay
-// valid; using the Root after Close fails with EBADF.
+// Close releases the root's directory handle (once calls in flight end).
+// Files already open stay valid; using the Root after Close fails with
+// EBADF, and so does a second Close.
 func (r *Root) Close() error {
+	if r.inUse.Or(closedBit)&closedBit != 0 {
+		return &fs.PathError{Op: "close", Path: r.dir, Err: syscall.EBADF}
+	}
 	r.cache.close()
-	return unix.Close(r.fd)
+	if r.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
+		return unix.Close(r.fd)
+	}
+	return nil // the last call in flight closes it
 }
 
 const resolveFlags = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
@@ -112,6 +155,10 @@ func (r *Root) open(op, name string, flags uint64, mode uint64) (int, error) {
 
 // openat2 resolves p, relative to the root, and returns a bare errno.
 func (r *Root) openat2(p string, flags uint64, mode uint64) (int, error) {
+	if !r.enter() {
+		return -1, unix.EBADF
+	}
+	defer r.leave()
 	how := unix.OpenHow{Flags: flags | unix.O_CLOEXEC, Mode: mode, Resolve: resolveFlags}
 	for {
 		fd, err := unix.Openat2(r.fd, p, &how)
@@ -363,70 +410,6 @@ func (r *Root) Truncate(name string, size int64) error {
 	return nil
 }
 
-// RealPath implements [FS]. Like GNU realpath(1), a final component that
-// is missing, or a dangling symlink, is resolved as far as it goes.
-func (r *Root) RealPath(name string) (string, error) {
-	p := name
-	for range maxFollow {
-		fd, err := r.open("realpath", p, unix.O_PATH, 0)
-		if err == nil {
-			defer unix.Close(fd)
-			return r.fdPath(fd, name)
-		}
-		err.(*fs.PathError).Path = name
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		dfd, base, perr := r.parent("realpath", p)
-		if perr != nil {
-			return "", err
-		}
-		var st unix.Stat_t
-		serr := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if serr != nil {
-			dir, err := r.fdPath(dfd, name)
-			unix.Close(dfd)
-			if err != nil {
-				return "", err
-			}
-			return path.Join(dir, base), nil
-		}
-		unix.Close(dfd)
-		rp, _ := rel("realpath", p)
-		next, ok := r.danglingTarget(rp)
-		if !ok {
-			return "", err
-		}
-		p = "/" + next
-	}
-	return "", &fs.PathError{Op: "realpath", Path: name, Err: syscall.ELOOP}
-}
-
-// fdPath returns the sandbox path of an open descriptor inside the root.
-func (r *Root) fdPath(fd int, name string) (string, error) {
-	pfd, err := procFDDir()
-	if err != nil {
-		return "", &fs.PathError{Op: "realpath", Path: name, Err: err}
-	}
-	host, err := readlinkAt(pfd, itoa(fd))
-	if err != nil {
-		return "", &fs.PathError{Op: "realpath", Path: name, Err: err}
-	}
-	root, err := readlinkAt(pfd, itoa(r.fd))
-	if err != nil {
-		return "", &fs.PathError{Op: "realpath", Path: name, Err: err}
-	}
-	if host == root {
-		return "/", nil
-	}
-	rest, ok := strings.CutPrefix(host, strings.TrimSuffix(root, "/")+"/")
-	if !ok {
-		// Cannot happen with RESOLVE_IN_ROOT; refuse rather than leak.
-		return "", &fs.PathError{Op: "realpath", Path: name, Err: syscall.EXDEV}
-	}
-	return "/" + rest, nil
-}
-
 func (r *Root) atParent(op, name string, fn func(dfd int, base string) error) error {
 	dfd, base, err := r.parent(op, name)
 	if err != nil {
@@ -441,15 +424,6 @@ func (r *Root) atParent(op, name string, fn func(dfd int, base string) error) er
 		return &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	return nil
-}
-
-func readlinkAt(dfd int, name string) (string, error) {
-	buf := make([]byte, MaxPathLen)
-	n, err := unix.Readlinkat(dfd, name, buf)
-	if err != nil {
-		return "", err
-	}
-	return string(buf[:n]), nil
 }
 
 // baseName is the last element of a sandbox path, as FileInfo.Name

@@ -101,6 +101,10 @@ func canonicalDir(dir string) bool {
 // the cache on a miss, or nil when dir cannot be cached. The caller
 // passes the result to release.
 func (r *Root) acquire(dir string) *dirEnt {
+	if !r.enter() {
+		return nil
+	}
+	defer r.leave()
 	c := &r.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()

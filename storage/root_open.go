@@ -180,9 +180,9 @@ func (r *Root) ReadFile(name string) ([]byte, error) {
 	defer unix.Close(fd)
 	// One byte more than the size, so that a file that has not grown is
 	// read in one call and its EOF seen in a second.
-	if size < 0 {
-		size = 0
-	}
+	// The first buffer is capped: a huge sparse file must not make one
+	// giant allocation (the buffer grows as data actually arrives).
+	size = min(max(size, 0), 1<<20)
 	buf := make([]byte, 0, size+1)
 	for {
 		if len(buf) == cap(buf) {

@@ -751,3 +751,36 @@ func TestRootReadDirBatches(t *testing.T) {
 		t.Errorf("saw %d names, want %d", len(seen), n)
 	}
 }
+
+// TestRootClose closes a Root while calls are in flight: they finish or
+// fail with EBADF, and later calls fail with EBADF.
+func TestRootClose(t *testing.T) {
+	v := newView(t)
+	must(t, os.WriteFile(v.h("/workspace/f"), []byte("x"), 0o644))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 500 {
+				if _, err := v.ReadFile("/workspace/f"); err != nil && errno(err) != syscall.EBADF {
+					t.Errorf("ReadFile during Close = %v", err)
+				}
+				if _, err := v.Stat("/workspace/f"); err != nil && errno(err) != syscall.EBADF {
+					t.Errorf("Stat during Close = %v", err)
+				}
+			}
+		})
+	}
+	must(t, v.Close())
+	wg.Wait()
+	for _, op := range []func() error{
+		func() error { _, err := v.Stat("/workspace/f"); return err },
+		func() error { _, err := v.ReadFile("/workspace/f"); return err },
+		func() error { _, err := v.RealPath("/workspace/f"); return err },
+		func() error { return v.Mkdir("/workspace/d", 0o755) },
+		v.Close,
+	} {
+		if err := op(); errno(err) != syscall.EBADF {
+			t.Errorf("after Close: %v, want EBADF", err)
+		}
+	}
+}

@@ -28,8 +28,8 @@ type DaemonConfig struct {
 	// PoolImageSize is the apparent size of a new pool image; default
 	// storage.DefaultImageSize.
 	PoolImageSize int64
-	Tools     map[string]shell.Tool // isolate tier commands
-	Limits    controller.Limits
+	Tools         map[string]shell.Tool // isolate tier commands
+	Limits        controller.Limits
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -331,9 +332,34 @@ func Run(t *testing.T, cases []Case, tools map[string]shell.Tool) {
 			t.Fatalf("duplicate case name %q", c.Name)
 		}
 		seen[c.Name] = true
+	}
+	// Bash runs are mostly process start-up, so they go 8 at a time,
+	// ahead of the subtests (which t.Parallel limits to GOMAXPROCS).
+	type outcome struct {
+		o   Outcome
+		err error
+	}
+	wants := make([]outcome, len(cases))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, c := range cases {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dir, err := os.MkdirTemp("", "rung-bash-")
+			if err != nil {
+				wants[i].err = err
+				return
+			}
+			defer os.RemoveAll(dir)
+			wants[i].o, wants[i].err = RunBash(t.Context(), c, dir)
+		})
+	}
+	wg.Wait()
+	for i, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
-			want, err := RunBash(t.Context(), c, t.TempDir())
+			want, err := wants[i].o, wants[i].err
 			if err != nil {
 				t.Fatalf("bash: %v", err)
 			}

@@ -39,7 +39,7 @@ func TestCat(t *testing.T) {
 		{name: "symlink", args: []string{"cat", "l"}, files: files, setup: fuSymlink("a", "l")},
 		{name: "loop", args: []string{"cat", "loop"}, files: files, setup: fuSymlink("loop", "loop")},
 	}
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }
 
 func TestTee(t *testing.T) {
@@ -58,5 +58,5 @@ func TestTee(t *testing.T) {
 		{name: "binary", args: []string{"tee", "b"}, stdin: "\x00\xff\x01"},
 		{name: "bad-opt", args: []string{"tee", "-q"}},
 	}
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }

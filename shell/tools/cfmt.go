@@ -205,7 +205,7 @@ func cFormatInt(sp cSpec, i int64, u uint64) string {
 	case 'd', 'i':
 		if i < 0 {
 			sign = "-"
-			digits = strconv.FormatUint(uint64(-(i + 1))+1, 10)
+			digits = strconv.FormatUint(uint64(-(i+1))+1, 10)
 		} else {
 			if sp.plus {
 				sign = "+"

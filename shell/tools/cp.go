@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"rung.dev/rung/shell"
@@ -141,4 +142,26 @@ func cpPreserve(cp *copier, list string, on bool) bool {
 		}
 	}
 	return true
+}
+
+// cpCheck is cp's Check: flags, plus --preserve/--no-preserve lists and
+// --update values that run time would refuse.
+func cpCheck(args []string) error {
+	if err := cpSpec.check(args); err != nil {
+		return err
+	}
+	opts, _, _ := cpSpec.opts.Parse(args)
+	for _, o := range opts {
+		ok := true
+		switch o.Key {
+		case "preserve", "no-preserve":
+			ok = cpPreserve(&copier{}, o.Value, o.Key == "preserve")
+		case "update":
+			ok = o.Value == "" || o.Value == "older" || o.Value == "all" || o.Value == "none"
+		}
+		if !ok {
+			return fmt.Errorf("option %s=%s: %w", o.Name, o.Value, shell.ErrUnsupported)
+		}
+	}
+	return nil
 }

@@ -19,6 +19,21 @@ var dateOpts = NewOptions("d,date=", "u,utc,universal", "I,iso-8601=?", "R,rfc-e
 
 var dateUnimpl = []string{"set", "file", "debug", "resolution"}
 
+// dateCheck refuses unimplemented options and an operand that would set
+// the clock.
+func dateCheck(args []string) error {
+	if err := txCheck(dateOpts, dateUnimpl...)(args); err != nil {
+		return err
+	}
+	_, ops, _ := dateOpts.Parse(args)
+	for _, op := range ops {
+		if op != shell.Unknown && !strings.HasPrefix(op, "+") {
+			return errUnsupportedf("date %s", op)
+		}
+	}
+	return nil
+}
+
 func dateLocation(c *shell.Call, utc bool) *time.Location {
 	if utc {
 		return time.UTC

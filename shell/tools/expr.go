@@ -72,6 +72,9 @@ type exprParser struct {
 
 func runExpr(ctx context.Context, c *shell.Call) int {
 	args := c.Args[1:]
+	if err := trueCheck(args); err != nil {
+		return c.Fail("option " + args[0])
+	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}

@@ -37,7 +37,7 @@ func TestFile(t *testing.T) {
 		{name: "mime", args: []string{"file", "-i", "ascii", "utf8", "bin", "empty", "d", "j.json"}, files: files, setup: setup},
 		{name: "no-args", args: []string{"file"}, files: files, setup: setup},
 	}
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }
 
 func TestFileRefusesUnknown(t *testing.T) {

@@ -6,7 +6,7 @@ import "rung.dev/rung/shell"
 // cp, mv, ln, readlink, realpath, basename, dirname, stat, du, df, chmod,
 // tree, file and mktemp.
 func addFiles(m map[string]shell.Tool) {
-	m["ls"] = shell.Tool{Run: runLs, Check: lsSpec.check}
+	m["ls"] = shell.Tool{Run: runLs, Check: lsCheck}
 	m["cat"] = shell.Tool{Run: runCat, Check: catSpec.check}
 	m["tee"] = shell.Tool{Run: runTee, Check: teeSpec.check}
 	m["touch"] = shell.Tool{Run: runTouch, Check: touchSpec.check}
@@ -14,7 +14,7 @@ func addFiles(m map[string]shell.Tool) {
 	m["rmdir"] = shell.Tool{Run: runRmdir, Check: rmdirSpec.check}
 	m["rm"] = shell.Tool{Run: runRm, Check: rmSpec.check}
 	m["chmod"] = shell.Tool{Run: runChmod, Check: chmodCheck}
-	m["cp"] = shell.Tool{Run: runCp, Check: cpSpec.check}
+	m["cp"] = shell.Tool{Run: runCp, Check: cpCheck}
 	m["mv"] = shell.Tool{Run: runMv, Check: mvSpec.check}
 	m["ln"] = shell.Tool{Run: runLn, Check: lnSpec.check}
 	m["basename"] = shell.Tool{Run: runBasename, Check: basenameSpec.check}

@@ -198,11 +198,12 @@ func fuHuman(n uint64, base uint64) string {
 			tenths = r10 / base
 			switch {
 			case r2 < base:
-				rounding = 0
-				if r2 != 0 {
+				if r2+rounding != 0 {
 					rounding = 1
+				} else {
+					rounding = 0
 				}
-			case base < r2:
+			case base < r2+rounding:
 				rounding = 3
 			default:
 				rounding = 2

@@ -1,6 +1,9 @@
 package tools
 
 import (
+	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 	"rung.dev/rung/internal/testenv"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/storage"
 )
 
 // fuOld is a fixed timestamp (more than six months ago) and fuRecent a
@@ -105,6 +110,7 @@ func fuSocket(name string) func(t *testing.T, dir string) {
 // stdout and status must match GNU's, and so must the final tree.
 type fuSeqCase struct {
 	name  string
+	stdin string // given to every command
 	files map[string]string
 	setup func(t *testing.T, dir string)
 	cmds  [][]string
@@ -135,7 +141,7 @@ func runDiffSeq(t *testing.T, cases []fuSeqCase) {
 				sc.setup(t, ourDir)
 			}
 			for _, cmd := range sc.cmds {
-				tc := toolCase{args: cmd}
+				tc := toolCase{args: cmd, stdin: sc.stdin}
 				wantOut, wantErr, wantStatus := runGNU(t, tc, gnuDir)
 				gotOut, gotErr, gotStatus := runOurs(t, tc, ourRoot)
 				wantOut = strings.ReplaceAll(wantOut, gnuDir, "/workspace")
@@ -203,4 +209,118 @@ func fuRun(t *testing.T, dir string, name string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %q: %v: %s", name, args, err, out)
 	}
+}
+
+// TestFilesCheck pins which command lines the file tools accept statically:
+// GNU flags we implement pass; GNU flags we do not implement, and invalid
+// flags, are refused as unsupported.
+func TestFilesCheck(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"ls", "-la", "--color=never", "x"}, true},
+		{[]string{"ls", "-lhRtrSXvUcu1dFpinGog", shell.Unknown}, true},
+		{[]string{"ls", "-L"}, false},
+		{[]string{"ls", "--sort=size"}, true},
+		{[]string{"ls", "-q"}, false},
+		{[]string{"ls", "--color"}, false},
+		{[]string{"ls", "--color=auto"}, true},
+		{[]string{"ls", "-Ua"}, false},
+		{[]string{"ls", "--sort=width"}, false},
+		{[]string{"ls", "--time=birth"}, false},
+		{[]string{"cat", "-vETnbsA"}, true},
+		{[]string{"cat", "--help"}, false},
+		{[]string{"cp", "-a", "x", "y"}, true},
+		{[]string{"cp", "-i", "x", "y"}, false},
+		{[]string{"cp", "--reflink=auto", "x", "y"}, false},
+		{[]string{"cp", "--preserve=xattr", "x", "y"}, false},
+		{[]string{"cp", "--preserve=mode,timestamps", "x", "y"}, true},
+		{[]string{"mv", "-fnvuT", "x", "y"}, true},
+		{[]string{"mv", "-b", "x", "y"}, false},
+		{[]string{"rm", "-rfv", "x"}, true},
+		{[]string{"rm", "-i", "x"}, false},
+		{[]string{"rm", "--no-preserve-root", "x"}, false},
+		{[]string{"chmod", "-R", "u+x", "x"}, true},
+		{[]string{"chmod", "-w", "x"}, true},
+		{[]string{"touch", "-h", "x"}, false},
+		{[]string{"touch", "-d", "2020-01-01", "x"}, true},
+		{[]string{"stat", "-f", "x"}, false},
+		{[]string{"stat", "-c", "%n", "x"}, true},
+		{[]string{"du", "-sh", "x"}, true},
+		{[]string{"du", "-L", "x"}, false},
+		{[]string{"df"}, false},
+		{[]string{"tree", "-adfL", "2", "-I", "x"}, true},
+		{[]string{"tree", "-C"}, false},
+		{[]string{"file", "-b", "x"}, true},
+		{[]string{"file", "-z", "x"}, false},
+		{[]string{"mktemp", "-d", "-p", "x"}, true},
+		{[]string{"ln", "-sfnrv", "x", "y"}, true},
+		{[]string{"ln", "-L", "x", "y"}, false},
+		{[]string{"realpath", "--relative-to=x", "y"}, true},
+		{[]string{"realpath", "-L", "y"}, false},
+		{[]string{"readlink", "-fn", "y"}, true},
+		{[]string{"basename", "-as", ".c", "y"}, true},
+		{[]string{"dirname", "-z", "y"}, true},
+		{[]string{"mkdir", "-pvm", "700", "y"}, true},
+		{[]string{"mkdir", "-Z", "y"}, false},
+		{[]string{"rmdir", "-pv", "y"}, true},
+		{[]string{"tee", "-a", "y"}, true},
+		{[]string{"tee", "-p", "y"}, false},
+	}
+	all := All()
+	for _, tc := range cases {
+		err := all[tc.args[0]].Check(tc.args[1:])
+		if (err == nil) != tc.ok {
+			t.Errorf("Check(%q) = %v, want ok=%v", tc.args, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, shell.ErrUnsupported) {
+			t.Errorf("Check(%q) = %v, want an error wrapping ErrUnsupported", tc.args, err)
+		}
+	}
+}
+
+// TestFilesCancel checks that streaming and tree-walking tools stop when
+// ctx is done: cat of endless /dev/zero, and du/ls -R/cp -r on a tree.
+func TestFilesCancel(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := 0; i < 1000; i++ {
+		files[filepath.Join("t", string(rune('a'+i%26)), strings.Repeat("x", 1+i/26))] = ""
+	}
+	writeFiles(t, filepath.Join(root, "workspace"), files)
+	view, err := storage.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	for _, args := range [][]string{{"cat", "/dev/zero"}, {"du", "-a", "t"}, {"ls", "-lR", "t"}, {"cp", "-r", "t", "u"}, {"tree", "t"}} {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		c := &shell.Call{Args: args, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+			Dir: "/workspace", FS: view}
+		done := make(chan int, 1)
+		go func() { done <- All()[args[0]].Run(ctx, c) }()
+		select {
+		case st := <-done:
+			if st == 0 {
+				t.Errorf("%q with a canceled context = 0, want non-zero", args)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%q ignored a canceled context", args)
+		}
+	}
+}
+
+// fuRunDiff is runDiff with the cases run in parallel (the file tools have
+// hundreds of cases; each forks GNU once).
+func fuRunDiff(t *testing.T, cases []toolCase) {
+	t.Helper()
+	seq := make([]fuSeqCase, len(cases))
+	for i, tc := range cases {
+		seq[i] = fuSeqCase{name: tc.name, stdin: tc.stdin, files: tc.files, setup: tc.setup, cmds: [][]string{tc.args}, known: tc.known}
+	}
+	runDiffSeq(t, seq)
 }

@@ -46,8 +46,8 @@ func TestTacRevNl(t *testing.T) {
 func TestPasteFoldExpand(t *testing.T) {
 	t.Parallel()
 	f := map[string]string{"a": "1\n2\n3\n", "b": "x\ny\n", "c": "only\n", "nonl": "p\nq",
-		"long": "The quick brown fox jumps over the lazy dog and keeps running far away\nshort\n\tTabbed line that is long enough to wrap around\n",
-		"tabs": "a\tb\tc\n\tlead\n        eight\n  two\tx\n12345678\t9\nab\b\tc\n",
+		"long":   "The quick brown fox jumps over the lazy dog and keeps running far away\nshort\n\tTabbed line that is long enough to wrap around\n",
+		"tabs":   "a\tb\tc\n\tlead\n        eight\n  two\tx\n12345678\t9\nab\b\tc\n",
 		"spaces": "        x\n    y       z\nabcdefg h\n                 long\n \t a\n"}
 	c := func(name string, args ...string) toolCase { return toolCase{name: name, args: args, files: f} }
 	runDiff(t, []toolCase{

@@ -71,19 +71,19 @@ func addGrep(m map[string]shell.Tool) {
 // they fail before any output.
 func grepUnsupported(o Opt) string {
 	switch o.Key {
-	case "P":
+	case "perl-regexp":
 		return "option -P"
-	case "T":
+	case "initial-tab":
 		return "option -T"
-	case "V", "help":
+	case "version", "help":
 		return "option " + o.Name
 	case "exclude-from":
 		return "option --exclude-from"
-	case "color":
+	case "colour":
 		if o.HasArg && o.Value != "never" && o.Value != "auto" && o.Value != "none" && o.Value != "no" && o.Value != "tty" && o.Value != "if-tty" {
 			return "option --color=" + o.Value
 		}
-	case "D":
+	case "devices":
 		if o.Value != "read" && o.Value != "skip" {
 			return "option -D " + o.Value
 		}
@@ -251,7 +251,7 @@ func (cfg *grepConfig) apply(c *shell.Call, o Opt, ctxN *int) int {
 		default:
 			return grepUsage(c, "invalid argument '"+o.Value+"' for '--directories'")
 		}
-	case "D":
+	case "devices":
 		cfg.devSkip = o.Value == "skip"
 	case "recursive":
 		cfg.recursive = 1
@@ -434,69 +434,6 @@ func (g *grepper) searchFile(ctx context.Context, abs, name string, fi fs.FileIn
 	}
 	defer f.Close()
 	g.search(ctx, f, name, fi.Mode().IsRegular())
-}
-
-// walk searches directory abs recursively; prefix is how its entries'
-// names are shown ("" for the implicit ".").
-func (g *grepper) walk(ctx context.Context, abs, prefix string) {
-	ents, err := g.c.FS.ReadDir(abs)
-	if err != nil {
-		show := prefix
-		if show == "" {
-			show = "."
-		}
-		g.fileErr(show, err)
-	}
-	for _, e := range ents {
-		if g.done || ctx.Err() != nil {
-			return
-		}
-		name := e.Name()
-		show := name
-		if prefix != "" {
-			if strings.HasSuffix(prefix, "/") {
-				show = prefix + name
-			} else {
-				show = prefix + "/" + name
-			}
-		}
-		childAbs := abs + "/" + name
-		if abs == "/" {
-			childAbs = "/" + name
-		}
-		typ := e.Type()
-		if typ&fs.ModeSymlink != 0 {
-			if g.cfg.recursive != 2 {
-				continue
-			}
-			fi, err := g.c.FS.Stat(childAbs)
-			if err != nil {
-				g.fileErr(show, err)
-				continue
-			}
-			typ = fi.Mode().Type()
-		}
-		if typ.IsDir() {
-			if g.dirExcluded(name) {
-				continue
-			}
-			g.walk(ctx, childAbs, show)
-			continue
-		}
-		if typ != 0 { // devices, fifos, sockets are skipped when recursing
-			continue
-		}
-		if !g.globOK(name, false) {
-			continue
-		}
-		f, err := g.c.FS.OpenFile(childAbs, 0, 0)
-		if err != nil {
-			g.fileErr(show, err)
-			continue
-		}
-		g.search(ctx, f, show, true)
-		f.Close()
-	}
 }
 
 // globOK applies --include and --exclude: the last matching option wins;

@@ -192,6 +192,14 @@ func TestGrepDiff(t *testing.T) {
 		gc("-n -v", "-nv", "o", "a.txt"),
 		gc("max-count long", "--max-count=1", "foo", "b.txt"),
 		gc("ignore-case long", "--ignore-case", "--line-number", "BETA", "a.txt"),
+		gc("-i literal rare byte", "-i", "O_B", "a.txt", "words.txt"),
+		gc("-i literal mid", "-in", "AR BA", "a.txt"),
+		gc("-i literal with k", "-i", "BACK", "re.txt"),
+		gc("required literal", "-n", "foo[0-9]", "ctx.txt", "a.txt"),
+		gc("required literal word", "-w", "foo[0-9]*", "ctx.txt", "words.txt"),
+		gc("required literal -o", "-o", "oo[0-9a-z]", "ctx.txt", "a.txt"),
+		gc("required literal group", "-E", "(foo)[0-9]", "ctx.txt"),
+		gc("required literal -c", "-c", "bar.", "a.txt", "words.txt"),
 		gc("files-with-matches long", "--files-with-matches", "foo", "a.txt", "b.txt"),
 	}
 	runSearchDiff(t, cases, false)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -15,6 +16,7 @@ import (
 type grepMatcher struct {
 	lit   []byte   // literal fast path for first-match search, or nil
 	fold  bool     // lit is matched ignoring ASCII case
+	need  []byte   // a string every match contains: lines without it are skipped
 	re    *posixRE // nil when there are no patterns (matches nothing)
 	next  *posixRE // -w: the continuation pattern for -o
 	word  bool
@@ -55,6 +57,11 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 	if len(alts) == 1 && !cfg.word && !cfg.line && !m.perLn {
 		if lit, ok := reASTLiteral(root); ok && len(lit) > 0 && (!cfg.icase || grepFoldSafeASCII(lit)) {
 			m.lit, m.fold = lit, cfg.icase
+		}
+	}
+	if m.lit == nil && !cfg.icase && !m.perLn {
+		if need := reRequiredLiteral(root); len(need) >= 3 {
+			m.need = need
 		}
 	}
 	fl := reFlags{icase: cfg.icase, multiline: true, noNL: cfg.eol == '\n'}
@@ -133,11 +140,38 @@ func (m *grepMatcher) firstIndex(b []byte) int {
 	if m.lit != nil {
 		return bytes.Index(b, m.lit)
 	}
+	if m.need != nil {
+		return m.firstIndexNeed(b)
+	}
 	loc := m.re.findIndex(b)
 	if loc == nil {
 		return -1
 	}
 	return loc[0]
+}
+
+// firstIndexNeed finds candidate lines by the required literal and runs
+// the pattern on those lines only.
+func (m *grepMatcher) firstIndexNeed(b []byte) int {
+	for off := 0; off < len(b); {
+		i := bytes.Index(b[off:], m.need)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		ls := bytes.LastIndexByte(b[:i], '\n') + 1
+		le := bytes.IndexByte(b[i:], '\n')
+		if le < 0 {
+			le = len(b)
+		} else {
+			le += i
+		}
+		if loc := m.re.findIndex(b[ls:le]); loc != nil {
+			return ls + loc[0]
+		}
+		off = le + 1
+	}
+	return -1
 }
 
 // lineMatches reports whether one line (without its terminator) matches.
@@ -190,6 +224,9 @@ func grepLastRune(b []byte) rune {
 	return r
 }
 
+// grepMaxLine bounds the buffer that holds one line (and its context).
+const grepMaxLine = 256 << 20
+
 // grepFileScan is the state of grep over one file.
 type grepFileScan struct {
 	name      string
@@ -229,6 +266,12 @@ func (g *grepper) search(ctx context.Context, r io.Reader, name string, regular 
 			}
 		}
 		if len(fsn.buf) == cap(fsn.buf) {
+			if cap(fsn.buf) >= grepMaxLine {
+				// GNU grep runs out of memory on a line this long.
+				fmt.Fprintf(g.c.Stderr, "grep: memory exhausted\n")
+				g.errSeen, g.done = true, true
+				return
+			}
 			nb := make([]byte, len(fsn.buf), 2*cap(fsn.buf))
 			copy(nb, fsn.buf)
 			fsn.buf = nb
@@ -555,24 +598,40 @@ func grepFoldSafeASCII(lit []byte) bool {
 	return true
 }
 
+// grepByteRank orders bytes by how common they are in source code and
+// prose (lower is rarer), to pick the byte a case-folded search scans for.
+func grepByteRank(c byte) int {
+	const common = " etaoinsrhldcumfpgwybvkxjqz_ETAOINSRHLDCUMFPGWYBVKXJQZ(){};,.=\t\n\"'/*-:<>0123456789"
+	if i := strings.IndexByte(common, c); i >= 0 {
+		return 100 - i
+	}
+	return 0
+}
+
 // grepIndexFoldASCII is bytes.Index ignoring ASCII case; lit is ASCII.
+// It scans for the rarest byte of lit (in either case) and checks the
+// whole literal around each hit.
 func grepIndexFoldASCII(b, lit []byte) int {
-	c0 := lit[0]
-	lo, up := c0|0x20, c0&^0x20
-	if c0 < 'A' || c0|0x20 < 'a' || c0|0x20 > 'z' {
-		lo, up = c0, c0
+	k := 0
+	for i := range lit {
+		if grepByteRank(lit[i]|0x20) < grepByteRank(lit[k]|0x20) {
+			k = i
+		}
+	}
+	c := lit[k]
+	lo, up := c, c
+	if l := c | 0x20; l >= 'a' && l <= 'z' {
+		lo, up = l, l&^0x20
 	}
 	nextLo, nextUp := -2, -2
-	for off := 0; off+len(lit) <= len(b); {
+	for off := k; off < len(b); {
 		if nextLo != -1 && nextLo < off {
-			nextLo = bytes.IndexByte(b[off:], lo)
-			if nextLo >= 0 {
+			if nextLo = bytes.IndexByte(b[off:], lo); nextLo >= 0 {
 				nextLo += off
 			}
 		}
 		if nextUp != -1 && nextUp < off {
-			nextUp = bytes.IndexByte(b[off:], up)
-			if nextUp >= 0 {
+			if nextUp = bytes.IndexByte(b[off:], up); nextUp >= 0 {
 				nextUp += off
 			}
 		}
@@ -580,11 +639,11 @@ func grepIndexFoldASCII(b, lit []byte) int {
 		if i < 0 || nextUp >= 0 && nextUp < i {
 			i = nextUp
 		}
-		if i < 0 || i+len(lit) > len(b) {
+		if i < 0 {
 			return -1
 		}
-		if grepEqualFoldASCII(b[i:i+len(lit)], lit) {
-			return i
+		if s := i - k; s >= 0 && s+len(lit) <= len(b) && grepEqualFoldASCII(b[s:s+len(lit)], lit) {
+			return s
 		}
 		off = i + 1
 	}

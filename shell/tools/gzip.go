@@ -201,7 +201,7 @@ func (g *gzipRun) compressFile(name string) {
 		}
 		out, closer = w, w
 	}
-	cw := &countWriter{w: out}
+	cw := &gzCountWriter{w: out}
 	zw, _ := gzip.NewWriterLevel(cw, g.level)
 	zw.OS = 3 // Unix, as GNU gzip writes
 	if fi != nil && !g.noName {
@@ -359,12 +359,12 @@ func gunzipMembers(out io.Writer, zr *gzip.Reader, br *bufio.Reader) (n int64, g
 	}
 }
 
-type countWriter struct {
+type gzCountWriter struct {
 	w io.Writer
 	n int64
 }
 
-func (cw *countWriter) Write(p []byte) (int, error) {
+func (cw *gzCountWriter) Write(p []byte) (int, error) {
 	n, err := cw.w.Write(p)
 	cw.n += int64(n)
 	return n, err

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// hostRun runs a real command in dir and fails the test if it fails.
-func hostRun(t *testing.T, dir string, args ...string) {
+// dataHostRun runs a real command in dir and fails the test if it fails.
+func dataHostRun(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
@@ -23,15 +23,15 @@ func hostRun(t *testing.T, dir string, args ...string) {
 func gzSetup(names ...string) func(t *testing.T, dir string) {
 	return func(t *testing.T, dir string) {
 		for _, n := range names {
-			hostRun(t, dir, "gzip", "-n", n)
+			dataHostRun(t, dir, "gzip", "-n", n)
 		}
 	}
 }
 
 var gzFiles = map[string]string{"a.txt": "hello gzip\n", "b.txt": strings.Repeat("line of text\n", 500), "empty": "", "bin": "\x00\x01\xff\xfe binary"}
 
-// gzBytes compresses s with the real gzip.
-func gzBytes(t *testing.T, s string) string {
+// dataGzBytes compresses s with the real gzip.
+func dataGzBytes(t *testing.T, s string) string {
 	t.Helper()
 	cmd := exec.Command("gzip", "-nc")
 	cmd.Stdin = strings.NewReader(s)
@@ -42,9 +42,9 @@ func gzBytes(t *testing.T, s string) string {
 	return string(out)
 }
 
-// shellSetup runs a host shell snippet in the tree to prepare it.
-func shellSetup(script string) func(t *testing.T, dir string) {
-	return func(t *testing.T, dir string) { hostRun(t, dir, "sh", "-c", script) }
+// dataShellSetup runs a host shell snippet in the tree to prepare it.
+func dataShellSetup(script string) func(t *testing.T, dir string) {
+	return func(t *testing.T, dir string) { dataHostRun(t, dir, "sh", "-c", script) }
 }
 
 func TestGzipDecompress(t *testing.T) {
@@ -52,9 +52,9 @@ func TestGzipDecompress(t *testing.T) {
 		return toolCase{name: name, args: args, files: gzFiles, setup: gzSetup(setup...)}
 	}
 	sh := func(name, script string, args ...string) toolCase {
-		return toolCase{name: name, args: args, files: gzFiles, setup: shellSetup(script)}
+		return toolCase{name: name, args: args, files: gzFiles, setup: dataShellSetup(script)}
 	}
-	aGz := gzBytes(t, "hello gzip\n")
+	aGz := dataGzBytes(t, "hello gzip\n")
 	runDiffParallel(t, []toolCase{
 		gz("gunzip file", []string{"a.txt"}, "gunzip", "a.txt.gz"),
 		gz("gzip -d file", []string{"b.txt"}, "gzip", "-d", "b.txt.gz"),
@@ -171,7 +171,7 @@ func TestGzipHeader(t *testing.T) {
 		t.Fatalf("orig.txt.gz mode = %v, %v; want 0600", fi, err)
 	}
 	os.Rename(filepath.Join(dir, "orig.txt.gz"), filepath.Join(dir, "renamed.gz"))
-	hostRun(t, dir, "gzip", "-dN", "renamed.gz")
+	dataHostRun(t, dir, "gzip", "-dN", "renamed.gz")
 	if b, err := os.ReadFile(filepath.Join(dir, "orig.txt")); err != nil || string(b) != "abc\n" {
 		t.Errorf("gzip -dN restored %q, %v; want orig.txt with abc", b, err)
 	}

@@ -38,12 +38,12 @@ var hashAlgos = map[string]hashAlgo{
 }
 
 type hashRun struct {
-	c                              *shell.Call
-	algo                           hashAlgo
-	binary, tag, zero              bool
-	ignoreMissing, quiet, status   bool
-	strict, warn                   bool
-	out                            *txOut
+	c                            *shell.Call
+	algo                         hashAlgo
+	binary, tag, zero            bool
+	ignoreMissing, quiet, status bool
+	strict, warn                 bool
+	out                          *txOut
 }
 
 func runHashsum(ctx context.Context, c *shell.Call) int {

@@ -26,20 +26,20 @@ type joinOut struct {
 }
 
 type joiner struct {
-	c          *shell.Call
-	keys       [2]int // 0-based join fields
-	tab        int    // -1 blanks
-	icase      bool
-	unpaired   [2]bool
-	pairs      bool
-	empty      []byte
-	format     []joinOut
-	auto       bool
-	autoCount  [2]int
-	eol        byte
-	out        *txOut
-	order      txOrderCheck
-	outSep     []byte
+	c         *shell.Call
+	keys      [2]int // 0-based join fields
+	tab       int    // -1 blanks
+	icase     bool
+	unpaired  [2]bool
+	pairs     bool
+	empty     []byte
+	format    []joinOut
+	auto      bool
+	autoCount [2]int
+	eol       byte
+	out       *txOut
+	order     txOrderCheck
+	outSep    []byte
 }
 
 func (j *joiner) split(line []byte) joinLine {

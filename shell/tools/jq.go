@@ -32,6 +32,7 @@ type jqOpts struct {
 	named                                                              map[string]any
 	positional                                                         []any
 	unsupported                                                        string
+	fromFile                                                           bool // -f: the first operand names the filter's file
 }
 
 type jqUsage struct{ msg string }
@@ -151,7 +152,7 @@ func parseJQArgs(c *shell.Call, args []string, order *jqOrder) (*jqOpts, error) 
 			case "jsonargs":
 				restMode = "jsonargs"
 			case "from-file":
-				o.unsupported = a
+				o.fromFile = true
 			default:
 				if o.unsupported == "" {
 					o.unsupported = a
@@ -180,8 +181,10 @@ func parseJQArgs(c *shell.Call, args []string, order *jqOrder) (*jqOpts, error) 
 			case 'a':
 				o.ascii = true
 			case 'M':
+			case 'f':
+				o.fromFile = true
 			default:
-				if strings.ContainsRune("CfLh", f) {
+				if strings.ContainsRune("CLh", f) {
 					if o.unsupported == "" {
 						o.unsupported = "-" + string(f)
 					}
@@ -252,6 +255,20 @@ func runJQ(ctx context.Context, c *shell.Call) int {
 			return 2
 		}
 		o.filter = "." // jq 1.6 runs . when given -n and no filter
+	}
+	if o.fromFile {
+		f, err := c.Open(o.filter)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "jq: error: Could not open %s: %s\n", o.filter, shell.ErrText(err))
+			return 2
+		}
+		data, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "jq: error: Could not read %s: %s\n", o.filter, shell.ErrText(err))
+			return 2
+		}
+		o.filter = string(data)
 	}
 	r := &jqRun{ctx: ctx, c: c, o: o, order: order}
 	return r.run()

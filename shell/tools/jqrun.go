@@ -23,7 +23,11 @@ def from_entries: _rung_from_entries;
 def with_entries(f): to_entries | map(f) | from_entries;
 def tojson: _rung_tojson;
 def tostring: if type == "string" then . else _rung_tojson end;
-def recurse: recurse(_rung_chk | .[]?);
+def recurse: recurse(.[]?);
+def _rung_recurse_chk: recurse(_rung_chk | .[]?);
+def paths: path(..) | select(length > 0);
+def paths(f): . as $dot | paths | select(. as $p | $dot | getpath($p) | f);
+def leaf_paths: paths(scalars);
 def add: reduce .[] as $x (null; . + $x);
 def map(f): [.[] | f];
 def map_values(f): if type == "object" then with_entries(.value |= f) else .[] |= f end;
@@ -413,8 +417,29 @@ func jqRewrite(v reflect.Value, pathCtx bool) {
 				return
 			}
 		case *gojq.FuncDef:
-			if x.Name == "recurse" && len(x.Args) == 0 {
-				return // the prelude's recurse checks; it serves path(..) too
+			if x.Name == "_rung_recurse_chk" {
+				return // written with its check already
+			}
+		case *gojq.Term:
+			switch {
+			case x.Type == gojq.TermTypeRecurse && pathCtx:
+				// .. in a path expression: gojq's order, checked
+				x.Type, x.Func = gojq.TermTypeFunc, &gojq.Func{Name: "_rung_recurse_chk"}
+			case x.Str != nil && x.Format == "" && len(x.Str.Queries) > 0:
+				// "\(v)": format v with our tostring (jq 1.6's numbers and key order)
+				for i, q := range x.Str.Queries {
+					if q.Term != nil && q.Term.Str != nil {
+						continue // a literal part
+					}
+					toStr := &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: "tostring"}}}
+					x.Str.Queries[i] = &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeQuery,
+						Query: &gojq.Query{Left: q, Op: gojq.OpPipe, Right: toStr}}}
+				}
+			case x.Type == gojq.TermTypeFormat && (x.Format == "@json" || x.Format == "@text") && x.Str == nil:
+				x.Type, x.Format, x.Func = gojq.TermTypeFunc, "", &gojq.Func{Name: "tojson"}
+				if x.Format == "@text" {
+					x.Func.Name = "tostring"
+				}
 			}
 		}
 		jqRewrite(v.Elem(), pathCtx)

@@ -3,6 +3,7 @@ package tools
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -19,13 +20,13 @@ var lsSpec = fuNewSpec([]string{
 	"a,all", "A,almost-all", "l", "h,human-readable", "R,recursive", "1", "d,directory",
 	"t", "S", "r,reverse", "F,classify=?", "p", "i,inode", "n,numeric-uid-gid", "G,no-group",
 	"o", "g", "color=?", "X", "v", "U", "c", "u", "time-style=", "full-time",
-	"group-directories-first", "C", "x", "file-type", "s,size", "k,kibibytes",
+	"group-directories-first", "C", "x", "file-type", "s,size", "k,kibibytes", "sort=", "time=",
 },
 	"author", "b,escape", "block-size=", "B,ignore-backups", "D,dired", "f", "format=", "hide=",
 	"hyperlink=?", "indicator-style=", "H,dereference-command-line",
 	"dereference-command-line-symlink-to-dir", "I,ignore=", "L,dereference", "m", "N,literal",
 	"q,hide-control-chars", "show-control-chars", "Q,quote-name", "quoting-style=", "si",
-	"sort=", "time=", "T,tabsize=", "w,width=", "Z,context", "zero", "help", "version",
+	"T,tabsize=", "w,width=", "Z,context", "zero", "help", "version",
 )
 
 type lsFormat int
@@ -135,7 +136,7 @@ func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 				// Standard output is never a terminal here.
 			default:
 				c.Errorf("invalid argument %s for '--classify'", fuQuote(o.Value))
-				return nil, 2, false
+				return nil, 1, false
 			}
 		case "p":
 			cfg.indicator = 'p'
@@ -160,12 +161,36 @@ func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 				return nil, c.Fail("option --color=always"), false
 			default:
 				c.Errorf("invalid argument %s for '--color'", fuQuote(o.Value))
-				return nil, 2, false
+				return nil, 1, false
 			}
 		case "c":
 			cfg.timeKind = 'c'
 		case "u":
 			cfg.timeKind = 'a'
+		case "sort":
+			m := map[string]lsSort{"none": lsByNone, "size": lsBySize, "time": lsByTime, "version": lsByVersion,
+				"extension": lsByExt, "name": lsByName}
+			v, ok := m[o.Value]
+			if !ok {
+				if o.Value == "width" {
+					return nil, c.Fail("option --sort=width"), false
+				}
+				c.Errorf("invalid argument %s for '--sort'", fuQuote(o.Value))
+				return nil, 1, false
+			}
+			cfg.sort, cfg.sortSet = v, true
+		case "time":
+			switch o.Value {
+			case "atime", "access", "use":
+				cfg.timeKind = 'a'
+			case "ctime", "status":
+				cfg.timeKind = 'c'
+			case "birth", "creation":
+				return nil, c.Fail("option --time=" + o.Value), false
+			default:
+				c.Errorf("invalid argument %s for '--time'", fuQuote(o.Value))
+				return nil, 1, false
+			}
 		case "time-style":
 			cfg.timeStyle = o.Value
 		case "full-time":
@@ -192,6 +217,8 @@ func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 	}
 	st := strings.TrimPrefix(cfg.timeStyle, "posix-")
 	switch {
+	case cfg.format != lsLong:
+		// GNU looks at the time style only for long listings.
 	case st == "" || st == "locale" || st == "full-iso" || st == "long-iso" || st == "iso":
 		cfg.timeStyle = st
 	case strings.HasPrefix(st, "+"):
@@ -441,4 +468,41 @@ func (l *lister) indicator(mode uint32, ok bool) string {
 		return "="
 	}
 	return ""
+}
+
+// lsCheck is ls's Check: unknown or unimplemented flags, and flag values
+// that run time would refuse (--color=always, --sort=width, -U with -a...).
+func lsCheck(args []string) error {
+	if err := lsSpec.check(args); err != nil {
+		return err
+	}
+	opts, _, _ := lsSpec.opts.Parse(args)
+	all, unsorted := false, false
+	for _, o := range opts {
+		bad := false
+		switch o.Key {
+		case "color":
+			bad = o.Value == "" || o.Value == "always" || o.Value == "yes" || o.Value == "force"
+		case "sort":
+			bad = o.Value == "width"
+			unsorted = o.Value == "none"
+		case "time":
+			bad = o.Value == "birth" || o.Value == "creation"
+		case "U":
+			unsorted = true
+		case "t", "S", "X", "v":
+			unsorted = false
+		case "all":
+			all = true
+		case "almost-all":
+			all = false
+		}
+		if bad {
+			return fmt.Errorf("option %s=%s: %w", o.Name, o.Value, shell.ErrUnsupported)
+		}
+	}
+	if all && unsorted {
+		return fmt.Errorf("options -U with -a: %w", shell.ErrUnsupported)
+	}
+	return nil
 }

@@ -82,7 +82,18 @@ func TestLs(t *testing.T) {
 		{name: "u-sort", args: []string{"ls", "-ut", "v"}, files: tree, setup: fuSetup(old, fuMtime("v/file2", fuOld.Add(time.Hour)))},
 		{name: "C", args: []string{"ls", "-C", "v", "dir"}, files: tree},
 		{name: "x", args: []string{"ls", "-x"}, files: tree},
-		{name: "C-narrow", args: []string{"env", "COLUMNS=20", "ls", "-C"}, files: tree, known: "env is another engineer's tool"},
+		{name: "sort-size", args: []string{"ls", "--sort=size"}, files: tree},
+		{name: "sort-ext", args: []string{"ls", "--sort=extension", "v"}, files: tree},
+		{name: "sort-version", args: []string{"ls", "--sort=version", "v"}, files: tree},
+		{name: "sort-none-single", args: []string{"ls", "--sort=none", "dir/sub"}, files: tree},
+		{name: "sort-time", args: []string{"ls", "--sort=time"}, files: tree, setup: fuSetup(old, fuMtime("c", fuOld.Add(time.Hour)))},
+		{name: "time-style-bad-not-long", args: []string{"ls", "--time-style=bogus", "dir"}, files: tree},
+		{name: "color-bad", args: []string{"ls", "--color=bogus"}, files: tree},
+		{name: "classify-bad", args: []string{"ls", "--classify=bogus"}, files: tree},
+		{name: "sort-bad", args: []string{"ls", "--sort=bogus"}, files: tree},
+		{name: "time-bad", args: []string{"ls", "--time=bogus"}, files: tree},
+		{name: "time-mtime-invalid", args: []string{"ls", "-lt", "--time=mtime"}, files: tree},
+		{name: "time-style-two-formats", args: []string{"ls", "-l", "--time-style=+%Y old\n%m-%d new", "dir"}, files: tree, setup: old},
 		{name: "s", args: []string{"ls", "-s", "dir"}, files: tree},
 		{name: "ls-h-total", args: []string{"ls", "-sh"}, files: tree},
 		{name: "ddot", args: []string{"ls", "-d", ".", ".."}, files: tree},
@@ -103,12 +114,14 @@ func TestLs(t *testing.T) {
 	for i := range sizes {
 		sizeFiles[fmt.Sprintf("s%02d", i)] = ""
 	}
-	cases = append(cases,
-		toolCase{name: "lh-sizes", args: []string{"ls", "-lh"}, files: sizeFiles, setup: sized},
-		toolCase{name: "l-sizes", args: []string{"ls", "-lS"}, files: sizeFiles, setup: sized},
-		toolCase{name: "du-h-apparent", args: []string{"du", "-ah", "--apparent-size"}, files: sizeFiles, setup: sized},
-	)
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
+	// Sparse files up to 1 TiB: runSame, which never reads file contents.
+	runSame(t, []toolCase{
+		{name: "lh-sizes", args: []string{"ls", "-lh"}, files: sizeFiles, setup: sized},
+		{name: "l-sizes", args: []string{"ls", "-lS"}, files: sizeFiles, setup: sized},
+		{name: "du-h-apparent", args: []string{"du", "-ah", "--apparent-size"}, files: sizeFiles, setup: sized},
+		{name: "du-h-apparent-total", args: []string{"du", "-sh", "--apparent-size"}, files: sizeFiles, setup: sized},
+	})
 }
 
 // TestLsSame runs ls over the very directory GNU lists, for output that
@@ -125,6 +138,8 @@ func TestLsSame(t *testing.T) {
 		{name: "lc", args: []string{"ls", "-lc", "--full-time"}, files: tree, setup: links},
 		{name: "lct", args: []string{"ls", "-lct"}, files: tree, setup: links},
 		// Reading a symlink updates its atime, so no links here.
+		{name: "time-atime", args: []string{"ls", "-l", "--time=atime", "--full-time"}, files: tree},
+		{name: "time-ctime-sort", args: []string{"ls", "-t", "--time=ctime"}, files: tree, setup: links},
 		{name: "lu", args: []string{"ls", "-lu", "--full-time"}, files: tree},
 		{name: "U", args: []string{"ls", "-U", "dir"}, files: tree, setup: links},
 		{name: "U1A", args: []string{"ls", "-U1A"}, files: tree, setup: links},

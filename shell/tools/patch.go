@@ -31,7 +31,7 @@ var patchOpts = NewOptions(
 
 func patchUnsupported(o Opt) string {
 	switch o.Key {
-	case "strip", "input", "reverse", "forward", "dry-run", "output", "quiet", "force", "batch",
+	case "strip", "input", "reverse", "forward", "dry-run", "output", "quiet", "force",
 		"backup", "fuzz", "remove-empty-files", "directory", "reject-file", "unified",
 		"no-backup-if-mismatch", "backup-if-mismatch", "z", "suffix", "binary":
 		return ""
@@ -66,7 +66,7 @@ type patcher struct {
 	dryRun       bool
 	output       string
 	silent       bool
-	force, batch bool
+	force        bool
 	backup       bool
 	mismatchBak  bool
 	fuzz         int
@@ -114,8 +114,6 @@ func runPatch(ctx context.Context, c *shell.Call) int {
 			p.silent = true
 		case "force":
 			p.force = true
-		case "batch":
-			p.batch = true
 		case "backup":
 			p.backup = true
 		case "no-backup-if-mismatch":
@@ -467,9 +465,6 @@ func (p *patcher) reversedDetected(name string, pf *patchFile, hunks []*patchHun
 	switch {
 	case p.forward:
 		p.say("%s patch detected!  Skipping patch.\n", what)
-	case p.batch:
-		// GNU -t assumes -R; that path is not supported here.
-		return false
 	default:
 		p.say("%s patch detected!  %s\nApply anyway? [n] \nSkipping patch.\n", what, q)
 	}

@@ -22,7 +22,7 @@ func TestBasenameDirname(t *testing.T) {
 		toolCase{name: "dirname-z", args: []string{"dirname", "-z", "a/b", "c"}},
 		toolCase{name: "dirname-none", args: []string{"dirname"}},
 	)
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }
 
 func TestReadlinkRealpath(t *testing.T) {
@@ -58,5 +58,5 @@ func TestReadlinkRealpath(t *testing.T) {
 		toolCase{name: "realpath-none", args: []string{"realpath"}},
 		toolCase{name: "realpath-empty", args: []string{"realpath", ""}},
 	)
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }

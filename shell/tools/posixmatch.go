@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -21,6 +22,7 @@ type reFlags struct {
 // matcher over the AST otherwise. It is safe for concurrent use only when
 // bt is nil; tools use one per invocation.
 type posixRE struct {
+	lit     []byte // the pattern is this plain string: bytes.Index does it
 	re      *regexp.Regexp
 	bt      *btProg
 	ast     *reNode
@@ -42,6 +44,10 @@ func compilePosix(pattern string, syn reSyntax, fl reFlags) (*posixRE, []string,
 // compileAST compiles a parsed pattern.
 func compileAST(ast *reNode, ngroups int, fl reFlags) (*posixRE, error) {
 	r := &posixRE{ast: ast, ngroups: ngroups, fl: fl}
+	if lit, ok := reASTLiteral(ast); ok && len(lit) > 0 && !fl.icase {
+		r.lit = lit
+		return r, nil
+	}
 	var sb strings.Builder
 	if fl.icase {
 		sb.WriteString("(?i)")
@@ -85,6 +91,13 @@ func (r *posixRE) fullMatcher() *posixRE {
 // find returns the leftmost-longest match in b as submatch index pairs
 // (like regexp's FindSubmatchIndex), or nil.
 func (r *posixRE) find(b []byte) []int {
+	if r.lit != nil {
+		i := bytes.Index(b, r.lit)
+		if i < 0 {
+			return nil
+		}
+		return []int{i, i + len(r.lit)}
+	}
 	if r.re != nil {
 		return r.re.FindSubmatchIndex(b)
 	}
@@ -93,6 +106,9 @@ func (r *posixRE) find(b []byte) []int {
 
 // findIndex is find without submatches.
 func (r *posixRE) findIndex(b []byte) []int {
+	if r.lit != nil {
+		return r.find(b)
+	}
 	if r.re != nil {
 		return r.re.FindIndex(b)
 	}
@@ -105,6 +121,9 @@ func (r *posixRE) findIndex(b []byte) []int {
 
 // match reports whether b contains a match.
 func (r *posixRE) match(b []byte) bool {
+	if r.lit != nil {
+		return bytes.Contains(b, r.lit)
+	}
 	if r.re != nil {
 		return r.re.Match(b)
 	}
@@ -115,6 +134,18 @@ func (r *posixRE) match(b []byte) bool {
 // same rules as regexp's FindAllSubmatchIndex: an empty match right after
 // the previous match is skipped (this is also GNU sed's s///g rule).
 func (r *posixRE) findAll(b []byte, n int) [][]int {
+	if r.lit != nil {
+		var out [][]int
+		for off := 0; n < 0 || len(out) < n; {
+			i := bytes.Index(b[off:], r.lit)
+			if i < 0 {
+				break
+			}
+			out = append(out, []int{off + i, off + i + len(r.lit)})
+			off += i + len(r.lit)
+		}
+		return out
+	}
 	if r.re != nil {
 		return r.re.FindAllSubmatchIndex(b, n)
 	}
@@ -342,4 +373,36 @@ func reEmitClass(sb *strings.Builder, c *reClass, fl reFlags) {
 		sb.WriteString(`\x{10ffff}`)
 	}
 	sb.WriteString("]")
+}
+
+// reRequiredLiteral returns the longest run of literal characters that
+// every match of n contains (from its top-level concatenation), or nil.
+func reRequiredLiteral(n *reNode) []byte {
+	for n.op == opGroup {
+		n = n.subs[0]
+	}
+	if n.op == opLit {
+		return utf8.AppendRune(nil, n.r)
+	}
+	if n.op != opConcat {
+		return nil
+	}
+	var best, cur []byte
+	for _, s := range n.subs {
+		for s.op == opGroup && s.subs[0].op == opLit {
+			s = s.subs[0]
+		}
+		if s.op == opLit && s.r != utf8.RuneError {
+			cur = utf8.AppendRune(cur, s.r)
+			if len(cur) > len(best) {
+				best = append(best[:0], cur...)
+			}
+			continue
+		}
+		cur = cur[:0]
+		if sub := reRequiredLiteral(s); s.op == opGroup && len(sub) > len(best) {
+			best = sub
+		}
+	}
+	return best
 }

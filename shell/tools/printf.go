@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,10 +23,27 @@ type printfRun struct {
 	stop   bool // \c seen
 }
 
+// printfHexFloat finds %a/%A conversions, which are not implemented.
+var printfHexFloat = regexp.MustCompile(`%[-+ #0']*[0-9*]*(\.[0-9*]*)?[hlLjtz]*[aA]`)
+
+// printfCheck refuses --help/--version and a literal format using %a.
+func printfCheck(args []string) error {
+	if err := trueCheck(args); err != nil {
+		return err
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) > 0 && printfHexFloat.MatchString(strings.ReplaceAll(args[0], "%%", "")) {
+		return errUnsupportedf("printf %%a")
+	}
+	return nil
+}
+
 func runPrintf(ctx context.Context, c *shell.Call) int {
 	args := c.Args[1:]
-	if len(args) == 1 && (args[0] == "--help" || args[0] == "--version") {
-		return c.Fail("option " + args[0])
+	if err := printfCheck(args); err != nil {
+		return c.Fail(strings.TrimSuffix(err.Error(), ": "+shell.ErrUnsupported.Error()))
 	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
@@ -360,7 +378,7 @@ func (p *printfRun) intArg(a string) int64 {
 			v = math.MinInt64
 		}
 	case neg:
-		v = -int64(u - 1) - 1
+		v = -int64(u-1) - 1
 	default:
 		v = int64(u)
 	}

@@ -33,7 +33,7 @@ func TestRm(t *testing.T) {
 		{name: "readonly", args: []string{"rm", "f"}, files: files, setup: fuChmod("f", 0o444)},
 		{name: "dash-dash", args: []string{"rm", "--", "-x"}, files: map[string]string{"-x": ""}},
 	}
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }
 
 func TestRmdir(t *testing.T) {
@@ -53,5 +53,5 @@ func TestRmdir(t *testing.T) {
 		{name: "symlink", args: []string{"rmdir", "l"}, files: files, setup: fuSymlink("e", "l")},
 		{name: "no-operand", args: []string{"rmdir"}, files: files},
 	}
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }

@@ -38,6 +38,7 @@ type sedStream struct {
 	status  *int
 	fatal   bool
 	name    string // file the current line came from
+	buf     []byte // reused line buffer
 }
 
 func (s *sedStream) open() bool {
@@ -63,7 +64,7 @@ func (s *sedStream) fetch() {
 		if s.br == nil && !s.open() {
 			return
 		}
-		line, err := s.br.ReadBytes(s.eol)
+		line, err := s.readLine()
 		if len(line) > 0 {
 			s.nextNL = line[len(line)-1] == s.eol
 			if s.nextNL {
@@ -84,7 +85,36 @@ func (s *sedStream) fetch() {
 	}
 }
 
+// sedMaxLine bounds one input line; GNU sed runs out of memory instead.
+const sedMaxLine = 256 << 20
+
+var errSedLineTooLong = errors.New("couldn't re-allocate memory")
+
+// readLine is ReadBytes(eol) with a bound on the line's length.
+func (s *sedStream) readLine() ([]byte, error) {
+	// The lookahead line is copied out before the next fetch, so one
+	// buffer serves every line.
+	line := s.buf[:0]
+	defer func() { s.buf = line[:0] }()
+	for {
+		frag, err := s.br.ReadSlice(s.eol)
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+		if len(line) > sedMaxLine {
+			return line, errSedLineTooLong
+		}
+	}
+}
+
 func (s *sedStream) readErr(err error) {
+	if errors.Is(err, errSedLineTooLong) {
+		fmt.Fprintf(s.c.Stderr, "sed: %s\n", err)
+		*s.status = 4
+		s.fatal = true
+		return
+	}
 	fmt.Fprintf(s.c.Stderr, "sed: read error on %s: %s\n", s.curName, shell.ErrText(err))
 	*s.status = 4
 	s.fatal = true
@@ -109,6 +139,7 @@ type sedRun struct {
 	wfiles   map[string]*sedOut
 	rfiles   map[string]*bufio.Reader
 	ps, hs   []byte
+	scratch  []byte // the previous pattern space, reused by s
 	psNL     bool // the pattern space's last line had its newline
 	hsNL     bool // likewise for the hold space (GNU copies it with the text)
 	lastRE   *posixRE
@@ -583,7 +614,7 @@ func (r *sedRun) subst(c *sedCmd) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	out := make([]byte, 0, len(r.ps)+16)
+	out := r.scratch[:0]
 	prev := 0
 	for _, m := range ms {
 		out = append(out, r.ps[prev:m[0]]...)
@@ -591,7 +622,7 @@ func (r *sedRun) subst(c *sedCmd) error {
 		prev = m[1]
 	}
 	out = append(out, r.ps[prev:]...)
-	r.ps = out
+	r.ps, r.scratch = out, r.ps
 	r.tflag = true
 	if c.print > 0 {
 		r.write(r.out, r.ps, r.psNL)

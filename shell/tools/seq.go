@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -87,19 +88,39 @@ func seqScan(arg string) (seqOperand, bool) {
 	return op, true
 }
 
-func runSeq(ctx context.Context, c *shell.Call) int {
-	// Negative numbers are operands, not options: GNU seq stops option
-	// parsing at an argument that looks like a negative number.
-	args := c.Args[1:]
-	var optArgs, ops []string
+// seqSplit separates options from operands: GNU seq stops option parsing
+// at an argument that looks like a negative number.
+func seqSplit(args []string) (optArgs, ops []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if len(a) >= 2 && a[0] == '-' && (isDigit(a[1]) || a[1] == '.') {
-			ops = append(ops, args[i:]...)
-			break
+			return optArgs, args[i:]
 		}
 		optArgs = append(optArgs, a)
+		if (a == "-f" || a == "-s") && i+1 < len(args) {
+			i++
+			optArgs = append(optArgs, args[i])
+		}
 	}
+	return optArgs, nil
+}
+
+func seqCheck(args []string) error {
+	optArgs, _ := seqSplit(args)
+	opts, _, err := seqOpts.Parse(optArgs)
+	if err != nil {
+		return errUnsupportedf("%s", err)
+	}
+	for _, o := range opts {
+		if o.Key == "format" && printfHexFloat.MatchString(strings.ReplaceAll(o.Value, "%%", "")) {
+			return errUnsupportedf("seq -f %%a")
+		}
+	}
+	return nil
+}
+
+func runSeq(ctx context.Context, c *shell.Call) int {
+	optArgs, ops := seqSplit(c.Args[1:])
 	opts, rest, st, ok := txParse(c, seqOpts, optArgs, 1)
 	if !ok {
 		return st
@@ -130,6 +151,9 @@ func runSeq(ctx context.Context, c *shell.Call) int {
 	if hasFormat {
 		var err error
 		if fpre, fspec, fsuf, err = seqFormat(format); err != nil {
+			if errors.Is(err, shell.ErrUnsupported) {
+				return c.Fail("format %a")
+			}
 			c.Errorf("%s", err)
 			return 1
 		}

@@ -104,6 +104,8 @@ func TestYesSleepEnv(t *testing.T) {
 	t.Parallel()
 	runDiff(t, []toolCase{
 		{name: "yes-head", args: []string{"env", "yes"}, known: "needs a pipe; covered by TestYesStops"},
+		{name: "yes-bad-opt", args: []string{"yes", "-n"}},
+		{name: "yes-bad-long", args: []string{"yes", "--nope"}},
 		{name: "sleep-0", args: []string{"sleep", "0"}},
 		{name: "sleep-frac", args: []string{"sleep", "0.01"}},
 		{name: "sleep-suffix", args: []string{"sleep", "0.0001m", "0s"}},

@@ -2,8 +2,8 @@ package tools
 
 import (
 	"context"
-	"math"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 

@@ -142,6 +142,12 @@ func runSort(ctx context.Context, c *shell.Call) int {
 	if len(s.keys) == 0 && !g.defaultOrder() {
 		s.keys = []*sortKey{g}
 	}
+	for _, k := range s.keys {
+		if opts := k.incompatible(); opts != "" {
+			c.Errorf("options '-%s' are incompatible", opts)
+			return 2
+		}
+	}
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
@@ -167,7 +173,7 @@ func runSort(ctx context.Context, c *shell.Call) int {
 		for _, in := range inputs {
 			all = append(all, in...)
 		}
-		slices.SortStableFunc(all, s.compare)
+		s.sortLines(all)
 	}
 	if ctx.Err() != nil {
 		return txCtxStatus
@@ -270,4 +276,80 @@ func (s *sorter) check(ctx context.Context, c *shell.Call, name string, quiet bo
 		}
 	}
 	return 0
+}
+
+// sortLines sorts in place. Without -s or -u the comparison ends with the
+// whole line, so equal elements are identical and an unstable sort gives
+// GNU's output; a single numeric key is parsed once per line.
+func (s *sorter) sortLines(all [][]byte) {
+	if len(s.keys) == 1 && s.keys[0].numeric && s.keys[0].ignore == nil && !s.keys[0].fold && len(all) < 1<<31 {
+		k := s.keys[0]
+		type dec struct {
+			line []byte
+			num  sortNumber
+		}
+		ds := make([]dec, len(all))
+		for i, l := range all {
+			ds[i] = dec{l, parseSortNumber(s.keyText(l, k))}
+		}
+		cmp := func(i, j int32) int {
+			a, b := &ds[i], &ds[j]
+			d := sortNumCompareParsed(a.num, b.num)
+			if k.reverse {
+				d = -d
+			}
+			if d != 0 || s.unique || s.stable {
+				return d
+			}
+			d = bytes.Compare(a.line, b.line)
+			if s.reverse {
+				return -d
+			}
+			return d
+		}
+		// Sorting indices moves 4 bytes per swap instead of the whole record.
+		idx := make([]int32, len(ds))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		if s.unique || s.stable {
+			slices.SortStableFunc(idx, cmp)
+		} else {
+			slices.SortFunc(idx, cmp)
+		}
+		for i, k := range idx {
+			all[i] = ds[k].line
+		}
+		return
+	}
+	if s.unique || s.stable {
+		slices.SortStableFunc(all, s.compare)
+		return
+	}
+	slices.SortFunc(all, s.compare)
+}
+
+// incompatible is GNU check_ordering_compatibility for one key: the key's
+// option letters (without b and r) when it mixes ordering kinds.
+func (k *sortKey) incompatible() string {
+	n := 0
+	for _, on := range []bool{k.numeric, k.general, k.human, k.month, k.version || k.ignore != nil} {
+		if on {
+			n++
+		}
+	}
+	if n < 2 {
+		return ""
+	}
+	var b []byte
+	for _, f := range []struct {
+		on bool
+		c  byte
+	}{{k.ignore == &sortDict, 'd'}, {k.fold, 'f'}, {k.general, 'g'}, {k.human, 'h'},
+		{k.ignore == &sortNonPrint, 'i'}, {k.month, 'M'}, {k.numeric, 'n'}, {k.version, 'V'}} {
+		if f.on {
+			b = append(b, f.c)
+		}
+	}
+	return string(b)
 }

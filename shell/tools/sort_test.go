@@ -3,23 +3,23 @@ package tools
 import "testing"
 
 var sortFiles = map[string]string{
-	"words": "banana\napple\nCherry\napple\n  date\nélan\nZebra\n\nbanana2\n",
-	"nums":  "10\n9\n-3\n+4\n 2\n2.50\n2.5\n-0\n0\nabc\n1e3\n0x10\n-inf\n007\n.5\n-.5\n",
-	"human": "1K\n2M\n512\n1.5K\n3G\n-1K\n1k\n0K\n10\n",
-	"table": "b 2 x\na 10 y\nc 2 z\na 1 w\nb 10 v\n",
-	"csv":   "k3,9,c\nk1,10,a\nk2,9,b\nk1,2,d\n",
-	"vers":  "file10.txt\nfile2.txt\nfile1.tar.gz\nfile1.txt\nv1.2.10\nv1.2.9\nv1.10\n.hidden\n..\n.\nfoo~\nfoo\n",
-	"month": "Mar 3\njan 1\nDEC 12\nfoo\n  Feb 2\n",
-	"sorted": "a\nb\nb\nc\n",
+	"words":    "banana\napple\nCherry\napple\n  date\nélan\nZebra\n\nbanana2\n",
+	"nums":     "10\n9\n-3\n+4\n 2\n2.50\n2.5\n-0\n0\nabc\n1e3\n0x10\n-inf\n007\n.5\n-.5\n",
+	"human":    "1K\n2M\n512\n1.5K\n3G\n-1K\n1k\n0K\n10\n",
+	"table":    "b 2 x\na 10 y\nc 2 z\na 1 w\nb 10 v\n",
+	"csv":      "k3,9,c\nk1,10,a\nk2,9,b\nk1,2,d\n",
+	"vers":     "file10.txt\nfile2.txt\nfile1.tar.gz\nfile1.txt\nv1.2.10\nv1.2.9\nv1.10\n.hidden\n..\n.\nfoo~\nfoo\n",
+	"month":    "Mar 3\njan 1\nDEC 12\nfoo\n  Feb 2\n",
+	"sorted":   "a\nb\nb\nc\n",
 	"unsorted": "a\nc\nb\n",
-	"dups":  "x\nX\nx\ny\nx\n",
-	"mixed": "a\x00b\nA\n\xff\n\xc3\xa9\nz\n~\n",
-	"s1": "a\nc\ne\n",
-	"s2": "b\nd\nf\n",
-	"blank": "  b 1\n a 2\n\tc 3\n",
-	"dict":  "a-b\nab\na_c\n#x\n",
-	"nonl": "b\na",
-	"z": "b\x00a\x00c\x00",
+	"dups":     "x\nX\nx\ny\nx\n",
+	"mixed":    "a\x00b\nA\n\xff\n\xc3\xa9\nz\n~\n",
+	"s1":       "a\nc\ne\n",
+	"s2":       "b\nd\nf\n",
+	"blank":    "  b 1\n a 2\n\tc 3\n",
+	"dict":     "a-b\nab\na_c\n#x\n",
+	"nonl":     "b\na",
+	"z":        "b\x00a\x00c\x00",
 }
 
 func TestSort(t *testing.T) {
@@ -91,6 +91,10 @@ func TestSort(t *testing.T) {
 		{name: "ties-keyr", args: []string{"sort", "-k1,1r"}, stdin: "a z\na b\nb m\n"},
 		{name: "t-empty-fields", args: []string{"sort", "-t:", "-k2,2"}, stdin: "a::1\nb:x:2\nc:\nd\n"},
 		{name: "M-r", args: []string{"sort", "-Mr", "month"}},
+		{name: "incompatible-nM", args: []string{"sort", "-M", "-n", "month"}},
+		{name: "incompatible-dg", args: []string{"sort", "-d", "-g", "nums"}},
+		{name: "incompatible-key", args: []string{"sort", "-k1,1iV", "vers"}},
+		{name: "compatible-key-mix", args: []string{"sort", "-n", "-k1,1V", "vers"}},
 	}
 	for i := range cases {
 		cases[i].files = f

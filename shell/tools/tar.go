@@ -275,7 +275,7 @@ func (r *tarRun) create(operands []string) int {
 		zw.OS = 3
 		dst = zw
 	}
-	cw := &countWriter{w: dst}
+	cw := &gzCountWriter{w: dst}
 	tw := tar.NewWriter(cw)
 	for _, op := range operands {
 		if err := r.ctx.Err(); err != nil {

@@ -25,7 +25,7 @@ var tarFiles = map[string]string{
 // trees, with a fixed mtime so listings agree.
 func tarSetup(script string) func(t *testing.T, dir string) {
 	return func(t *testing.T, dir string) {
-		hostRun(t, dir, "sh", "-c", "chmod 640 d/sub/b.txt && ln -s a.txt d/link && "+script)
+		dataHostRun(t, dir, "sh", "-c", "chmod 640 d/sub/b.txt && ln -s a.txt d/link && "+script)
 	}
 }
 
@@ -80,9 +80,9 @@ func TestTarRead(t *testing.T) {
 	}, 4)
 }
 
-// tarTree lists a directory as path -> mode and content (symlinks by
+// dataTarTree lists a directory as path -> mode and content (symlinks by
 // target), for comparing extraction results.
-func tarTree(t *testing.T, dir string) map[string]string {
+func dataTarTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	return snapshotTree(t, dir)
 }
@@ -156,7 +156,7 @@ func TestTarRoundTrip(t *testing.T) {
 			if _, errs, st := runOurs(t, toolCase{args: []string{"tar", "xf", "/workspace/../a"}}, ourRoot); st != 0 {
 				t.Fatalf("our extract status %d: %s", st, errs)
 			}
-			if diff := cmp.Diff(tarTree(t, gnuDir), tarTree(t, ourDir)); diff != "" {
+			if diff := cmp.Diff(dataTarTree(t, gnuDir), dataTarTree(t, ourDir)); diff != "" {
 				t.Errorf("extracted trees differ (-gnu +ours):\n%s", diff)
 			}
 			if !strings.Contains(tc.name, "verbose") {

@@ -2,9 +2,9 @@ package tools
 
 import (
 	"context"
+	"golang.org/x/sys/unix"
 	"io/fs"
 	"strings"
-	"golang.org/x/sys/unix"
 
 	"rung.dev/rung/shell"
 )

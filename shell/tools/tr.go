@@ -35,7 +35,6 @@ var trClasses = map[string]func(b byte) bool{
 	"xdigit": func(b byte) bool { return isDigit(b) || b >= 'a' && b <= 'f' || b >= 'A' && b <= 'F' },
 }
 
-
 // trUnescape decodes one possibly escaped byte at s[i]; it returns the
 // byte, the next index and whether it was escaped.
 func trUnescape(s string, i int) (byte, int, bool) {

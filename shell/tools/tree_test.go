@@ -29,5 +29,5 @@ func TestTree(t *testing.T) {
 		{name: "ad", args: []string{"tree", "-ad"}, files: files, setup: setup},
 		{name: "n", args: []string{"tree", "-n", "a"}, files: files, setup: setup},
 	}
-	runDiff(t, cases)
+	fuRunDiff(t, cases)
 }

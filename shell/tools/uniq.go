@@ -170,74 +170,95 @@ func uniqFoldEq(a, b []byte) bool {
 	return true
 }
 
+// run mirrors GNU check_file: a line is written when its group ends (or,
+// with -D, as soon as it is known to repeat), and the group's count
+// decides whether that kind of line is wanted.
 func (u *uniqer) run(lr *txLineReader, out *txOut) error {
+	unique := !u.repeated && u.allRepeated == ""
+	firstRep := !u.unique
+	laterRep := u.allRepeated != ""
+	want := func(match bool, count uint64) bool {
+		switch {
+		case count == 0:
+			return unique
+		case !match:
+			return firstRep
+		}
+		return laterRep
+	}
 	var prev []byte
 	var count uint64
-	have := false
-	firstGroup := true
+	have, firstDelim := false, true
 	for {
 		line, err := lr.next()
-		if err != nil && err != io.EOF {
-			return err
-		}
 		if err == io.EOF {
 			break
 		}
+		if err != nil {
+			return err
+		}
 		line = bytes.TrimSuffix(line, []byte{u.delim})
-		if have && u.equal(prev, line) {
-			count++
-			if u.allRepeated != "" {
-				if count == 2 {
-					if u.allRepeated == "prepend" || u.allRepeated == "separate" && !firstGroup {
-						out.WriteByte(u.delim)
-					}
-					firstGroup = false
-					u.writeLine(out, prev, 0)
-				}
-				u.writeLine(out, line, 0)
-			}
-			if u.group != "" {
-				u.writeLine(out, line, 0)
-			}
-			continue
-		}
-		if have {
-			u.flush(out, prev, count)
-		}
 		if u.group != "" {
+			if have && u.equal(prev, line) {
+				u.writeLine(out, line, 0)
+				continue
+			}
 			if have || u.group == "prepend" || u.group == "both" {
 				out.WriteByte(u.delim)
 			}
 			u.writeLine(out, line, 0)
+			prev = append(prev[:0], line...)
+			have = true
+			continue
 		}
-		prev = append(prev[:0], line...)
-		count, have = 1, true
-		if _, err := out.Write(nil); err != nil {
+		match := have && u.equal(prev, line)
+		if match {
+			count++
+		}
+		if laterRep && u.allRepeated != "none" {
+			if !match {
+				if count > 0 {
+					firstDelim = false
+				}
+			} else if count == 1 && (u.allRepeated == "prepend" || !firstDelim) {
+				out.WriteByte(u.delim)
+			}
+		}
+		if have && (!match || laterRep) && want(match, count) {
+			u.writeLine(out, prev, uniqCount(u.count, count))
+		}
+		if !have || !match || laterRep {
+			prev = append(prev[:0], line...)
+		}
+		if !match {
+			count = 0
+		}
+		have = true
+		if out.err() != nil {
 			return nil
 		}
 	}
-	if have {
-		u.flush(out, prev, count)
+	if !have {
+		return nil
+	}
+	if u.group != "" {
 		if u.group == "append" || u.group == "both" {
 			out.WriteByte(u.delim)
 		}
+		return nil
+	}
+	if want(false, count) {
+		u.writeLine(out, prev, uniqCount(u.count, count))
 	}
 	return nil
 }
 
-// flush outputs the group that ended with line prev, seen count times.
-func (u *uniqer) flush(out *txOut, prev []byte, count uint64) {
-	if u.allRepeated != "" || u.group != "" {
-		return
+// uniqCount is the count to print: the group size with -c, else none.
+func uniqCount(on bool, matches uint64) uint64 {
+	if on {
+		return matches + 1
 	}
-	if u.repeated && count < 2 || u.unique && count > 1 {
-		return
-	}
-	if u.count {
-		u.writeLine(out, prev, count)
-		return
-	}
-	u.writeLine(out, prev, 0)
+	return 0
 }
 
 func (u *uniqer) writeLine(out *txOut, line []byte, count uint64) {

@@ -45,6 +45,10 @@ func TestUniq(t *testing.T) {
 		{name: "extra", args: []string{"uniq", "a", "b", "c"}},
 		{name: "empty", args: []string{"uniq", "-c", "empty"}},
 		{name: "bad-f", args: []string{"uniq", "-f", "x", "in"}},
+		{name: "uD", args: []string{"uniq", "-u", "-D", "in"}},
+		{name: "duD", args: []string{"uniq", "-d", "-u", "-D", "in"}},
+		{name: "iD", args: []string{"uniq", "-i", "-D", "case"}},
+		{name: "uD-sep", args: []string{"uniq", "-u", "--all-repeated=separate", "in"}},
 		{name: "big-count", args: []string{"uniq", "-c"}, stdin: txRepeat("same\n", 12345678/1000)},
 	}
 	for i := range cases {

@@ -17,6 +17,12 @@ func runYes(ctx context.Context, c *shell.Call) int {
 	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
+	} else if len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
+		// GNU yes parses options (only --help and --version exist).
+		if strings.HasPrefix(args[0], "--") {
+			return usage(c, &UsageError{"unrecognized option '" + args[0] + "'"}, 1)
+		}
+		return usage(c, &UsageError{"invalid option -- '" + args[0][1:2] + "'"}, 1)
 	}
 	line := "y\n"
 	if len(args) > 0 {

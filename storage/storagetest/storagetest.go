@@ -37,7 +37,7 @@ func NewTestPool(t testing.TB) *storage.Pool {
 func NewTestPoolConfig(t testing.TB, cfg storage.PoolConfig) *storage.Pool {
 	t.Helper()
 	testenv.Require(t, "root", "mkfs.btrfs")
-	sweepOnce.Do(sweepStale)
+	sweepOnce.Do(func() { sweepStale(t.Context()) })
 	cfg.Dir = t.TempDir()
 	cfg.Mount = ""
 	if cfg.ImageSize == 0 {
@@ -62,7 +62,7 @@ var sweepOnce sync.Once
 // stale when it is mounted under the temporary directory and nobody holds
 // its pool.lock: the kernel drops that lock when its holder dies, so a
 // live test's pool is never touched.
-func sweepStale() {
+func sweepStale(ctx context.Context) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return
@@ -93,7 +93,7 @@ func sweepStale() {
 		}
 		// Open adopts the mount after checking it is this image's; Close
 		// unmounts it and waits for the loop device to detach.
-		p, err := storage.Open(context.Background(), storage.PoolConfig{Dir: dir})
+		p, err := storage.Open(ctx, storage.PoolConfig{Dir: dir})
 		if err != nil {
 			continue
 		}

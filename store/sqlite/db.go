@@ -24,10 +24,13 @@ import (
 // DB is a [store.Store] backed by one SQLite file. It is safe for
 // concurrent use. Close releases it.
 type DB struct {
-	w    *sql.DB // one connection: the only writer
-	r    *sql.DB // read-only connections
-	ws   *stmts  // prepared statements of w
-	rs   *stmts  // prepared statements of r
+	w  *sql.DB // one connection: the only writer
+	r  *sql.DB // read-only connections
+	ws *stmts  // the writer connection and its prepared statements
+	// wmu queues writers for the one writer connection. It is held for a
+	// whole write transaction: that is the single-writer queue SQLite
+	// would impose anyway, kept in Go where waiting is cheap.
+	wmu  sync.Mutex
 	once sync.Once
 }
 
@@ -72,15 +75,23 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(0)
-	return &DB{w: w, r: r, ws: &stmts{db: w, m: map[string]*sql.Stmt{}}, rs: &stmts{db: r, m: map[string]*sql.Stmt{}}}, nil
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &DB{w: w, r: r, ws: &stmts{conn: conn, m: map[string]*sql.Stmt{}}}, nil
 }
 
 // Close closes both connection pools. It is idempotent.
 func (db *DB) Close() error {
 	var err error
 	db.once.Do(func() {
-		db.rs.close()
+		db.wmu.Lock()
 		db.ws.close()
+		db.ws.conn.Close()
+		db.wmu.Unlock()
 		err = errors.Join(db.r.Close(), db.w.Close())
 	})
 	return err
@@ -88,7 +99,9 @@ func (db *DB) Close() error {
 
 // write runs fn in one write transaction.
 func (db *DB) write(ctx context.Context, fn func(tx tx) error) error {
-	t, err := db.w.BeginTx(ctx, nil)
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	t, err := db.ws.conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -106,7 +119,7 @@ func (db *DB) read(ctx context.Context, fn func(tx tx) error) error {
 		return err
 	}
 	defer t.Rollback()
-	return fn(tx{t, db.rs})
+	return fn(tx{t, nil})
 }
 
 // classify turns driver errors into rung classes.

@@ -35,11 +35,6 @@ func (in *interp) print(s *printStmt) {
 		}
 		w.WriteString(in.ors)
 	}
-	if w != in.stdout && s.redir != tPipe {
-		// mawk flushes files lazily too, but a later reader of the same
-		// file in this program (getline < f after close) needs the data.
-		return
-	}
 }
 
 func (in *interp) builtin(e *builtinExpr) value {

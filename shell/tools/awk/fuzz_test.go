@@ -30,7 +30,9 @@ func FuzzAwk(f *testing.F) {
 			Open:   func(string) (io.ReadCloser, error) { return nil, io.ErrUnexpectedEOF },
 			Create: nil,
 		}
-		env.Create = func(name string, flag int, perm fs.FileMode) (io.WriteCloser, error) { return nopCloser{io.Discard}, nil }
+		env.Create = func(name string, flag int, perm fs.FileMode) (io.WriteCloser, error) {
+			return nopCloser{io.Discard}, nil
+		}
 		Main(ctx, env, []string{prog})
 	})
 }

@@ -132,7 +132,6 @@ type interp struct {
 	exitCode int
 	ticks    int
 	inEnd    bool
-	partial  string // printf output produced before a format error
 }
 
 type regexpCache = regexCache

@@ -404,10 +404,3 @@ func (p *parser) builtin() expr {
 	}
 	return b
 }
-
-func (p *parser) isArrayName(v *varRef) bool {
-	if v.local {
-		return p.fn.isArray[v.idx]
-	}
-	return p.prog.arrays[v.name]
-}

@@ -13,7 +13,6 @@ import (
 func (in *interp) sprintf(format string, args []value) string {
 	s, errMsg := in.format(format, args)
 	if errMsg != "" {
-		in.partial = s
 		in.fatalf("%s", errMsg)
 	}
 	return s

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"rung.dev/rung/container"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/image"
+	"rung.dev/rung/storage"
+)
+
+// openContainers wires the container tier: the image store under data
+// (building "lite" on first start: seconds), the fastest working OCI
+// runtime among runc and crun (probed at start-up), runsc for isolation
+// "gvisor" when installed, and the agent binary. It reaps containers a
+// crashed daemon left. A host that cannot run containers gets a nil
+// tier and a reason; the daemon then serves the isolate tier alone.
+func openContainers(ctx context.Context, data string, pool *storage.Pool, agentBin string, log *slog.Logger) (*controller.Containers, string) {
+	if agentBin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err.Error()
+		}
+		agentBin = exe
+	}
+	if err := container.CheckStatic(agentBin); err != nil {
+		return nil, err.Error()
+	}
+	images, err := image.Open(filepath.Join(data, "images"), log)
+	if err != nil {
+		return nil, err.Error()
+	}
+	lite, err := images.Get("lite")
+	if err != nil {
+		if lite, err = images.BuildLite(ctx, nil); err != nil {
+			return nil, fmt.Sprintf("build the lite image: %v", err)
+		}
+		log.Info("built image", "image", lite.Ref())
+	}
+	state := filepath.Join(data, "containers")
+	rt, results, err := container.Probe(ctx, images.LowerDirs(lite)[0], filepath.Join(state, "probe"),
+		[]container.Runtime{{Name: "runc", Binary: "runc"}, container.Crun("crun")})
+	if err != nil {
+		return nil, err.Error()
+	}
+	for _, r := range results {
+		log.Info("runtime probe", "runtime", r.Runtime, "ok", r.OK, "median", r.Median, "err", r.Error)
+	}
+	runc, err := container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, Logger: log})
+	if err != nil {
+		return nil, err.Error()
+	}
+	if reaped, err := runc.ReapStale(ctx); err != nil {
+		log.Warn("reap stale containers", "err", err)
+	} else if len(reaped) > 0 {
+		log.Info("reaped containers left by an earlier daemon", "count", len(reaped))
+	}
+	tier := &controller.Containers{Runc: runc, Images: images, Pool: pool}
+	if path, err := exec.LookPath("runsc"); err == nil {
+		gv, err := container.NewManager(container.Config{StateDir: filepath.Join(state, "runsc"), Runtime: container.GVisor(path), Images: images, AgentBinary: agentBin, Logger: log})
+		if err == nil {
+			gv.ReapStale(ctx)
+			tier.GVisor = gv
+		}
+	}
+	log.Info("container tier ready", "runtime", rt.Name, "gvisor", tier.GVisor != nil, "image", lite.Ref())
+	return tier, ""
+}
