@@ -41,3 +41,8 @@ fi
 modprobe btrfs 2>/dev/null || true
 modprobe loop 2>/dev/null || true
 modprobe overlay 2>/dev/null || true
+# Each sandbox file view keeps one inotify instance for its stat cache;
+# the default of 128 per user is far below the sandboxes one daemon serves.
+if [ "$(id -u)" = 0 ] && [ "$(sysctl -n fs.inotify.max_user_instances 2>/dev/null || echo 0)" -lt 65536 ]; then
+	sysctl -qw fs.inotify.max_user_instances=65536 || true
+fi

@@ -113,3 +113,12 @@ var moreCases = concat(
 )
 
 func TestMore(t *testing.T) { shelltest.Run(t, moreCases, nil) }
+
+var lastpipeCases = group("lastpipe",
+	`shopt -s lastpipe; echo a | read x; echo "[$x]"`,
+	`shopt -s lastpipe; printf '1\n2\n' | while read n; do s=$((s+n)); done; echo $s`,
+	`shopt -s lastpipe; echo x | { read y; }; echo "$y"; echo ${PIPESTATUS[@]}`,
+	`echo a | read x; echo "[$x]"`,
+)
+
+func TestLastpipe(t *testing.T) { shelltest.Run(t, lastpipeCases, nil) }

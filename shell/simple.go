@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"maps"
 	"context"
 	"fmt"
 	"path"
@@ -366,8 +367,18 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 	var wg sync.WaitGroup
 	var prev *pipe
 	r.noErrExit++
+	lastpipe := r.shopts["lastpipe"]
 	for i, st := range stages {
-		child := r.copyState()
+		var child *runner
+		if i == n-1 && lastpipe {
+			// shopt -s lastpipe: the last stage runs in this shell.
+			savedFDs := r.fds
+			r.fds = maps.Clone(r.fds)
+			defer func() { r.fds = savedFDs }()
+			child = r
+		} else {
+			child = r.copyState()
+		}
 		if i < n-1 {
 			child.noErrExit++
 		}
@@ -385,7 +396,12 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 		}
 		in := prev
 		run := func() {
-			statuses[i] = child.runProtected(func(c *runner) { c.stmt(st) })
+			if child == r {
+				r.stmt(st)
+				statuses[i] = r.status
+			} else {
+				statuses[i] = child.runProtected(func(c *runner) { c.stmt(st) })
+			}
 			if next != nil {
 				next.closeWrite()
 			}
@@ -395,7 +411,9 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 		}
 		if i == n-1 {
 			r.noErrExit--
-			child.noErrExit = r.noErrExit
+			if child != r {
+				child.noErrExit = r.noErrExit
+			}
 			run()
 		} else {
 			wg.Add(1)

@@ -4,7 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -240,5 +242,25 @@ func TestTarMalicious(t *testing.T) {
 			}
 			v.checkOutside(t)
 		})
+	}
+}
+
+func TestTarCancel(t *testing.T) {
+	v := newView(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	data := makeTar(t, tarEntry{name: "a", body: "x"})
+	if err := ImportTar(ctx, v, "/workspace/dst", bytes.NewReader(data), TarOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("ImportTar with a cancelled ctx = %v", err)
+	}
+	if _, err := os.Lstat(v.h("/workspace/dst/a")); err == nil {
+		t.Errorf("ImportTar wrote with a cancelled ctx")
+	}
+	must(t, os.WriteFile(v.h("/workspace/f"), nil, 0o644))
+	if err := ExportTar(ctx, v, "/workspace", io.Discard); !errors.Is(err, context.Canceled) {
+		t.Errorf("ExportTar with a cancelled ctx = %v", err)
+	}
+	if err := ExportTar(t.Context(), v, "/workspace/f", io.Discard); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("ExportTar of a file = %v, want ErrInvalid", err)
 	}
 }

@@ -14,8 +14,8 @@ import (
 
 // touch changes file timestamps like GNU touch. -d accepts the common
 // date forms (ISO 8601 dates and times, "@seconds", "now", "yesterday",
-// "N days ago" style is refused); anything else is refused as unsupported
-// rather than guessed. -h is refused: the file view cannot set a
+// "tomorrow", "N units ago", "+N units"); anything else is refused as
+// unsupported rather than guessed. -h is refused: the file view cannot set a
 // symlink's own times.
 
 var touchSpec = fuNewSpec([]string{
@@ -174,10 +174,15 @@ func touchStamp(s string, loc *time.Location) (time.Time, bool) {
 func fuParseDate(s string, loc *time.Location, now time.Time) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
-	case "now", "":
+	case "now", "", "today":
 		return now, true
-	case "today":
-		return now, true
+	case "yesterday":
+		return now.AddDate(0, 0, -1), true
+	case "tomorrow":
+		return now.AddDate(0, 0, 1), true
+	}
+	if t, ok := fuRelDate(strings.ToLower(s), now); ok {
+		return t, true
 	}
 	if rest, ok := strings.CutPrefix(s, "@"); ok {
 		secs, frac, _ := strings.Cut(rest, ".")
@@ -213,6 +218,43 @@ func fuParseDate(s string, loc *time.Location, now time.Time) (time.Time, bool) 
 		if t, err := time.ParseInLocation(l, s, zone); err == nil {
 			return t, true
 		}
+	}
+	return time.Time{}, false
+}
+
+// fuRelDate parses "[+-]N unit[s] [ago]" (units second through year, as
+// GNU's parse_datetime names them); days, months and years move on the
+// calendar, keeping the time of day.
+func fuRelDate(s string, now time.Time) (time.Time, bool) {
+	f := strings.Fields(s)
+	ago := len(f) == 3 && f[2] == "ago"
+	if !(len(f) == 2 || ago) {
+		return time.Time{}, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(f[0], "+"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	if ago {
+		n = -n
+	}
+	switch strings.TrimSuffix(f[1], "s") {
+	case "sec", "second":
+		return now.Add(time.Duration(n) * time.Second), true
+	case "min", "minute":
+		return now.Add(time.Duration(n) * time.Minute), true
+	case "hour":
+		return now.Add(time.Duration(n) * time.Hour), true
+	case "day":
+		return now.AddDate(0, 0, n), true
+	case "week":
+		return now.AddDate(0, 0, 7*n), true
+	case "fortnight":
+		return now.AddDate(0, 0, 14*n), true
+	case "month":
+		return now.AddDate(0, n, 0), true
+	case "year":
+		return now.AddDate(n, 0, 0), true
 	}
 	return time.Time{}, false
 }
