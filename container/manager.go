@@ -338,3 +338,6 @@ func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
 	}
 	return reaped, nil
 }
+
+// Agent returns the client of the container's agent.
+func (c *Container) Agent() *agent.Client { return c.agent }

@@ -164,10 +164,11 @@ func (c *Controller) runActor(a *actor) {
 		case op := <-a.mbox:
 			op()
 		case <-t.C:
-			if c.retire(a) {
+			wait, done := c.retire(a)
+			if done {
 				return
 			}
-			t.Reset(c.cfg.IdleGrace)
+			t.Reset(wait)
 		case <-c.ctx.Done():
 			c.mu.Lock()
 			delete(c.actors, a.id)
@@ -180,15 +181,19 @@ func (c *Controller) runActor(a *actor) {
 	}
 }
 
-// retire removes a from the active set if nobody uses it.
-func (c *Controller) retire(a *actor) bool {
+// retire removes a from the active set if nobody has used it for
+// IdleGrace; otherwise it says how long to wait before asking again.
+func (c *Controller) retire(a *actor) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if a.refs > 0 || len(a.mbox) > 0 || (!a.deleted && time.Since(a.lastUsed) < c.cfg.IdleGrace) {
-		return false
+	if a.refs > 0 || len(a.mbox) > 0 {
+		return c.cfg.IdleGrace, false
+	}
+	if idle := time.Since(a.lastUsed); !a.deleted && idle < c.cfg.IdleGrace {
+		return c.cfg.IdleGrace - idle, false
 	}
 	delete(c.actors, a.id)
-	return true
+	return 0, true
 }
 
 // notFound turns a store lookup error into the caller's not-found error

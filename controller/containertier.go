@@ -28,8 +28,14 @@ type Containers struct {
 	// default "lite".
 	DefaultImage string
 
-	mu       sync.Mutex                     // guards starting
+	// onStart is set once by the controller before use.
+	onStart func(rung.Sandbox, *container.Container)
+
+	mu       sync.Mutex // guards the fields below
+	onExit   func(id rung.SandboxID, deliberate bool, why string)
 	starting map[rung.SandboxID]*sync.Mutex // one start at a time per sandbox
+	stopping map[rung.SandboxID]string      // why rung is stopping a container
+	watchers sync.WaitGroup                 // one per started container, until it exits
 }
 
 var _ ContainerTier = (*Containers)(nil)
@@ -82,7 +88,39 @@ func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Co
 	if err != nil {
 		return nil, fmt.Errorf("container image: %w", err)
 	}
-	return m.Start(ctx, container.StartRequest{Sandbox: sb.ID, Subvolume: t.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
+	ctr, err := m.Start(ctx, container.StartRequest{Sandbox: sb.ID, Subvolume: t.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
+	if err != nil {
+		return nil, err
+	}
+	if t.onStart != nil {
+		t.onStart(sb, ctr)
+	}
+	t.watchers.Go(func() { // ends when the container exits, deliberately or not
+		<-ctr.Done()
+		t.mu.Lock()
+		why, deliberate := t.stopping[sb.ID]
+		delete(t.stopping, sb.ID)
+		onExit := t.onExit
+		t.mu.Unlock()
+		if !deliberate {
+			why = "the container's init exited"
+		}
+		if onExit != nil {
+			onExit(sb.ID, deliberate, why)
+		}
+	})
+	return ctr, nil
+}
+
+// current returns the sandbox's live container, or nil.
+func (t *Containers) current(id rung.SandboxID) *container.Container {
+	if c := t.Runc.Get(id); c != nil {
+		return c
+	}
+	if t.GVisor != nil {
+		return t.GVisor.Get(id)
+	}
+	return nil
 }
 
 // Exec implements [ContainerTier].
@@ -134,6 +172,18 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 
 // Stop stops the sandbox's container if it has one; its files stay.
 func (t *Containers) Stop(ctx context.Context, id rung.SandboxID) error {
+	return t.stop(ctx, id, "stopped")
+}
+
+func (t *Containers) stop(ctx context.Context, id rung.SandboxID, why string) error {
+	t.mu.Lock()
+	if t.stopping == nil {
+		t.stopping = map[rung.SandboxID]string{}
+	}
+	if t.current(id) != nil {
+		t.stopping[id] = why
+	}
+	t.mu.Unlock()
 	err := t.Runc.Stop(ctx, id)
 	if t.GVisor != nil {
 		if gerr := t.GVisor.Stop(ctx, id); err == nil {
@@ -154,13 +204,17 @@ func (t *Containers) Running(id rung.SandboxID) bool {
 	return t.GVisor != nil && t.GVisor.Get(id) != nil
 }
 
-// Close stops every container.
+// Close stops every container and waits for their watchers.
 func (t *Containers) Close(ctx context.Context) error {
+	t.mu.Lock()
+	t.onExit = nil // the controller is going away; nothing to record
+	t.mu.Unlock()
 	err := t.Runc.Close(ctx)
 	if t.GVisor != nil {
 		if gerr := t.GVisor.Close(ctx); err == nil {
 			err = gerr
 		}
 	}
+	t.watchers.Wait()
 	return err
 }

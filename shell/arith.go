@@ -88,9 +88,7 @@ func (r *runner) arithString(s string) int64 {
 
 // arithText is the source text of x, for messages.
 func (r *runner) arithText(x syntax.ArithmExpr) string {
-	var sb strings.Builder
-	_ = syntax.NewPrinter().Print(&sb, x)
-	return sb.String()
+	return arithString(x)
 }
 
 // parseNumber parses a bash integer constant: decimal, 0x hex, 0 octal,

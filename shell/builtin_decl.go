@@ -78,6 +78,13 @@ func (r *runner) declClause(c *syntax.DeclClause) int {
 			parts = append(parts, quoteTrace(s))
 		}
 		r.trace(strings.Join(parts, " "))
+		if variant == "export" || variant == "readonly" {
+			for _, it := range items {
+				if it.value != nil {
+					r.trace(it.name + "=" + quoteTrace(*it.value))
+				}
+			}
+		}
 	}
 	return r.declare(variant, words, items)
 }
@@ -532,7 +539,7 @@ func (r *runner) declareLine(name string, v *variable, short bool) string {
 
 // dquote quotes s in double quotes as declare -p does.
 func dquote(s string) string {
-	if needsANSI(s) {
+	if needsANSI(s) || strings.ContainsAny(s, "\t\n") {
 		return ansiQuote(s)
 	}
 	var sb strings.Builder

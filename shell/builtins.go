@@ -6,6 +6,7 @@ import (
 	"io"
 	"mvdan.cc/sh/v3/syntax"
 	"path"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -389,6 +390,9 @@ func biUmask(r *runner, args []string) int {
 
 func biWait(r *runner, args []string) int {
 	status := 0
+	if len(args) == 2 && args[1] == "-n" {
+		return r.waitAny()
+	}
 	if len(args) > 1 {
 		for _, a := range args[1:] {
 			if a == "-n" || a == "-f" {
@@ -421,6 +425,27 @@ func biWait(r *runner, args []string) int {
 		delete(r.jobs, pid)
 	}
 	return 0
+}
+
+// waitAny is wait -n: the status of the next job to end, 127 if none.
+func (r *runner) waitAny() int {
+	if len(r.jobs) == 0 {
+		return 127
+	}
+	pids := make([]int, 0, len(r.jobs))
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.ctx.Done())}}
+	for pid, j := range r.jobs {
+		pids = append(pids, pid)
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(j.done)})
+	}
+	i, _, _ := reflect.Select(cases)
+	if i == 0 {
+		return 130
+	}
+	pid := pids[i-1]
+	st := r.jobs[pid].status
+	delete(r.jobs, pid)
+	return st
 }
 
 func (r *runner) waitJob(j *job) bool {
@@ -550,6 +575,13 @@ func (r *runner) seconds() int64 {
 
 // letClause runs let from the AST.
 func (r *runner) letClause(c *syntax.LetClause) int {
+	if r.xtrace {
+		var parts []string
+		for _, x := range c.Exprs {
+			parts = append(parts, quoteTrace(strings.ReplaceAll(arithString(x), " ", "")))
+		}
+		r.trace("let " + strings.Join(parts, " "))
+	}
 	var last int64
 	for _, x := range c.Exprs {
 		v, err := r.arithSafe(x)

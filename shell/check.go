@@ -223,9 +223,28 @@ func (c *checker) call(ce *syntax.CallExpr) {
 		return
 	}
 	if _, ok := extraCommands[name]; ok {
+		if name == "bash" || name == "sh" {
+			c.childScript(args[1:])
+		}
 		return
 	}
 	c.fail("command %s not available", name)
+}
+
+// childScript checks the script of bash -c SCRIPT when it is a literal.
+func (c *checker) childScript(args []string) {
+	for i, a := range args {
+		if a == "-c" && i+1 < len(args) {
+			if args[i+1] == Unknown {
+				c.fail("bash -c script only known at run time")
+				return
+			}
+			if err := c.sh.Check(args[i+1]); err != nil && c.err == nil {
+				c.err = fmt.Errorf("bash -c: %w", err)
+			}
+			return
+		}
+	}
 }
 
 // lookupTool finds a tool by name or absolute /usr/bin path.

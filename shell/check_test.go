@@ -73,6 +73,8 @@ func TestCheck(t *testing.T) {
 		{"syntax error", "if then fi", rung.ErrInvalid},
 		{"unclosed quote", "echo 'abc", rung.ErrInvalid},
 		{"bash -c", "bash -c 'echo hi'", nil},
+		{"bash -c unknown", "bash -c 'python3 x.py'", shell.ErrUnsupported},
+		{"sh -c syntax", "sh -c 'if'", rung.ErrInvalid},
 		{"which", "which upper", nil},
 		{"keywords", "if true; then :; fi; while false; do :; done; case a in a) ;; esac", nil},
 		{"arith and test", "(( x++ )); [[ a == b ]]; [ -f x ]; let y=1", nil},

@@ -122,3 +122,10 @@ var lastpipeCases = group("lastpipe",
 )
 
 func TestLastpipe(t *testing.T) { shelltest.Run(t, lastpipeCases, nil) }
+
+var waitCases = group("wait-n",
+	`(exit 3) & wait -n; echo $?`,
+	`wait -n; echo $?`,
+)
+
+func TestWaitN(t *testing.T) { shelltest.Run(t, waitCases, nil) }

@@ -15,6 +15,9 @@ func (r *runner) trace(text string) {
 	if !ok {
 		ps4 = "+ "
 	}
+	if strings.ContainsAny(ps4, "$`") {
+		ps4 = r.expandPrompt(ps4)
+	}
 	prefix := ps4
 	if ps4 != "" && r.traceLevel > 0 {
 		prefix = strings.Repeat(ps4[:1], r.traceLevel) + ps4
@@ -24,8 +27,53 @@ func (r *runner) trace(text string) {
 
 func (r *runner) traceArith(c *syntax.ArithmCmd) {
 	if r.xtrace {
-		r.trace("(( " + r.arithText(c.X) + " ))")
+		r.trace("((  " + arithString(c.X) + "  ))")
 	}
+}
+
+// expandPrompt expands parameters and substitutions in PS4.
+func (r *runner) expandPrompt(s string) (out string) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(fatal); !ok {
+				panic(p)
+			}
+			r.exiting = false
+			out = s
+		}
+	}()
+	w, err := syntax.NewParser().Document(strings.NewReader(s))
+	if err != nil {
+		return s
+	}
+	saved := r.xtrace
+	r.xtrace = false
+	defer func() { r.xtrace = saved }()
+	return r.heredocBody(w)
+}
+
+// arithString prints an arithmetic expression with single spaces around
+// binary operators.
+func arithString(x syntax.ArithmExpr) string {
+	switch x := x.(type) {
+	case *syntax.Word:
+		var sb strings.Builder
+		_ = syntax.NewPrinter().Print(&sb, x)
+		return sb.String()
+	case *syntax.BinaryArithm:
+		if x.Op == syntax.Comma {
+			return arithString(x.X) + ", " + arithString(x.Y)
+		}
+		return arithString(x.X) + " " + x.Op.String() + " " + arithString(x.Y)
+	case *syntax.UnaryArithm:
+		if x.Post {
+			return arithString(x.X) + x.Op.String()
+		}
+		return x.Op.String() + arithString(x.X)
+	case *syntax.ParenArithm:
+		return "(" + arithString(x.X) + ")"
+	}
+	return ""
 }
 
 // quoteFields quotes each word as set -x prints it.
@@ -77,9 +125,10 @@ func needsANSI(s string) bool {
 	return false
 }
 
-// shellQuote is ${x@Q}: always single-quoted, $'...' for control bytes.
+// shellQuote is ${x@Q}: always single-quoted, $'...' for control bytes
+// (newline and tab included).
 func shellQuote(s string) string {
-	if needsANSI(s) {
+	if needsANSI(s) || strings.ContainsAny(s, "\t\n") {
 		return ansiQuote(s)
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -134,16 +183,19 @@ func printfQuote(s string) string {
 		return ansiQuote(s)
 	}
 	var sb strings.Builder
+	prev := rune(0)
 	for i, c := range s {
 		switch {
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
 		case c >= utf8.RuneSelf && unicode.IsPrint(c):
-		case strings.ContainsRune("_-+./:=%@,^", c):
-		case c == '~' && i != 0:
+		case strings.ContainsRune("_-+./:=%@", c):
+		case c == '~' && i != 0 && prev != '=' && prev != ':':
+		case c == '#' && i != 0:
 		default:
 			sb.WriteByte('\\')
 		}
 		sb.WriteRune(c)
+		prev = c
 	}
 	return sb.String()
 }

@@ -2,9 +2,9 @@ package shell
 
 import (
 	"bytes"
-	"maps"
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"runtime/debug"
 	"strings"

@@ -365,10 +365,24 @@ func (r *runner) testClause(c *syntax.TestClause) int {
 	return 1
 }
 
+// testText prints [[ ]] for set -x with its operands expanded, as bash.
 func (r *runner) testText(x syntax.TestExpr) string {
-	var sb strings.Builder
-	_ = syntax.NewPrinter().Print(&sb, x)
-	return sb.String()
+	switch x := x.(type) {
+	case *syntax.Word:
+		return quoteTrace(r.literal(x))
+	case *syntax.ParenTest:
+		return "( " + r.testText(x.X) + " )"
+	case *syntax.UnaryTest:
+		return x.Op.String() + " " + r.testText(x.X)
+	case *syntax.BinaryTest:
+		if x.Op == syntax.TsMatch || x.Op == syntax.TsNoMatch || x.Op == syntax.TsMatchShort || x.Op == syntax.TsReMatch {
+			if w, ok := x.Y.(*syntax.Word); ok {
+				return r.testText(x.X) + " " + x.Op.String() + " " + r.pattern(w)
+			}
+		}
+		return r.testText(x.X) + " " + x.Op.String() + " " + r.testText(x.Y)
+	}
+	return ""
 }
 
 type condErr string
@@ -462,8 +476,6 @@ func (r *runner) regexMatch(s string, w *syntax.Word) (bool, error) {
 	}
 	return true, nil
 }
-
-var ereCache = map[string]*regexp.Regexp{}
 
 // compileERE translates a POSIX ERE to Go's syntax and compiles it with
 // leftmost-longest semantics.

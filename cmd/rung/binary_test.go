@@ -62,14 +62,14 @@ type serveProc struct {
 	cmd   *exec.Cmd
 	addr  string
 	token string
-	logs  *bytes.Buffer
+	logs  *syncBuffer
 	done  chan struct{}
 }
 
 // startServe starts `rung serve` on data and waits until it answers.
 func startServe(t *testing.T, bin, data string) *serveProc {
 	t.Helper()
-	p := &serveProc{addr: freeAddr(t), logs: &bytes.Buffer{}, done: make(chan struct{})}
+	p := &serveProc{addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve", "--addr", p.addr, "--data", data)
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
@@ -200,4 +200,23 @@ func TestBinaryCLI(t *testing.T) {
 	if _, code := p.run(t, bin, "", "get", id, "dir/in.txt"); code == 0 {
 		t.Error("get after rm succeeded")
 	}
+}
+
+// syncBuffer is a bytes.Buffer that the subprocess's stderr copier and the
+// test may use at the same time.
+type syncBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

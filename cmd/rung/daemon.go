@@ -88,6 +88,9 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	return d, nil
 }
 
+// Active returns how many sandboxes have an actor now.
+func (d *Daemon) Active() int { return d.ctrl.Active() }
+
 // Handler returns the API handler.
 func (d *Daemon) Handler() http.Handler { return d.handler }
 

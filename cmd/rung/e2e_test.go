@@ -18,6 +18,13 @@ import (
 // wires it, on a loopback port. It returns its address and admin token.
 func startDaemon(t testing.TB, data string) (string, string) {
 	t.Helper()
+	_, addr, token := startDaemonD(t, data)
+	return addr, token
+}
+
+// startDaemonD is startDaemon, also returning the daemon.
+func startDaemonD(t testing.TB, data string) (*Daemon, string, string) {
+	t.Helper()
 	testenv.Require(t, "root", "mkfs.btrfs")
 	d, err := OpenDaemon(t.Context(), DaemonConfig{Data: data, Tools: tools.All(), PoolImageSize: 2 << 30})
 	if err != nil {
@@ -36,7 +43,7 @@ func startDaemon(t testing.TB, data string) (string, string) {
 		}
 		<-done
 	})
-	return ln.Addr().String(), d.Token
+	return d, ln.Addr().String(), d.Token
 }
 
 func TestEndToEndSDK(t *testing.T) {

@@ -17,9 +17,9 @@ var cpSpec = fuNewSpec([]string{
 	"a,archive", "r,R,recursive", "p", "f,force", "n,no-clobber", "v,verbose",
 	"L,dereference", "P,no-dereference", "d", "l,link", "s,symbolic-link", "u,update=?",
 	"T,no-target-directory", "t,target-directory=", "preserve=?", "no-preserve=",
-	"remove-destination", "H", "strip-trailing-slashes",
+	"remove-destination", "H", "strip-trailing-slashes", "parents",
 }, "i,interactive", "b", "backup=?", "S,suffix=", "sparse=", "reflink=?", "attributes-only",
-	"copy-contents", "x,one-file-system", "Z", "context=?", "parents", "keep-directory-symlink",
+	"copy-contents", "x,one-file-system", "Z", "context=?", "keep-directory-symlink",
 	"debug", "help", "version")
 
 func runCp(ctx context.Context, c *shell.Call) int {
@@ -28,7 +28,7 @@ func runCp(ctx context.Context, c *shell.Call) int {
 		return status
 	}
 	cp := &copier{c: c, ctx: ctx}
-	var derefSet, noDeref, noTarget, strip bool
+	var derefSet, noDeref, noTarget, strip, parents bool
 	targetDir := ""
 	for _, o := range opts {
 		switch o.Key {
@@ -75,6 +75,8 @@ func runCp(ctx context.Context, c *shell.Call) int {
 			cp.removeDst = true
 		case "strip-trailing-slashes":
 			strip = true
+		case "parents":
+			parents = true
 		case "preserve":
 			if !cpPreserve(cp, o.Value, true) {
 				return c.Fail("option --preserve=" + o.Value)
@@ -99,8 +101,12 @@ func runCp(ctx context.Context, c *shell.Call) int {
 			}
 		}
 	}
-	pairs, ok := fuTargets(c, ops, targetDir, noTarget)
-	if !ok {
+	var pairs [][2]string
+	if parents {
+		if pairs, ok = cpParentsTargets(c, ops, targetDir); !ok {
+			return 1
+		}
+	} else if pairs, ok = fuTargets(c, ops, targetDir, noTarget); !ok {
 		return 1
 	}
 	for _, p := range pairs {
@@ -111,6 +117,10 @@ func runCp(ctx context.Context, c *shell.Call) int {
 	for _, p := range pairs {
 		if ctx.Err() != nil {
 			return 130
+		}
+		if parents && !cpMakeParents(cp, p[0], p[1]) {
+			status = 1
+			continue
 		}
 		if !cp.copy(p[0], p[1], true) {
 			status = 1
@@ -164,4 +174,71 @@ func cpCheck(args []string) error {
 		}
 	}
 	return nil
+}
+
+// cpParentsTargets pairs sources for --parents: each source's whole name
+// is appended to the target directory.
+func cpParentsTargets(c *shell.Call, ops []string, targetDir string) ([][2]string, bool) {
+	if targetDir == "" {
+		if len(ops) < 2 {
+			return fuTargets(c, ops, "", false)
+		}
+		targetDir, ops = ops[len(ops)-1], ops[:len(ops)-1]
+	}
+	if st, err := fuStatPath(c, targetDir); err != nil || !st.isDir() {
+		usage(c, fmt.Errorf("with --parents, the destination must be a directory"), 1)
+		return nil, false
+	}
+	var pairs [][2]string
+	for _, s := range ops {
+		pairs = append(pairs, [2]string{s, fuJoin(targetDir, strings.TrimLeft(s, "/"))})
+	}
+	return pairs, true
+}
+
+// cpMakeParents creates dst's missing ancestors, mirroring src's
+// directory components (GNU prints each as "a -> dst/a" with -v).
+func cpMakeParents(cp *copier, src, dst string) bool {
+	c := cp.c
+	comps := strings.Split(strings.TrimRight(src, "/"), "/")
+	base := strings.TrimSuffix(dst, strings.TrimLeft(src, "/"))
+	srcPre, dstPre := "", strings.TrimSuffix(base, "/")
+	if strings.HasPrefix(src, "/") {
+		srcPre = "/"
+	}
+	for i, comp := range comps[:len(comps)-1] {
+		if comp == "" {
+			continue
+		}
+		if i > 0 && !strings.HasSuffix(srcPre, "/") {
+			srcPre += "/"
+		}
+		srcPre += comp
+		dstPre += "/" + comp
+		if st, err := fuStatPath(c, dstPre); err == nil {
+			if !st.isDir() {
+				c.Errorf("%s exists but is not a directory", fuQuote(dstPre))
+				return false
+			}
+			continue
+		}
+		sst, err := fuStatPath(c, srcPre)
+		if err != nil {
+			c.Errorf("failed to get attributes of %s: %s", fuQuote(srcPre), fuErr(err))
+			return false
+		}
+		if err := c.FS.Mkdir(c.Abs(dstPre), 0o700); err != nil {
+			c.Errorf("cannot make directory %s: %s", fuQuote(dstPre), fuErr(err))
+			return false
+		}
+		mode := sst.Mode & 0o777 &^ fuUmask
+		if cp.preserveMode {
+			mode = sst.Mode & 0o7777
+		}
+		c.FS.Chmod(c.Abs(dstPre), fuFileMode(mode))
+		if cp.verbose {
+			fmt.Fprintf(c.Stdout, "%s -> %s\n", srcPre, dstPre)
+		}
+	}
+	return true
 }

@@ -3,7 +3,6 @@ package tools
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestCp(t *testing.T) {
@@ -24,7 +23,7 @@ func TestCp(t *testing.T) {
 		{name: "dir-no-r", files: files, cmds: [][]string{{"cp", "d", "x"}}},
 		{name: "r", files: files, cmds: [][]string{{"cp", "-r", "d", "copy"}, ls}},
 		{name: "R-into", files: files, cmds: [][]string{{"cp", "-R", "d", "e"}, ls}},
-		{name: "r-merge", files: files, setup: fuSetup(func(t *testing.T, dir string) {}), cmds: [][]string{{"cp", "-r", "d", "copy"}, {"cp", "-r", "d/.", "copy"}, ls}},
+		{name: "r-merge", files: files, cmds: [][]string{{"cp", "-r", "d", "copy"}, {"cp", "-r", "d/.", "copy"}, ls}},
 		// GNU's result depends on directory order (it stops at its own copy);
 		// a single entry per directory keeps the order fixed.
 		{name: "into-itself", files: map[string]string{"d/sub/y": "2"}, cmds: [][]string{{"cp", "-r", "d", "d/sub"}},
@@ -59,7 +58,7 @@ func TestCp(t *testing.T) {
 		{name: "lf-exists", files: files, cmds: [][]string{{"cp", "-lf", "a", "b"}, {"stat", "-c", "%h %n", "a", "b"}}},
 		{name: "s", files: files, cmds: [][]string{{"cp", "-s", "a", "sym"}, ls}},
 		{name: "s-relative-elsewhere", files: files, cmds: [][]string{{"cp", "-s", "a", "dst/sym"}}},
-		{name: "preserve-links", files: files, setup: fuSetup(func(t *testing.T, dir string) {}), cmds: [][]string{{"cp", "-l", "a", "d/hard"}, {"cp", "-a", "d", "copy"}, {"stat", "-c", "%h %n", "copy/hard", "copy/x"}}},
+		{name: "preserve-links", files: files, cmds: [][]string{{"cp", "-l", "a", "d/hard"}, {"cp", "-a", "d", "copy"}, {"stat", "-c", "%h %n", "copy/hard", "copy/x"}}},
 		{name: "preserve-mode", files: files, setup: links, cmds: [][]string{{"cp", "--preserve=mode", "a", "pm"}, ls}},
 		{name: "no-preserve-mode", files: files, setup: links, cmds: [][]string{{"cp", "-a", "--no-preserve=mode", "a", "pm"}, ls}},
 		{name: "f", files: files, setup: fuChmod("b", 0o444), cmds: [][]string{{"cp", "-f", "a", "b"}, {"cat", "b"}}},
@@ -70,9 +69,12 @@ func TestCp(t *testing.T) {
 		{name: "fifo-refused", files: files, setup: fuMkfifo("p"), cmds: [][]string{{"cp", "p", "q"}}, known: "GNU blocks reading a FIFO; we refuse (exit 125)"},
 		{name: "bad-option", files: files, cmds: [][]string{{"cp", "-Y", "a", "b"}}},
 		{name: "dir-to-tmp-like", files: files, cmds: [][]string{{"cp", "-r", "d", "e/"}, {"ls", "-R", "e"}}},
+		{name: "parents", files: map[string]string{"a/b/c.txt": "x", "dst/": ""}, cmds: [][]string{{"cp", "-v", "--parents", "a/b/c.txt", "dst"}, {"cp", "-v", "--parents", "a/b/c.txt", "dst"}, {"ls", "-lR", "--time-style=+", "dst"}}},
+		{name: "parents-r-dot", files: map[string]string{"a/b/c.txt": "x", "dst/": ""}, cmds: [][]string{{"cp", "-rv", "--parents", "./a/b", "dst"}, {"ls", "-R", "dst"}}},
+		{name: "parents-not-dir", files: map[string]string{"a/b/c.txt": "x"}, cmds: [][]string{{"cp", "--parents", "a/b/c.txt", "nodir"}}},
+		{name: "parents-t", files: map[string]string{"a/b/c.txt": "x", "a/d": "y", "dst/": ""}, cmds: [][]string{{"cp", "--parents", "-t", "dst", "a/b/c.txt", "a/d"}, {"ls", "-R", "dst"}}},
 		{name: "strip-trailing", files: files, cmds: [][]string{{"cp", "-r", "--strip-trailing-slashes", "d/", "z"}, ls}},
 	}
-	_ = time.Second
 	runDiffSeq(t, cases)
 }
 

@@ -138,4 +138,3 @@ func diffJoinPath(dir, name string) string {
 	}
 	return dir + "/" + name
 }
-

@@ -69,8 +69,8 @@ func (d *diffWriter) line(prefix string, f *diffFile, i int) {
 	}
 }
 
-// normalRange is "a" or "a,b" for 1-based lines [from+1, from+n].
-func normalRange(from, n int) string {
+// diffNormalRange is "a" or "a,b" for 1-based lines [from+1, from+n].
+func diffNormalRange(from, n int) string {
 	if n <= 1 {
 		if n == 0 {
 			return strconv.Itoa(from)
@@ -84,11 +84,11 @@ func (d *diffWriter) normal(changes []diffChange) {
 	for _, c := range changes {
 		switch {
 		case c.ins == 0:
-			fmt.Fprintf(d.w, "%sd%d\n", normalRange(c.l0, c.del), c.l1)
+			fmt.Fprintf(d.w, "%sd%d\n", diffNormalRange(c.l0, c.del), c.l1)
 		case c.del == 0:
-			fmt.Fprintf(d.w, "%da%s\n", c.l0, normalRange(c.l1, c.ins))
+			fmt.Fprintf(d.w, "%da%s\n", c.l0, diffNormalRange(c.l1, c.ins))
 		default:
-			fmt.Fprintf(d.w, "%sc%s\n", normalRange(c.l0, c.del), normalRange(c.l1, c.ins))
+			fmt.Fprintf(d.w, "%sc%s\n", diffNormalRange(c.l0, c.del), diffNormalRange(c.l1, c.ins))
 		}
 		for k := 0; k < c.del; k++ {
 			d.line("< ", d.f0, c.l0+k)
@@ -124,8 +124,8 @@ func (d *diffWriter) header(mark string, f *diffFile) {
 	fmt.Fprintf(d.w, "%s %s\t%s\n", mark, f.name, f.stamp)
 }
 
-// unifiedRange is GNU's "-l,n" part of a unified hunk header.
-func unifiedRange(from, n int) string {
+// diffUnifiedRange is GNU's "-l,n" part of a unified hunk header.
+func diffUnifiedRange(from, n int) string {
 	switch n {
 	case 0:
 		return strconv.Itoa(from) + ",0"
@@ -148,7 +148,7 @@ func (d *diffWriter) unified(changes []diffChange) {
 	d.header("+++", d.f1)
 	for _, h := range diffHunks(changes, d.context) {
 		s0, e0, s1, e1 := d.hunkBounds(h)
-		fmt.Fprintf(d.w, "@@ -%s +%s @@\n", unifiedRange(s0, e0-s0), unifiedRange(s1, e1-s1))
+		fmt.Fprintf(d.w, "@@ -%s +%s @@\n", diffUnifiedRange(s0, e0-s0), diffUnifiedRange(s1, e1-s1))
 		i := s0
 		for _, c := range h {
 			for ; i < c.l0; i++ {
@@ -168,8 +168,8 @@ func (d *diffWriter) unified(changes []diffChange) {
 	}
 }
 
-// contextRange is GNU's "a,b" of a context hunk header.
-func contextRange(from, n int) string {
+// diffContextRange is GNU's "a,b" of a context hunk header.
+func diffContextRange(from, n int) string {
 	switch {
 	case n == 0:
 		return strconv.Itoa(from)
@@ -185,7 +185,7 @@ func (d *diffWriter) contextFmt(changes []diffChange) {
 	for _, h := range diffHunks(changes, d.context) {
 		s0, e0, s1, e1 := d.hunkBounds(h)
 		d.w.WriteString("***************\n")
-		fmt.Fprintf(d.w, "*** %s ****\n", contextRange(s0, e0-s0))
+		fmt.Fprintf(d.w, "*** %s ****\n", diffContextRange(s0, e0-s0))
 		anyDel, anyIns := false, false
 		for _, c := range h {
 			anyDel = anyDel || c.del > 0
@@ -210,7 +210,7 @@ func (d *diffWriter) contextFmt(changes []diffChange) {
 				d.line("  ", d.f0, i)
 			}
 		}
-		fmt.Fprintf(d.w, "--- %s ----\n", contextRange(s1, e1-s1))
+		fmt.Fprintf(d.w, "--- %s ----\n", diffContextRange(s1, e1-s1))
 		if anyIns {
 			j := s1
 			for _, c := range h {

@@ -177,6 +177,14 @@ func TestFindDiff(t *testing.T) {
 		fc("-readable", "-maxdepth", "1", "-readable"),
 		fc("-lname", "-lname", "a*"),
 		fc("-samefile refused", "-maxdepth", "0"),
+		fc("prune print go", "-path", "./src", "-prune", "-o", "-name", "*.go", "-print"),
+		fc("-empty -delete", "-empty", "-delete"),
+		fc("-type f -newer", "-type", "f", "-newer", "docs/guide.MD"),
+		fc("-name -a -not -path", "-name", "*.go", "-not", "-path", "*/lib/*"),
+		fc("-iname -type", "-iname", "README*", "-type", "f"),
+		fc("-printf depth sort", "-maxdepth", "2", "-printf", "%d %p\n"),
+		fc("-exec with two braces", "-name", "a.txt", "-exec", "grep", "-H", "hello", "{}", "{}", ";"),
+		fc("-print0 -quit", "-name", "b.go", "-print0", "-quit"),
 	}
 	runDiffSorted(t, cases)
 }

@@ -402,14 +402,14 @@ func (p *findParser) parsePrimary() (findPred, error) {
 }
 
 func (p *findParser) regexPred(pat string, fold bool) (findPred, error) {
-	syn := reSyntax{}
+	syn := reSyntaxOpts{}
 	switch p.regexType {
 	case "", "emacs":
 		syn.emacs = true
 	case "posix-extended", "egrep", "posix-egrep":
 		syn.ere = true
 	}
-	re, _, err := compilePosix(pat, syn, reFlags{icase: fold, dotNL: true})
+	re, _, err := reCompilePosix(pat, syn, reMatchFlags{icase: fold, dotNL: true})
 	if err != nil {
 		return nil, &findUsage{err.Error()}
 	}

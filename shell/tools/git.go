@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
@@ -43,6 +44,9 @@ type gitCtx struct {
 	top       string      // worktree top, absolute sandbox path
 	st        *filesystem.Storage
 	sub       string
+	noIgnore  bool // ls-files -o without --exclude-standard
+	// indexTime is the index file's mtime: entries not older are racy.
+	indexTime time.Time
 }
 
 // gitNetwork lists subcommands that need a remote and so run in a container.
@@ -134,7 +138,7 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 			filtered = append(filtered, rest[i:]...)
 			break
 		}
-		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && isDigits(a[1:]) {
+		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
 			continue
 		}
 		filtered = append(filtered, a)
@@ -145,7 +149,7 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 	return nil
 }
 
-func isDigits(s string) bool {
+func gitIsDigits(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -181,7 +185,7 @@ func runGit(ctx context.Context, c *shell.Call) int {
 		if d == "" {
 			continue
 		}
-		g.dir = path.Clean(absFrom(g.dir, d))
+		g.dir = path.Clean(gitAbsFrom(g.dir, d))
 		if fi, err := c.FS.Stat(g.dir); err != nil || !fi.IsDir() {
 			fmt.Fprintf(c.Stderr, "fatal: cannot change to '%s': No such file or directory\n", d)
 			return 128
@@ -195,16 +199,24 @@ func runGit(ctx context.Context, c *shell.Call) int {
 			pre = append(pre, rest[i:]...)
 			break
 		}
-		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && isDigits(a[1:]) {
+		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
 			pre = append(pre, "-n", a[1:])
 			continue
 		}
 		pre = append(pre, a)
 	}
+	var tail []string
+	for i, a := range pre {
+		if a == "--" {
+			pre, tail = pre[:i], pre[i:]
+			break
+		}
+	}
 	opts, operands, err := s.opts.Parse(pre)
 	if err != nil {
 		return c.Fail("git " + sub + ": " + err.Error())
 	}
+	operands = append(operands, tail...)
 	if !s.noRepo {
 		if code := g.open(); code != 0 {
 			return code
@@ -213,7 +225,7 @@ func runGit(ctx context.Context, c *shell.Call) int {
 	return s.run(ctx, g, opts, operands)
 }
 
-func absFrom(dir, p string) string {
+func gitAbsFrom(dir, p string) string {
 	if strings.HasPrefix(p, "/") {
 		return p
 	}
@@ -234,6 +246,10 @@ func (g *gitCtx) open() int {
 			return 0
 		}
 		if d == "/" {
+			if g.sub == "diff" {
+				fmt.Fprintln(g.c.Stderr, "warning: Not a git repository. Use --no-index to compare two paths outside a working tree\nusage: git diff --no-index [<options>] <path> <path>")
+				return 129
+			}
 			fmt.Fprintln(g.c.Stderr, "fatal: not a git repository (or any of the parent directories): .git")
 			return 128
 		}
@@ -287,7 +303,7 @@ func (g *gitCtx) prefix() string {
 // pathspec turns a command-line path into a path relative to the top;
 // ok is false when it lies outside the repository.
 func (g *gitCtx) pathspec(p string) (string, bool) {
-	full := path.Clean(absFrom(path.Clean(g.dir), p))
+	full := path.Clean(gitAbsFrom(path.Clean(g.dir), p))
 	if full == g.top {
 		return "", true
 	}
@@ -328,16 +344,16 @@ func (g *gitCtx) index() (*index.Index, error) {
 	return idx, nil
 }
 
-// treeEntry is one file of a flattened tree.
-type treeEntry struct {
+// gitTreeEntry is one file of a flattened tree.
+type gitTreeEntry struct {
 	hash plumbing.Hash
 	mode uint32
 }
 
 // flatTree maps every file path of commit h's tree to its blob; an empty
 // map for the zero hash.
-func (g *gitCtx) flatTree(h plumbing.Hash) (map[string]treeEntry, error) {
-	out := map[string]treeEntry{}
+func (g *gitCtx) flatTree(h plumbing.Hash) (map[string]gitTreeEntry, error) {
+	out := map[string]gitTreeEntry{}
 	if h.IsZero() {
 		return out, nil
 	}
@@ -348,8 +364,8 @@ func (g *gitCtx) flatTree(h plumbing.Hash) (map[string]treeEntry, error) {
 	return g.flatTreeOf(cm.TreeHash)
 }
 
-func (g *gitCtx) flatTreeOf(th plumbing.Hash) (map[string]treeEntry, error) {
-	out := map[string]treeEntry{}
+func (g *gitCtx) flatTreeOf(th plumbing.Hash) (map[string]gitTreeEntry, error) {
+	out := map[string]gitTreeEntry{}
 	t, err := object.GetTree(g.st, th)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", th, err)
@@ -365,7 +381,7 @@ func (g *gitCtx) flatTreeOf(th plumbing.Hash) (map[string]treeEntry, error) {
 			return nil, fmt.Errorf("walk tree: %w", err)
 		}
 		if e.Mode.IsFile() || e.Mode == 0o160000 {
-			out[name] = treeEntry{hash: e.Hash, mode: uint32(e.Mode)}
+			out[name] = gitTreeEntry{hash: e.Hash, mode: uint32(e.Mode)}
 		}
 	}
 	return out, nil
@@ -423,5 +439,5 @@ func (g *gitCtx) readWork(p string, fi fs.FileInfo) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// short abbreviates a hash to 7 digits, as git does in small repositories.
-func short(h plumbing.Hash) string { return h.String()[:7] }
+// gitShort abbreviates a hash to 7 digits, as git does in small repositories.
+func gitShort(h plumbing.Hash) string { return h.String()[:7] }

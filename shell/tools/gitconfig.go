@@ -46,8 +46,8 @@ func (g *gitCtx) globalFile() string {
 	return home + "/.gitconfig"
 }
 
-// splitKey splits "section.sub.key" into its parts.
-func splitKey(k string) (sec, sub, key string, ok bool) {
+// gitSplitKey splits "section.sub.key" into its parts.
+func gitSplitKey(k string) (sec, sub, key string, ok bool) {
 	i := strings.IndexByte(k, '.')
 	j := strings.LastIndexByte(k, '.')
 	if i < 0 || j == len(k)-1 || i == 0 {
@@ -60,8 +60,8 @@ func splitKey(k string) (sec, sub, key string, ok bool) {
 	return sec, sub, key, true
 }
 
-func cfgGet(cfg *config.Config, k string) (string, bool) {
-	sec, sub, key, ok := splitKey(k)
+func gitCfgGet(cfg *config.Config, k string) (string, bool) {
+	sec, sub, key, ok := gitSplitKey(k)
 	if !ok || !cfg.HasSection(sec) {
 		return "", false
 	}
@@ -91,13 +91,13 @@ func (g *gitCtx) config(key string) (string, bool) {
 	}
 	if g.top != "" {
 		if cfg, err := g.loadConfig(g.top + "/.git/config"); err == nil {
-			if v, ok := cfgGet(cfg, key); ok {
+			if v, ok := gitCfgGet(cfg, key); ok {
 				return v, true
 			}
 		}
 	}
 	if cfg, err := g.loadConfig(g.globalFile()); err == nil {
-		if v, ok := cfgGet(cfg, key); ok {
+		if v, ok := gitCfgGet(cfg, key); ok {
 			return v, true
 		}
 	}
@@ -125,7 +125,7 @@ func (g *gitCtx) signature(role string) (object.Signature, error) {
 	}
 	when := time.Now()
 	if d, ok := g.c.LookupEnv("GIT_" + role + "_DATE"); ok {
-		t, err := parseGitDate(d)
+		t, err := gitParseGitDate(d)
 		if err != nil {
 			return object.Signature{}, err
 		}
@@ -136,13 +136,13 @@ func (g *gitCtx) signature(role string) (object.Signature, error) {
 	return object.Signature{Name: name, Email: email, When: when}, nil
 }
 
-// parseGitDate parses the date forms git's GIT_*_DATE accept most often:
+// gitParseGitDate parses the date forms git's GIT_*_DATE accept most often:
 // "@unix +zzzz", "unix +zzzz", ISO 8601 and RFC 2822.
-func parseGitDate(s string) (time.Time, error) {
+func gitParseGitDate(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if f := strings.Fields(s); len(f) == 2 && len(f[1]) == 5 && (f[1][0] == '+' || f[1][0] == '-') {
 		if n, err := strconv.ParseInt(strings.TrimPrefix(f[0], "@"), 10, 64); err == nil {
-			if loc, ok := parseZone(f[1]); ok {
+			if loc, ok := gitParseZone(f[1]); ok {
 				return time.Unix(n, 0).In(loc), nil
 			}
 		}
@@ -160,7 +160,7 @@ func parseGitDate(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("date %q: unsupported format", s)
 }
 
-func parseZone(z string) (*time.Location, bool) {
+func gitParseZone(z string) (*time.Location, bool) {
 	hh, err1 := strconv.Atoi(z[1:3])
 	mm, err2 := strconv.Atoi(z[3:5])
 	if err1 != nil || err2 != nil {
@@ -209,7 +209,7 @@ func gitConfig(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		}
 		return 0
 	case len(args) == 1 && !unset:
-		sec, sub, key, ok := splitKey(args[0])
+		sec, sub, key, ok := gitSplitKey(args[0])
 		if !ok {
 			fmt.Fprintf(g.c.Stderr, "error: key does not contain a section: %s\n", args[0])
 			return 2
@@ -219,7 +219,7 @@ func gitConfig(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		_ = key
 		var v string
 		if file == g.globalFile() {
-			v, ok = cfgGet(cfg, args[0])
+			v, ok = gitCfgGet(cfg, args[0])
 		} else {
 			v, ok = g.config(args[0])
 		}
@@ -229,13 +229,13 @@ func gitConfig(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		fmt.Fprintln(w, v)
 		return 0
 	case len(args) == 2 && !unset, len(args) == 1 && unset:
-		sec, sub, key, ok := splitKey(args[0])
+		sec, sub, key, ok := gitSplitKey(args[0])
 		if !ok {
 			fmt.Fprintf(g.c.Stderr, "error: key does not contain a section: %s\n", args[0])
 			return 2
 		}
 		if unset {
-			if _, ok := cfgGet(cfg, args[0]); !ok {
+			if _, ok := gitCfgGet(cfg, args[0]); !ok {
 				return 5
 			}
 			if sub != "" {

@@ -2,4 +2,11 @@ package tools
 
 import "rung.dev/rung/shell"
 
-func addGit(m map[string]shell.Tool) {}
+// addGit registers git: init, status, add, rm, commit, log, show, diff,
+// branch, tag, rev-parse, ls-files and config over go-git's object store
+// on the sandbox's files. Subcommands needing a network remote, and
+// those not implemented, fail as unsupported so the router sends them to
+// a container.
+func addGit(m map[string]shell.Tool) {
+	m["git"] = shell.Tool{Run: runGit, Check: gitCheck}
+}

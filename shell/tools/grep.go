@@ -153,6 +153,17 @@ func runGrep(ctx context.Context, c *shell.Call) int {
 	if st >= 0 {
 		return st
 	}
+	// Like GNU, give up before reading anything when nothing can be
+	// selected: -m 0, or -v with only empty patterns (no patterns at all,
+	// as from -f /dev/null, count as an inverted empty pattern).
+	allEmpty := true
+	for _, p := range cfg.patterns {
+		allEmpty = allEmpty && p == ""
+	}
+	inv := cfg.invert != (len(cfg.patterns) == 0)
+	if (cfg.maxCount == 0 || allEmpty && inv && !cfg.line && !cfg.word) && !cfg.listNone {
+		return 1
+	}
 	return g.run(ctx, operands)
 }
 

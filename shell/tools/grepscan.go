@@ -17,8 +17,8 @@ type grepMatcher struct {
 	lit   []byte   // literal fast path for first-match search, or nil
 	fold  bool     // lit is matched ignoring ASCII case
 	need  []byte   // a string every match contains: lines without it are skipped
-	re    *posixRE // nil when there are no patterns (matches nothing)
-	next  *posixRE // -w: the continuation pattern for -o
+	re    *rePosix // nil when there are no patterns (matches nothing)
+	next  *rePosix // -w: the continuation pattern for -o
 	word  bool
 	perLn bool // search line by line (-z)
 }
@@ -28,19 +28,19 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 	if len(cfg.patterns) == 0 {
 		return m, nil, nil
 	}
-	syn := reSyntax{ere: cfg.mode == 'E'}
-	var alts []*reNode
+	syn := reSyntaxOpts{ere: cfg.mode == 'E'}
+	var alts []*reASTNode
 	ngroups := 0
 	var warns []string
 	for _, p := range cfg.patterns {
-		var ast *reNode
+		var ast *reASTNode
 		ng := 0
 		if cfg.mode == 'F' {
 			ast = grepLitAST(p)
 		} else {
 			var w []string
 			var err error
-			ast, ng, w, err = parsePosix(p, syn)
+			ast, ng, w, err = reParsePosix(p, syn)
 			warns = append(warns, w...)
 			if err != nil {
 				return nil, warns, err
@@ -52,7 +52,7 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 	}
 	root := alts[0]
 	if len(alts) > 1 {
-		root = &reNode{op: opAlt, subs: alts}
+		root = &reASTNode{op: rxAlt, subs: alts}
 	}
 	if len(alts) == 1 && !cfg.word && !cfg.line && !m.perLn {
 		if lit, ok := reASTLiteral(root); ok && len(lit) > 0 && (!cfg.icase || grepFoldSafeASCII(lit)) {
@@ -64,49 +64,49 @@ func newGrepMatcher(cfg *grepConfig) (*grepMatcher, []string, error) {
 			m.need = need
 		}
 	}
-	fl := reFlags{icase: cfg.icase, multiline: true, noNL: cfg.eol == '\n'}
+	fl := reMatchFlags{icase: cfg.icase, multiline: true, noNL: cfg.eol == '\n'}
 	var err error
 	switch {
 	case cfg.line:
-		root = &reNode{op: opConcat, subs: []*reNode{{op: opBol}, root, {op: opEol}}}
+		root = &reASTNode{op: rxConcat, subs: []*reASTNode{{op: rxBol}, root, {op: rxEol}}}
 	case cfg.word:
 		reShiftGroups(root, 1)
-		nonWord := &reNode{op: opClass, cls: &reClass{neg: true, named: []string{"w"}}}
-		after := &reNode{op: opAlt, subs: []*reNode{{op: opEol}, nonWord}}
-		grp := &reNode{op: opGroup, n: 1, subs: []*reNode{root}}
-		first := &reNode{op: opConcat, subs: []*reNode{{op: opAlt, subs: []*reNode{{op: opBol}, nonWord}}, grp, after}}
-		next := &reNode{op: opConcat, subs: []*reNode{nonWord, grp, after}}
-		if m.next, err = compileAST(next, ngroups+1, fl); err != nil {
+		nonWord := &reASTNode{op: rxClass, cls: &reBracket{neg: true, named: []string{"w"}}}
+		after := &reASTNode{op: rxAlt, subs: []*reASTNode{{op: rxEol}, nonWord}}
+		grp := &reASTNode{op: rxGroup, n: 1, subs: []*reASTNode{root}}
+		first := &reASTNode{op: rxConcat, subs: []*reASTNode{{op: rxAlt, subs: []*reASTNode{{op: rxBol}, nonWord}}, grp, after}}
+		next := &reASTNode{op: rxConcat, subs: []*reASTNode{nonWord, grp, after}}
+		if m.next, err = reCompileAST(next, ngroups+1, fl); err != nil {
 			return nil, warns, err
 		}
 		root = first
 		ngroups++
 	}
-	m.re, err = compileAST(root, ngroups, fl)
+	m.re, err = reCompileAST(root, ngroups, fl)
 	return m, warns, err
 }
 
 // grepLitAST is the AST of a fixed string.
-func grepLitAST(s string) *reNode {
-	n := &reNode{op: opConcat}
+func grepLitAST(s string) *reASTNode {
+	n := &reASTNode{op: rxConcat}
 	for _, r := range s {
-		n.subs = append(n.subs, &reNode{op: opLit, r: r})
+		n.subs = append(n.subs, &reASTNode{op: rxLit, r: r})
 	}
 	if len(n.subs) == 0 {
-		return &reNode{op: opEmpty}
+		return &reASTNode{op: rxEmpty}
 	}
 	return n
 }
 
 // reASTLiteral returns the string n matches when n is a plain literal.
-func reASTLiteral(n *reNode) ([]byte, bool) {
+func reASTLiteral(n *reASTNode) ([]byte, bool) {
 	switch n.op {
-	case opLit:
+	case rxLit:
 		return utf8.AppendRune(nil, n.r), n.r != utf8.RuneError
-	case opConcat:
+	case rxConcat:
 		var b []byte
 		for _, s := range n.subs {
-			if s.op != opLit || s.r == utf8.RuneError {
+			if s.op != rxLit || s.r == utf8.RuneError {
 				return nil, false
 			}
 			b = utf8.AppendRune(b, s.r)
@@ -117,11 +117,11 @@ func reASTLiteral(n *reNode) ([]byte, bool) {
 }
 
 // reShiftGroups renumbers groups and back-references by k.
-func reShiftGroups(n *reNode, k int) {
+func reShiftGroups(n *reASTNode, k int) {
 	if k == 0 {
 		return
 	}
-	if n.op == opGroup || n.op == opBackref {
+	if n.op == rxGroup || n.op == rxBackref {
 		n.n += k
 	}
 	for _, s := range n.subs {

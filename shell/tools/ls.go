@@ -3,9 +3,6 @@ package tools
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"rung.dev/rung/shell"
@@ -90,163 +87,6 @@ func runLs(ctx context.Context, c *shell.Call) int {
 	return l.run(args)
 }
 
-func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
-	cfg := &lsConfig{timeKind: 'm', loc: fuLocation(c), now: time.Now(), width: 80}
-	for _, o := range opts {
-		switch o.Key {
-		case "all":
-			cfg.all, cfg.almostAll = true, false
-		case "almost-all":
-			cfg.almostAll, cfg.all = true, false
-		case "l":
-			cfg.format = lsLong
-		case "human-readable":
-			cfg.human = true
-		case "k":
-			cfg.human = false
-		case "recursive":
-			cfg.recursive = true
-		case "1":
-			cfg.format = lsOnePerLine
-		case "C":
-			cfg.format = lsColumns
-		case "x":
-			cfg.format = lsAcross
-		case "directory":
-			cfg.dirsSelf = true
-		case "t":
-			cfg.sort, cfg.sortSet = lsByTime, true
-		case "S":
-			cfg.sort, cfg.sortSet = lsBySize, true
-		case "X":
-			cfg.sort, cfg.sortSet = lsByExt, true
-		case "v":
-			cfg.sort, cfg.sortSet = lsByVersion, true
-		case "U":
-			cfg.sort, cfg.sortSet = lsByNone, true
-		case "reverse":
-			cfg.reverse = true
-		case "classify":
-			switch o.Value {
-			case "", "always", "yes", "force":
-				cfg.indicator = 'F'
-			case "never", "no", "none":
-				cfg.indicator = 0
-			case "auto", "tty", "if-tty":
-				// Standard output is never a terminal here.
-			default:
-				c.Errorf("invalid argument %s for '--classify'", fuQuote(o.Value))
-				return nil, 1, false
-			}
-		case "p":
-			cfg.indicator = 'p'
-		case "file-type":
-			cfg.indicator = 't'
-		case "inode":
-			cfg.inode = true
-		case "size":
-			cfg.size = true
-		case "numeric-uid-gid":
-			cfg.numeric, cfg.format = true, lsLong
-		case "no-group":
-			cfg.noGroup = true
-		case "o":
-			cfg.noGroup, cfg.format = true, lsLong
-		case "g":
-			cfg.noOwner, cfg.format = true, lsLong
-		case "color":
-			switch o.Value {
-			case "never", "no", "none", "auto", "tty", "if-tty":
-			case "", "always", "yes", "force":
-				return nil, c.Fail("option --color=always"), false
-			default:
-				c.Errorf("invalid argument %s for '--color'", fuQuote(o.Value))
-				return nil, 1, false
-			}
-		case "c":
-			cfg.timeKind = 'c'
-		case "u":
-			cfg.timeKind = 'a'
-		case "sort":
-			m := map[string]lsSort{"none": lsByNone, "size": lsBySize, "time": lsByTime, "version": lsByVersion,
-				"extension": lsByExt, "name": lsByName}
-			v, ok := m[o.Value]
-			if !ok {
-				if o.Value == "width" {
-					return nil, c.Fail("option --sort=width"), false
-				}
-				c.Errorf("invalid argument %s for '--sort'", fuQuote(o.Value))
-				return nil, 1, false
-			}
-			cfg.sort, cfg.sortSet = v, true
-		case "time":
-			switch o.Value {
-			case "atime", "access", "use":
-				cfg.timeKind = 'a'
-			case "ctime", "status":
-				cfg.timeKind = 'c'
-			case "birth", "creation":
-				return nil, c.Fail("option --time=" + o.Value), false
-			default:
-				c.Errorf("invalid argument %s for '--time'", fuQuote(o.Value))
-				return nil, 1, false
-			}
-		case "time-style":
-			cfg.timeStyle = o.Value
-		case "full-time":
-			cfg.format, cfg.timeStyle = lsLong, "full-iso"
-		case "group-directories-first":
-			cfg.dirsFirst = true
-		}
-	}
-	if cfg.sort == lsByNone && cfg.all {
-		// Where "." and ".." fall in directory order is not visible
-		// through the file view's ReadDir.
-		return nil, c.Fail("options -U with -a"), false
-	}
-	if cfg.timeKind != 'm' && !cfg.sortSet && cfg.format != lsLong {
-		cfg.sort = lsByTime
-	}
-	if v, ok := c.LookupEnv("COLUMNS"); ok {
-		if n, err := parseIntStrict(v); err == nil && n > 0 {
-			cfg.width = n
-		}
-	}
-	if cfg.timeStyle == "" {
-		cfg.timeStyle = c.Getenv("TIME_STYLE")
-	}
-	st := strings.TrimPrefix(cfg.timeStyle, "posix-")
-	switch {
-	case cfg.format != lsLong:
-		// GNU looks at the time style only for long listings.
-	case st == "" || st == "locale" || st == "full-iso" || st == "long-iso" || st == "iso":
-		cfg.timeStyle = st
-	case strings.HasPrefix(st, "+"):
-		if _, ok := fuStrftime(strings.SplitN(st[1:], "\n", 2)[0], time.Time{}); !ok {
-			return nil, c.Fail("time style " + st), false
-		}
-		cfg.timeStyle = st
-	default:
-		c.Errorf("invalid argument %s for 'time style'", fuQuote(cfg.timeStyle))
-		return nil, 2, false
-	}
-	return cfg, 0, true
-}
-
-func parseIntStrict(s string) (int, error) {
-	n := 0
-	if s == "" {
-		return 0, os.ErrInvalid
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' || n > 1<<30 {
-			return 0, os.ErrInvalid
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n, nil
-}
-
 // lister carries the state of one ls run.
 type lister struct {
 	c      *shell.Call
@@ -306,7 +146,7 @@ func (l *lister) run(args []string) int {
 		}
 	}
 	for _, d := range dirs {
-		if err := l.listDir(d.path); err != nil {
+		if err := l.listDir(d.path, true); err != nil {
 			l.fail(2)
 			return l.status
 		}
@@ -333,7 +173,7 @@ func (l *lister) fillLink(e *lsEntry) {
 }
 
 // listDir prints one directory (and, with -R, its subdirectories).
-func (l *lister) listDir(dir string) error {
+func (l *lister) listDir(dir string, cmdLine bool) error {
 	if err := l.ctx.Err(); err != nil {
 		return err
 	}
@@ -349,7 +189,12 @@ func (l *lister) listDir(dir string) error {
 	if err != nil {
 		l.w.Flush()
 		l.c.Errorf("cannot open directory %s: %s", fuQuote(dir), fuErr(err))
-		l.fail(2)
+		// GNU: serious trouble for an operand, minor below it.
+		if cmdLine {
+			l.fail(2)
+		} else {
+			l.fail(1)
+		}
 		return nil
 	}
 	l.sortEntries(ents)
@@ -368,7 +213,7 @@ func (l *lister) listDir(dir string) error {
 	}
 	for _, e := range ents {
 		if e.statOK && e.st.isDir() && e.name != "." && e.name != ".." {
-			if err := l.listDir(e.path); err != nil {
+			if err := l.listDir(e.path, false); err != nil {
 				return err
 			}
 		}
@@ -468,41 +313,4 @@ func (l *lister) indicator(mode uint32, ok bool) string {
 		return "="
 	}
 	return ""
-}
-
-// lsCheck is ls's Check: unknown or unimplemented flags, and flag values
-// that run time would refuse (--color=always, --sort=width, -U with -a...).
-func lsCheck(args []string) error {
-	if err := lsSpec.check(args); err != nil {
-		return err
-	}
-	opts, _, _ := lsSpec.opts.Parse(args)
-	all, unsorted := false, false
-	for _, o := range opts {
-		bad := false
-		switch o.Key {
-		case "color":
-			bad = o.Value == "" || o.Value == "always" || o.Value == "yes" || o.Value == "force"
-		case "sort":
-			bad = o.Value == "width"
-			unsorted = o.Value == "none"
-		case "time":
-			bad = o.Value == "birth" || o.Value == "creation"
-		case "U":
-			unsorted = true
-		case "t", "S", "X", "v":
-			unsorted = false
-		case "all":
-			all = true
-		case "almost-all":
-			all = false
-		}
-		if bad {
-			return fmt.Errorf("option %s=%s: %w", o.Name, o.Value, shell.ErrUnsupported)
-		}
-	}
-	if all && unsorted {
-		return fmt.Errorf("options -U with -a: %w", shell.ErrUnsupported)
-	}
-	return nil
 }

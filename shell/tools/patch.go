@@ -58,23 +58,23 @@ func addPatch(m map[string]shell.Tool) {
 
 // patcher is one patch invocation.
 type patcher struct {
-	c            *shell.Call
-	out          *bufio.Writer
-	strip        int // -1: basename only
-	reverse      bool
-	forward      bool
-	dryRun       bool
-	output       string
-	silent       bool
-	force        bool
-	backup       bool
-	mismatchBak  bool
-	fuzz         int
-	removeEmpty  bool
-	rejectFile   string
-	suffix       string
-	dir          string
-	status       int
+	c           *shell.Call
+	out         *bufio.Writer
+	strip       int // -1: basename only
+	reverse     bool
+	forward     bool
+	dryRun      bool
+	output      string
+	silent      bool
+	force       bool
+	backup      bool
+	mismatchBak bool
+	fuzz        int
+	removeEmpty bool
+	rejectFile  string
+	suffix      string
+	dir         string
+	status      int
 }
 
 func runPatch(ctx context.Context, c *shell.Call) int {
@@ -159,7 +159,7 @@ func runPatch(ctx context.Context, c *shell.Call) int {
 		defer f.Close()
 		r = f
 	}
-	files, other, err := parsePatch(r)
+	files, other, err := patchParse(r)
 	if err != nil {
 		c.Errorf("**** read error : %s", shell.ErrText(err))
 		return 2
@@ -382,6 +382,7 @@ func (p *patcher) applyFile(pf *patchFile, target string) {
 	}
 	if (deleting || p.removeEmpty) && len(result) == 0 && p.output == "" {
 		p.c.FS.Remove(p.abs(name))
+		p.removeEmptyParents(name)
 		return
 	}
 	mode := fs.FileMode(0o644)
@@ -552,6 +553,19 @@ func (p *patcher) writeFile(name string, data []byte, mode fs.FileMode) {
 	if _, err := f.Write(data); err != nil {
 		p.c.Errorf("**** write error on %s : %s", name, shell.ErrText(err))
 		p.status = 2
+	}
+}
+
+// removeEmptyParents removes the directories above a deleted file that
+// it left empty, up to the working directory, as GNU patch does.
+func (p *patcher) removeEmptyParents(name string) {
+	dir := path.Dir(p.abs(name))
+	top := strings.TrimSuffix(p.dir, "/")
+	for dir != top && strings.HasPrefix(dir, top+"/") {
+		if err := p.c.FS.Remove(dir); err != nil {
+			return
+		}
+		dir = path.Dir(dir)
 	}
 }
 

@@ -26,27 +26,9 @@ func mkPatch(t *testing.T, oldName, newName, old, new string, extra ...string) s
 	return string(out)
 }
 
-func seqLines(from, to int, edit func(i int) string) string {
-	var b strings.Builder
-	for i := from; i <= to; i++ {
-		if edit != nil {
-			if s := edit(i); s != "" {
-				b.WriteString(s)
-				continue
-			}
-		}
-		b.WriteString(strings.Repeat("", 0))
-		b.WriteString(itoa(i))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + string(rune('0'+i%10))) }
-
-// hasTTY reports whether this process can open /dev/tty: GNU patch then
+// patchHasTTY reports whether this process can open /dev/tty: GNU patch then
 // asks its questions there instead of taking the default answers.
-func hasTTY() bool {
+func patchHasTTY() bool {
 	f, err := os.Open("/dev/tty")
 	if err != nil {
 		return false
@@ -68,11 +50,20 @@ func TestPatchDiff(t *testing.T) {
 	shifted := "new top\nnew top 2\n" + base
 	fuzzy := strings.Replace(base, "line 3\n", "line three\n", 1)
 	conflict := strings.Replace(base, "line 5\n", "line five changed\n", 1)
+	long := ""
+	for i := 1; i <= 40; i++ {
+		long += "row " + string(rune('a'+i%26)) + " " + strings.Repeat("x", i%7) + "\n"
+	}
+	longMod := strings.Replace(strings.Replace(long, "row b x\n", "ROW B\n", 1), "row o xx\n", "ROW O\n", 1)
+	pLong := mkPatch(t, "a/l.txt", "b/l.txt", long, longMod)
+	startMod := "FIRST\n" + strings.SplitN(base, "\n", 2)[1]
+	pStart := mkPatch(t, "a/f.txt", "b/f.txt", base, startMod)
+	pEnd := mkPatch(t, "a/f.txt", "b/f.txt", base, strings.Replace(base, "line 15\n", "LAST\n", 1))
 	git := "diff --git a/f.txt b/f.txt\nindex 1234567..89abcde 100644\n" + p1
 	files := func(extra map[string]string) map[string]string {
 		m := map[string]string{"f.txt": base, "p1.diff": p1, "p0.diff": p0, "create.diff": create,
 			"del.diff": del, "noeol.diff": noeol, "addeol.diff": addeol, "e.txt": "x\ny\n", "e2.txt": "x\ny",
-			"multi.diff": multi, "g.txt": "g1\ng2\ng3\n", "git.diff": git, "garbage.diff": "hello\nworld\n"}
+			"multi.diff": multi, "long.diff": pLong, "l.txt": long, "start.diff": pStart, "end.diff": pEnd, "g.txt": "g1\ng2\ng3\n", "git.diff": git, "garbage.diff": "hello\nworld\n"}
 		for k, v := range extra {
 			m[k] = v
 		}
@@ -114,10 +105,17 @@ func TestPatchDiff(t *testing.T) {
 		pc("missing patch file", nil, "-i", "nope.diff"),
 		pc("-E empty", nil, "-E", "-p1", "-i", "del.diff"),
 		pc("directory -d", map[string]string{"sub/f.txt": base}, "-d", "sub", "-p1", "-i", "../p1.diff"),
+		pc("two hunks offset", map[string]string{"l.txt": "new 1\nnew 2\n" + long}, "-p1", "-i", "long.diff"),
+		pc("two hunks second moved", map[string]string{"l.txt": strings.Replace(long, "row j", "row j\nextra\nextra", 1)}, "-p1", "-i", "long.diff"),
+		pc("start anchored", nil, "-p1", "-i", "start.diff"),
+		pc("start anchored shifted", map[string]string{"f.txt": "zero\n" + base}, "-p1", "-i", "start.diff"),
+		pc("end anchored", nil, "-p1", "-i", "end.diff"),
+		pc("end anchored extra tail", map[string]string{"f.txt": base + "tail\n"}, "-p1", "-i", "end.diff"),
+		pc("reverse creation deletes", map[string]string{"new/n.txt": "new file\nsecond\n"}, "-R", "-p1", "-i", "create.diff"),
 		pc("bad option", nil, "--bogus"),
 		pc("bad strip", nil, "-p", "x", "-i", "p1.diff"),
 	}
-	if !hasTTY() {
+	if !patchHasTTY() {
 		cases = append(cases,
 			pc("reversed detected", map[string]string{"f.txt": mod}, "-p1", "-i", "p1.diff"),
 			pc("unreversed detected", nil, "-R", "-p1", "-i", "p1.diff"),

@@ -28,10 +28,10 @@ type patchFile struct {
 	newIsNull          bool
 }
 
-// parsePatch reads every file section of a unified diff. Lines that are
+// patchParse reads every file section of a unified diff. Lines that are
 // not part of a section (commit messages, "diff --git", "index") are
 // kept as the header of the next section.
-func parsePatch(r io.Reader) ([]*patchFile, bool, error) {
+func patchParse(r io.Reader) ([]*patchFile, bool, error) {
 	br := bufio.NewReader(r)
 	var lines []string
 	for {
@@ -60,7 +60,7 @@ func parsePatch(r io.Reader) ([]*patchFile, bool, error) {
 			pf.newIsNull = pf.newName == "/dev/null" || strings.HasPrefix(pf.newStamp, "\t1970-01-01 00:00:00")
 			i += 2
 			for i < len(lines) && strings.HasPrefix(lines[i], "@@ ") {
-				h, next, ok := parseHunk(lines, i)
+				h, next, ok := patchParseHunk(lines, i)
 				if !ok {
 					break
 				}
@@ -87,8 +87,8 @@ func splitPatchName(s string) (string, string) {
 	return s, ""
 }
 
-// parseHunk reads the hunk whose @@ line is lines[i].
-func parseHunk(lines []string, i int) (*patchHunk, int, bool) {
+// patchParseHunk reads the hunk whose @@ line is lines[i].
+func patchParseHunk(lines []string, i int) (*patchHunk, int, bool) {
 	at := strings.TrimRight(lines[i], "\n")
 	rest := strings.TrimPrefix(at, "@@ -")
 	end := strings.Index(rest, " @@")
@@ -99,8 +99,8 @@ func parseHunk(lines []string, i int) (*patchHunk, int, bool) {
 	if len(parts) != 2 {
 		return nil, i, false
 	}
-	oStart, oLen, ok1 := parseRange(parts[0])
-	nStart, nLen, ok2 := parseRange(parts[1])
+	oStart, oLen, ok1 := patchParseRange(parts[0])
+	nStart, nLen, ok2 := patchParseRange(parts[1])
 	if !ok1 || !ok2 {
 		return nil, i, false
 	}
@@ -179,7 +179,7 @@ func patchIsContext(text []string, n int) bool {
 	return false
 }
 
-func parseRange(s string) (int, int, bool) {
+func patchParseRange(s string) (int, int, bool) {
 	a, b, has := strings.Cut(s, ",")
 	start, err := strconv.Atoi(a)
 	if err != nil {

@@ -5,25 +5,25 @@ import (
 	"unicode/utf8"
 )
 
-// btBudget bounds the work of one backtracking search (steps of the
+// reBTBudget bounds the work of one backtracking search (steps of the
 // matcher). Past it the search gives up and reports no match: patterns
 // with back-references are exponential in the worst case, and a tool
 // must never hang the exec.
-const btBudget = 20_000_000
+const reBTBudget = 20_000_000
 
-// btProg matches a parsed pattern by exhaustive backtracking, keeping the
+// reBTProg matches a parsed pattern by exhaustive backtracking, keeping the
 // longest match at the leftmost position (POSIX semantics). It is used
 // only for what RE2 cannot do: back-references and word anchors in
 // positions RE2's \b cannot stand for.
-type btProg struct {
-	root    *reNode
+type reBTProg struct {
+	root    *reASTNode
 	ngroups int
-	fl      reFlags
+	fl      reMatchFlags
 }
 
-type btState struct {
+type reBTState struct {
 	b       []byte
-	fl      reFlags
+	fl      reMatchFlags
 	caps    []int
 	best    []int
 	steps   int
@@ -31,8 +31,8 @@ type btState struct {
 }
 
 // find returns the leftmost-longest match starting at or after from.
-func (p *btProg) find(b []byte, from int) []int {
-	st := &btState{b: b, fl: p.fl, caps: make([]int, 2*p.ngroups+2)}
+func (p *reBTProg) find(b []byte, from int) []int {
+	st := &reBTState{b: b, fl: p.fl, caps: make([]int, 2*p.ngroups+2)}
 	for s := from; s <= len(b); {
 		for i := range st.caps {
 			st.caps[i] = -1
@@ -57,7 +57,7 @@ func (p *btProg) find(b []byte, from int) []int {
 	return nil
 }
 
-func (st *btState) wordAt(i int) bool {
+func (st *reBTState) wordAt(i int) bool {
 	if i < 0 || i >= len(st.b) {
 		return false
 	}
@@ -65,7 +65,7 @@ func (st *btState) wordAt(i int) bool {
 	return reClassHas("w", r)
 }
 
-func (st *btState) wordBefore(i int) bool {
+func (st *reBTState) wordBefore(i int) bool {
 	if i <= 0 {
 		return false
 	}
@@ -87,59 +87,59 @@ func reFoldEq(a, b rune) bool {
 
 // m matches n at i and calls k with each end position; it returns true to
 // stop the whole search.
-func (st *btState) m(n *reNode, i int, k func(int) bool) bool {
+func (st *reBTState) m(n *reASTNode, i int, k func(int) bool) bool {
 	st.steps++
-	if st.steps > btBudget {
+	if st.steps > reBTBudget {
 		st.aborted = true
 		return true
 	}
 	b := st.b
 	switch n.op {
-	case opLit, opAny, opClass:
+	case rxLit, rxAny, rxClass:
 		if i >= len(b) {
 			return false
 		}
 		r, w := utf8.DecodeRune(b[i:])
 		switch n.op {
-		case opLit:
+		case rxLit:
 			if r != n.r && !(st.fl.icase && reFoldEq(r, n.r)) {
 				return false
 			}
-		case opAny:
+		case rxAny:
 			if r == '\n' && !st.fl.dotNL || r == utf8.RuneError && w == 1 {
 				return false
 			}
-		case opClass:
+		case rxClass:
 			if r == '\n' && st.fl.noNL || !n.cls.has(r, st.fl.icase) {
 				return false
 			}
 		}
 		return k(i + w)
-	case opBol:
+	case rxBol:
 		if i == 0 || st.fl.multiline && b[i-1] == '\n' {
 			return k(i)
 		}
 		return false
-	case opEol:
+	case rxEol:
 		if i == len(b) || st.fl.multiline && b[i] == '\n' {
 			return k(i)
 		}
 		return false
-	case opBufStart:
+	case rxBufStart:
 		return i == 0 && k(i)
-	case opBufEnd:
+	case rxBufEnd:
 		return i == len(b) && k(i)
-	case opWordB:
+	case rxWordB:
 		return st.wordBefore(i) != st.wordAt(i) && k(i)
-	case opNotWordB:
+	case rxNotWordB:
 		return st.wordBefore(i) == st.wordAt(i) && k(i)
-	case opWordStart:
+	case rxWordStart:
 		return !st.wordBefore(i) && st.wordAt(i) && k(i)
-	case opWordEnd:
+	case rxWordEnd:
 		return st.wordBefore(i) && !st.wordAt(i) && k(i)
-	case opEmpty:
+	case rxEmpty:
 		return k(i)
-	case opGroup:
+	case rxGroup:
 		g := 2 * n.n
 		return st.m(n.subs[0], i, func(j int) bool {
 			os, oe := st.caps[g], st.caps[g+1]
@@ -148,18 +148,18 @@ func (st *btState) m(n *reNode, i int, k func(int) bool) bool {
 			st.caps[g], st.caps[g+1] = os, oe
 			return stop
 		})
-	case opConcat:
+	case rxConcat:
 		return st.seq(n.subs, i, k)
-	case opAlt:
+	case rxAlt:
 		for _, s := range n.subs {
 			if st.m(s, i, k) {
 				return true
 			}
 		}
 		return false
-	case opRepeat:
+	case rxRepeat:
 		return st.rep(n, 0, i, k)
-	case opBackref:
+	case rxBackref:
 		s, e := st.caps[2*n.n], st.caps[2*n.n+1]
 		if s < 0 {
 			return false
@@ -180,14 +180,14 @@ func (st *btState) m(n *reNode, i int, k func(int) bool) bool {
 	return false
 }
 
-func (st *btState) seq(subs []*reNode, i int, k func(int) bool) bool {
+func (st *reBTState) seq(subs []*reASTNode, i int, k func(int) bool) bool {
 	if len(subs) == 0 {
 		return k(i)
 	}
 	return st.m(subs[0], i, func(j int) bool { return st.seq(subs[1:], j, k) })
 }
 
-func (st *btState) rep(n *reNode, count, i int, k func(int) bool) bool {
+func (st *reBTState) rep(n *reASTNode, count, i int, k func(int) bool) bool {
 	if n.max < 0 || count < n.max {
 		stop := st.m(n.subs[0], i, func(j int) bool {
 			if j == i && count >= n.min {

@@ -9,41 +9,41 @@ import (
 	"unicode/utf8"
 )
 
-// reFlags are matching options that apply to a whole pattern.
-type reFlags struct {
+// reMatchFlags are matching options that apply to a whole pattern.
+type reMatchFlags struct {
 	icase     bool // -i, sed's I flag
 	multiline bool // ^ and $ also match around newlines (sed's M flag, grep)
 	noNL      bool // nothing matches a newline (grep searches whole buffers)
 	dotNL     bool // . and negated classes match a newline (sed)
 }
 
-// posixRE is a compiled POSIX pattern. It uses Go's regexp (RE2) in
+// rePosix is a compiled POSIX pattern. It uses Go's regexp (RE2) in
 // leftmost-longest mode when the pattern is regular, and a backtracking
 // matcher over the AST otherwise. It is safe for concurrent use only when
 // bt is nil; tools use one per invocation.
-type posixRE struct {
+type rePosix struct {
 	lit     []byte // the pattern is this plain string: bytes.Index does it
 	re      *regexp.Regexp
-	bt      *btProg
-	ast     *reNode
+	bt      *reBTProg
+	ast     *reASTNode
 	ngroups int
-	fl      reFlags
+	fl      reMatchFlags
 }
 
-// compilePosix parses and compiles pattern. Warnings (GNU prints them on
+// reCompilePosix parses and compiles pattern. Warnings (GNU prints them on
 // stderr) are returned with a nil error too.
-func compilePosix(pattern string, syn reSyntax, fl reFlags) (*posixRE, []string, error) {
-	ast, ng, warns, err := parsePosix(pattern, syn)
+func reCompilePosix(pattern string, syn reSyntaxOpts, fl reMatchFlags) (*rePosix, []string, error) {
+	ast, ng, warns, err := reParsePosix(pattern, syn)
 	if err != nil {
 		return nil, warns, err
 	}
-	r, err := compileAST(ast, ng, fl)
+	r, err := reCompileAST(ast, ng, fl)
 	return r, warns, err
 }
 
-// compileAST compiles a parsed pattern.
-func compileAST(ast *reNode, ngroups int, fl reFlags) (*posixRE, error) {
-	r := &posixRE{ast: ast, ngroups: ngroups, fl: fl}
+// reCompileAST compiles a parsed pattern.
+func reCompileAST(ast *reASTNode, ngroups int, fl reMatchFlags) (*rePosix, error) {
+	r := &rePosix{ast: ast, ngroups: ngroups, fl: fl}
 	if lit, ok := reASTLiteral(ast); ok && len(lit) > 0 && !fl.icase {
 		r.lit = lit
 		return r, nil
@@ -60,7 +60,7 @@ func compileAST(ast *reNode, ngroups int, fl reFlags) (*posixRE, error) {
 	}
 	err := reEmit(&sb, ast, fl)
 	if errors.Is(err, reErrNeedBT) {
-		r.bt = &btProg{root: ast, ngroups: ngroups, fl: fl}
+		r.bt = &reBTProg{root: ast, ngroups: ngroups, fl: fl}
 		return r, nil
 	}
 	if err != nil {
@@ -69,7 +69,7 @@ func compileAST(ast *reNode, ngroups int, fl reFlags) (*posixRE, error) {
 	re, err := regexp.Compile(sb.String())
 	if err != nil {
 		// Anything RE2 refuses (sizes, say) still works by backtracking.
-		r.bt = &btProg{root: ast, ngroups: ngroups, fl: fl}
+		r.bt = &reBTProg{root: ast, ngroups: ngroups, fl: fl}
 		return r, nil
 	}
 	re.Longest()
@@ -79,18 +79,18 @@ func compileAST(ast *reNode, ngroups int, fl reFlags) (*posixRE, error) {
 
 // fullMatcher returns a matcher of the same pattern anchored at both ends
 // of its input.
-func (r *posixRE) fullMatcher() *posixRE {
-	ast := &reNode{op: opConcat, subs: []*reNode{{op: opBufStart}, r.ast, {op: opBufEnd}}}
-	f, err := compileAST(ast, r.ngroups, r.fl)
+func (r *rePosix) fullMatcher() *rePosix {
+	ast := &reASTNode{op: rxConcat, subs: []*reASTNode{{op: rxBufStart}, r.ast, {op: rxBufEnd}}}
+	f, err := reCompileAST(ast, r.ngroups, r.fl)
 	if err != nil {
-		return &posixRE{bt: &btProg{root: ast, ngroups: r.ngroups, fl: r.fl}, ast: ast, ngroups: r.ngroups, fl: r.fl}
+		return &rePosix{bt: &reBTProg{root: ast, ngroups: r.ngroups, fl: r.fl}, ast: ast, ngroups: r.ngroups, fl: r.fl}
 	}
 	return f
 }
 
 // find returns the leftmost-longest match in b as submatch index pairs
 // (like regexp's FindSubmatchIndex), or nil.
-func (r *posixRE) find(b []byte) []int {
+func (r *rePosix) find(b []byte) []int {
 	if r.lit != nil {
 		i := bytes.Index(b, r.lit)
 		if i < 0 {
@@ -105,7 +105,7 @@ func (r *posixRE) find(b []byte) []int {
 }
 
 // findIndex is find without submatches.
-func (r *posixRE) findIndex(b []byte) []int {
+func (r *rePosix) findIndex(b []byte) []int {
 	if r.lit != nil {
 		return r.find(b)
 	}
@@ -120,7 +120,7 @@ func (r *posixRE) findIndex(b []byte) []int {
 }
 
 // match reports whether b contains a match.
-func (r *posixRE) match(b []byte) bool {
+func (r *rePosix) match(b []byte) bool {
 	if r.lit != nil {
 		return bytes.Contains(b, r.lit)
 	}
@@ -133,7 +133,7 @@ func (r *posixRE) match(b []byte) bool {
 // findAll returns up to n (all when n < 0) successive matches with the
 // same rules as regexp's FindAllSubmatchIndex: an empty match right after
 // the previous match is skipped (this is also GNU sed's s///g rule).
-func (r *posixRE) findAll(b []byte, n int) [][]int {
+func (r *rePosix) findAll(b []byte, n int) [][]int {
 	if r.lit != nil {
 		var out [][]int
 		for off := 0; n < 0 || len(out) < n; {
@@ -179,42 +179,42 @@ func (r *posixRE) findAll(b []byte, n int) [][]int {
 }
 
 // reEmit writes n in Go regexp syntax, or returns reErrNeedBT.
-func reEmit(sb *strings.Builder, n *reNode, fl reFlags) error {
+func reEmit(sb *strings.Builder, n *reASTNode, fl reMatchFlags) error {
 	switch n.op {
-	case opLit:
+	case rxLit:
 		sb.WriteString(regexp.QuoteMeta(string(n.r)))
-	case opAny:
+	case rxAny:
 		if fl.noNL || fl.dotNL {
 			sb.WriteString(".")
 		} else {
 			sb.WriteString("(?s:.)")
 		}
-	case opClass:
+	case rxClass:
 		reEmitClass(sb, n.cls, fl)
-	case opBol:
+	case rxBol:
 		sb.WriteString("^")
-	case opEol:
+	case rxEol:
 		sb.WriteString("$")
-	case opBufStart:
+	case rxBufStart:
 		sb.WriteString(`\A`)
-	case opBufEnd:
+	case rxBufEnd:
 		sb.WriteString(`\z`)
-	case opWordB:
+	case rxWordB:
 		sb.WriteString(`\b`)
-	case opNotWordB:
+	case rxNotWordB:
 		sb.WriteString(`\B`)
-	case opWordStart, opWordEnd, opBackref:
-		// Handled in context by opConcat; alone they need the backtracker.
+	case rxWordStart, rxWordEnd, rxBackref:
+		// Handled in context by rxConcat; alone they need the backtracker.
 		return reErrNeedBT
-	case opEmpty:
+	case rxEmpty:
 		sb.WriteString("(?:)")
-	case opGroup:
+	case rxGroup:
 		sb.WriteString("(")
 		if err := reEmit(sb, n.subs[0], fl); err != nil {
 			return err
 		}
 		sb.WriteString(")")
-	case opAlt:
+	case rxAlt:
 		sb.WriteString("(?:")
 		for i, s := range n.subs {
 			if i > 0 {
@@ -225,12 +225,12 @@ func reEmit(sb *strings.Builder, n *reNode, fl reFlags) error {
 			}
 		}
 		sb.WriteString(")")
-	case opConcat:
+	case rxConcat:
 		for i, s := range n.subs {
 			switch {
-			case s.op == opWordStart && i+1 < len(n.subs) && reStartsWord(n.subs[i+1]):
+			case s.op == rxWordStart && i+1 < len(n.subs) && reStartsWord(n.subs[i+1]):
 				sb.WriteString(`\b`)
-			case s.op == opWordEnd && i > 0 && reEndsWord(n.subs[i-1]):
+			case s.op == rxWordEnd && i > 0 && reEndsWord(n.subs[i-1]):
 				sb.WriteString(`\b`)
 			default:
 				if err := reEmit(sb, s, fl); err != nil {
@@ -238,7 +238,7 @@ func reEmit(sb *strings.Builder, n *reNode, fl reFlags) error {
 				}
 			}
 		}
-	case opRepeat:
+	case rxRepeat:
 		if n.min > 1000 || n.max > 1000 {
 			return reErrNeedBT
 		}
@@ -269,19 +269,19 @@ func reEmit(sb *strings.Builder, n *reNode, fl reFlags) error {
 
 // reStartsWord reports whether every match of n begins with a word
 // character, so that a preceding \< is RE2's \b.
-func reStartsWord(n *reNode) bool {
+func reStartsWord(n *reASTNode) bool {
 	switch n.op {
-	case opLit:
+	case rxLit:
 		return reClassHas("w", n.r)
-	case opClass:
+	case rxClass:
 		return !n.cls.neg && len(n.cls.ranges) == 0 && len(n.cls.named) == 1 && n.cls.named[0] == "w"
-	case opGroup:
+	case rxGroup:
 		return reStartsWord(n.subs[0])
-	case opConcat:
+	case rxConcat:
 		return reStartsWord(n.subs[0])
-	case opRepeat:
+	case rxRepeat:
 		return n.min >= 1 && reStartsWord(n.subs[0])
-	case opAlt:
+	case rxAlt:
 		for _, s := range n.subs {
 			if !reStartsWord(s) {
 				return false
@@ -293,15 +293,15 @@ func reStartsWord(n *reNode) bool {
 }
 
 // reEndsWord is reStartsWord for the last character.
-func reEndsWord(n *reNode) bool {
+func reEndsWord(n *reASTNode) bool {
 	switch n.op {
-	case opConcat:
+	case rxConcat:
 		return reEndsWord(n.subs[len(n.subs)-1])
-	case opGroup:
+	case rxGroup:
 		return reEndsWord(n.subs[0])
-	case opRepeat:
+	case rxRepeat:
 		return n.min >= 1 && reEndsWord(n.subs[0])
-	case opAlt:
+	case rxAlt:
 		for _, s := range n.subs {
 			if !reEndsWord(s) {
 				return false
@@ -334,7 +334,7 @@ var reNoNLClassText = map[string]string{
 	"cntrl": `\x00-\x09\x0b-\x1f\x7f`,
 }
 
-func reEmitClass(sb *strings.Builder, c *reClass, fl reFlags) {
+func reEmitClass(sb *strings.Builder, c *reBracket, fl reMatchFlags) {
 	sb.WriteString("[")
 	if c.neg {
 		sb.WriteString("^")
@@ -377,22 +377,22 @@ func reEmitClass(sb *strings.Builder, c *reClass, fl reFlags) {
 
 // reRequiredLiteral returns the longest run of literal characters that
 // every match of n contains (from its top-level concatenation), or nil.
-func reRequiredLiteral(n *reNode) []byte {
-	for n.op == opGroup {
+func reRequiredLiteral(n *reASTNode) []byte {
+	for n.op == rxGroup {
 		n = n.subs[0]
 	}
-	if n.op == opLit {
+	if n.op == rxLit {
 		return utf8.AppendRune(nil, n.r)
 	}
-	if n.op != opConcat {
+	if n.op != rxConcat {
 		return nil
 	}
 	var best, cur []byte
 	for _, s := range n.subs {
-		for s.op == opGroup && s.subs[0].op == opLit {
+		for s.op == rxGroup && s.subs[0].op == rxLit {
 			s = s.subs[0]
 		}
-		if s.op == opLit && s.r != utf8.RuneError {
+		if s.op == rxLit && s.r != utf8.RuneError {
 			cur = utf8.AppendRune(cur, s.r)
 			if len(cur) > len(best) {
 				best = append(best[:0], cur...)
@@ -400,7 +400,7 @@ func reRequiredLiteral(n *reNode) []byte {
 			continue
 		}
 		cur = cur[:0]
-		if sub := reRequiredLiteral(s); s.op == opGroup && len(sub) > len(best) {
+		if sub := reRequiredLiteral(s); s.op == rxGroup && len(sub) > len(best) {
 			best = sub
 		}
 	}

@@ -17,70 +17,70 @@ import (
 type reOp uint8
 
 const (
-	opLit       reOp = iota // r
-	opAny                   // .
-	opClass                 // cls
-	opBol                   // ^
-	opEol                   // $
-	opBufStart              // \`
-	opBufEnd                // \'
-	opWordB                 // \b
-	opNotWordB              // \B
-	opWordStart             // \<
-	opWordEnd               // \>
-	opGroup                 // ( subs[0] ), n = group index
-	opConcat                // subs...
-	opAlt                   // subs[0] | subs[1] | ...
-	opRepeat                // subs[0]{min,max}; max < 0 means unbounded
-	opBackref               // \n
-	opEmpty                 // matches the empty string
+	rxLit       reOp = iota // r
+	rxAny                   // .
+	rxClass                 // cls
+	rxBol                   // ^
+	rxEol                   // $
+	rxBufStart              // \`
+	rxBufEnd                // \'
+	rxWordB                 // \b
+	rxNotWordB              // \B
+	rxWordStart             // \<
+	rxWordEnd               // \>
+	rxGroup                 // ( subs[0] ), n = group index
+	rxConcat                // subs...
+	rxAlt                   // subs[0] | subs[1] | ...
+	rxRepeat                // subs[0]{min,max}; max < 0 means unbounded
+	rxBackref               // \n
+	rxEmpty                 // matches the empty string
 )
 
-type reNode struct {
+type reASTNode struct {
 	op       reOp
 	r        rune
-	cls      *reClass
-	subs     []*reNode
+	cls      *reBracket
+	subs     []*reASTNode
 	min, max int
 	n        int
 }
 
-// reClass is a bracket expression (or \w \s and friends).
-type reClass struct {
+// reBracket is a bracket expression (or \w \s and friends).
+type reBracket struct {
 	neg    bool
 	ranges []rune   // pairs lo, hi
 	named  []string // alpha, digit, ... ; "w" for word characters
 }
 
-// reSyntax says how to read a pattern.
-type reSyntax struct {
+// reSyntaxOpts says how to read a pattern.
+type reSyntaxOpts struct {
 	ere    bool // extended syntax (grep -E, sed -E)
 	sedEsc bool // \n \t \f \v \r \a \xHH \dNNN \oNNN \cX mean characters (sed)
 	emacs  bool // find's default: BRE, but + and ? are operators and \{ is not
 }
 
-// reError is a pattern error worded as GNU's regex library words it.
-type reError struct{ msg string }
+// rePatternError is a pattern error worded as GNU's regex library words it.
+type rePatternError struct{ msg string }
 
-func (e *reError) Error() string { return e.msg }
+func (e *rePatternError) Error() string { return e.msg }
 
 var (
-	reErrBrack    = &reError{"Unmatched [, [^, [:, [., or [="}
-	reErrParen    = &reError{"Unmatched ( or \\("}
-	reErrRParen   = &reError{"Unmatched ) or \\)"}
-	reErrBrace    = &reError{"Unmatched \\{"}
-	reErrBadBrace = &reError{"Invalid content of \\{\\}"}
-	reErrBackref  = &reError{"Invalid back reference"}
-	reErrTrailing = &reError{"Trailing backslash"}
-	reErrCtype    = &reError{"Invalid character class name"}
-	reErrRange    = &reError{"Invalid range end"}
-	reErrPreceed  = &reError{"Invalid preceding regular expression"}
-	reErrTooBig   = &reError{"Regular expression too big"}
+	reErrBrack    = &rePatternError{"Unmatched [, [^, [:, [., or [="}
+	reErrParen    = &rePatternError{"Unmatched ( or \\("}
+	reErrRParen   = &rePatternError{"Unmatched ) or \\)"}
+	reErrBrace    = &rePatternError{"Unmatched \\{"}
+	reErrBadBrace = &rePatternError{"Invalid content of \\{\\}"}
+	reErrBackref  = &rePatternError{"Invalid back reference"}
+	reErrTrailing = &rePatternError{"Trailing backslash"}
+	reErrCtype    = &rePatternError{"Invalid character class name"}
+	reErrRange    = &rePatternError{"Invalid range end"}
+	reErrPreceed  = &rePatternError{"Invalid preceding regular expression"}
+	reErrTooBig   = &rePatternError{"Regular expression too big"}
 )
 
-// reParser holds the state of one parse.
-type reParser struct {
-	syn      reSyntax
+// reASTParser holds the state of one parse.
+type reASTParser struct {
+	syn      reSyntaxOpts
 	s        string
 	pos      int
 	ngroups  int
@@ -89,9 +89,9 @@ type reParser struct {
 	warnings []string
 }
 
-// parsePosix parses pattern and returns its AST and number of groups.
-func parsePosix(pattern string, syn reSyntax) (*reNode, int, []string, error) {
-	p := &reParser{syn: syn, s: pattern}
+// reParsePosix parses pattern and returns its AST and number of groups.
+func reParsePosix(pattern string, syn reSyntaxOpts) (*reASTNode, int, []string, error) {
+	p := &reASTParser{syn: syn, s: pattern}
 	n, err := p.parseAlt()
 	if err != nil {
 		return nil, 0, p.warnings, err
@@ -103,17 +103,17 @@ func parsePosix(pattern string, syn reSyntax) (*reNode, int, []string, error) {
 	return n, p.ngroups, p.warnings, nil
 }
 
-func (p *reParser) more() bool { return p.pos < len(p.s) }
+func (p *reASTParser) more() bool { return p.pos < len(p.s) }
 
 // atAltSep reports whether the input is at "|" (ERE) or "\|" (BRE).
-func (p *reParser) atAltSep() bool {
+func (p *reASTParser) atAltSep() bool {
 	if p.syn.ere {
 		return p.more() && p.s[p.pos] == '|'
 	}
 	return strings.HasPrefix(p.s[p.pos:], `\|`)
 }
 
-func (p *reParser) atClose() bool {
+func (p *reASTParser) atClose() bool {
 	if p.depth == 0 {
 		return false
 	}
@@ -123,8 +123,8 @@ func (p *reParser) atClose() bool {
 	return strings.HasPrefix(p.s[p.pos:], `\)`)
 }
 
-func (p *reParser) parseAlt() (*reNode, error) {
-	var alts []*reNode
+func (p *reASTParser) parseAlt() (*reASTNode, error) {
+	var alts []*reASTNode
 	for {
 		n, err := p.parseConcat()
 		if err != nil {
@@ -143,21 +143,21 @@ func (p *reParser) parseAlt() (*reNode, error) {
 	if len(alts) == 1 {
 		return alts[0], nil
 	}
-	return &reNode{op: opAlt, subs: alts}, nil
+	return &reASTNode{op: rxAlt, subs: alts}, nil
 }
 
-func (p *reParser) parseConcat() (*reNode, error) {
-	var items []*reNode
+func (p *reASTParser) parseConcat() (*reASTNode, error) {
+	var items []*reASTNode
 	start := true // at the start of an RE: '*' is literal, '^' an anchor
 	for p.more() && !p.atAltSep() && !p.atClose() {
 		c := p.s[p.pos]
 		// Repetition operators.
 		if op, ok := p.repeatOp(); ok {
-			if start || len(items) == 1 && items[0].op == opBol {
+			if start || len(items) == 1 && items[0].op == rxBol {
 				switch {
 				case p.syn.ere && c == '{':
 					p.pos++
-					items = append(items, &reNode{op: opLit, r: '{'})
+					items = append(items, &reASTNode{op: rxLit, r: '{'})
 				case p.syn.ere:
 					// GNU ignores a leading *, + or ? in an ERE, with a warning.
 					p.warnings = append(p.warnings, fmt.Sprintf("%c at start of expression", c))
@@ -167,10 +167,10 @@ func (p *reParser) parseConcat() (*reNode, error) {
 				case c == '\\':
 					// \+ and \? at the start of a BRE are literal.
 					p.pos += 2
-					items = append(items, &reNode{op: opLit, r: rune(p.s[p.pos-1])})
+					items = append(items, &reASTNode{op: rxLit, r: rune(p.s[p.pos-1])})
 				default:
 					p.pos++
-					items = append(items, &reNode{op: opLit, r: rune(c)})
+					items = append(items, &reASTNode{op: rxLit, r: rune(c)})
 				}
 				start = false
 				continue
@@ -185,15 +185,15 @@ func (p *reParser) parseConcat() (*reNode, error) {
 			}
 			if rep == nil { // ERE "{" that is not an interval: literal
 				p.pos++
-				items = append(items, &reNode{op: opLit, r: '{'})
+				items = append(items, &reASTNode{op: rxLit, r: '{'})
 				continue
 			}
 			last := items[len(items)-1]
-			if last.op == opBol || last.op == opEol {
+			if last.op == rxBol || last.op == rxEol {
 				// GNU: a repeated anchor matches the anchor; keep it.
 				continue
 			}
-			rep.subs = []*reNode{last}
+			rep.subs = []*reASTNode{last}
 			items[len(items)-1] = rep
 			continue
 		}
@@ -203,17 +203,17 @@ func (p *reParser) parseConcat() (*reNode, error) {
 		}
 		items = append(items, n)
 		start = false
-		if n.op == opBol && !p.syn.ere {
+		if n.op == rxBol && !p.syn.ere {
 			start = false
 		}
 	}
 	switch len(items) {
 	case 0:
-		return &reNode{op: opEmpty}, nil
+		return &reASTNode{op: rxEmpty}, nil
 	case 1:
 		return items[0], nil
 	}
-	return &reNode{op: opConcat, subs: items}, nil
+	return &reASTNode{op: rxConcat, subs: items}, nil
 }
 
 type reRepOp struct {
@@ -221,7 +221,7 @@ type reRepOp struct {
 	width int
 }
 
-func (p *reParser) repeatOp() (reRepOp, bool) {
+func (p *reASTParser) repeatOp() (reRepOp, bool) {
 	c := p.s[p.pos]
 	if p.syn.ere {
 		switch c {
@@ -244,17 +244,17 @@ func (p *reParser) repeatOp() (reRepOp, bool) {
 
 // parseRepeat parses a repetition operator at p.pos. For an ERE "{" that
 // does not start a valid interval it returns nil, nil and consumes nothing.
-func (p *reParser) parseRepeat(op reRepOp) (*reNode, error) {
+func (p *reASTParser) parseRepeat(op reRepOp) (*reASTNode, error) {
 	switch op.kind {
 	case '*':
 		p.pos += op.width
-		return &reNode{op: opRepeat, min: 0, max: -1}, nil
+		return &reASTNode{op: rxRepeat, min: 0, max: -1}, nil
 	case '+':
 		p.pos += op.width
-		return &reNode{op: opRepeat, min: 1, max: -1}, nil
+		return &reASTNode{op: rxRepeat, min: 1, max: -1}, nil
 	case '?':
 		p.pos += op.width
-		return &reNode{op: opRepeat, min: 0, max: 1}, nil
+		return &reASTNode{op: rxRepeat, min: 0, max: 1}, nil
 	}
 	i := p.pos + op.width
 	readNum := func() (int, bool) {
@@ -312,33 +312,33 @@ func (p *reParser) parseRepeat(op reRepOp) (*reNode, error) {
 		return nil, reErrBadBrace
 	}
 	p.pos = i + len(closer)
-	return &reNode{op: opRepeat, min: lo, max: hi}, nil
+	return &reASTNode{op: rxRepeat, min: lo, max: hi}, nil
 }
 
-func (p *reParser) parseAtom(start bool, nitems int) (*reNode, error) {
+func (p *reASTParser) parseAtom(start bool, nitems int) (*reASTNode, error) {
 	c := p.s[p.pos]
 	switch c {
 	case '.':
 		p.pos++
-		return &reNode{op: opAny}, nil
+		return &reASTNode{op: rxAny}, nil
 	case '[':
 		p.pos++
 		cls, err := p.parseBracket()
 		if err != nil {
 			return nil, err
 		}
-		return &reNode{op: opClass, cls: cls}, nil
+		return &reASTNode{op: rxClass, cls: cls}, nil
 	case '^':
 		if p.syn.ere || start {
 			p.pos++
-			return &reNode{op: opBol}, nil
+			return &reASTNode{op: rxBol}, nil
 		}
 	case '$':
 		p.pos++
 		if p.syn.ere || !p.more() || p.atAltSep() || strings.HasPrefix(p.s[p.pos:], `\)`) {
-			return &reNode{op: opEol}, nil
+			return &reASTNode{op: rxEol}, nil
 		}
-		return &reNode{op: opLit, r: '$'}, nil
+		return &reASTNode{op: rxLit, r: '$'}, nil
 	case '(':
 		if p.syn.ere {
 			p.pos++
@@ -351,10 +351,10 @@ func (p *reParser) parseAtom(start bool, nitems int) (*reNode, error) {
 	}
 	r, w := utf8.DecodeRuneInString(p.s[p.pos:])
 	p.pos += w
-	return &reNode{op: opLit, r: r}, nil
+	return &reASTNode{op: rxLit, r: r}, nil
 }
 
-func (p *reParser) parseGroup() (*reNode, error) {
+func (p *reASTParser) parseGroup() (*reASTNode, error) {
 	p.ngroups++
 	idx := p.ngroups
 	p.closed = append(p.closed, false)
@@ -376,10 +376,10 @@ func (p *reParser) parseGroup() (*reNode, error) {
 		p.pos += 2
 	}
 	p.closed[idx-1] = true
-	return &reNode{op: opGroup, n: idx, subs: []*reNode{sub}}, nil
+	return &reASTNode{op: rxGroup, n: idx, subs: []*reASTNode{sub}}, nil
 }
 
-func (p *reParser) parseEscape() (*reNode, error) {
+func (p *reASTParser) parseEscape() (*reASTNode, error) {
 	if p.pos+1 >= len(p.s) {
 		return nil, reErrTrailing
 	}
@@ -403,38 +403,38 @@ func (p *reParser) parseEscape() (*reNode, error) {
 		if n > len(p.closed) || !p.closed[n-1] {
 			return nil, reErrBackref
 		}
-		return &reNode{op: opBackref, n: n}, nil
+		return &reASTNode{op: rxBackref, n: n}, nil
 	case 'w', 'W':
-		return &reNode{op: opClass, cls: &reClass{neg: c == 'W', named: []string{"w"}}}, nil
+		return &reASTNode{op: rxClass, cls: &reBracket{neg: c == 'W', named: []string{"w"}}}, nil
 	case 's', 'S':
-		return &reNode{op: opClass, cls: &reClass{neg: c == 'S', named: []string{"space"}}}, nil
+		return &reASTNode{op: rxClass, cls: &reBracket{neg: c == 'S', named: []string{"space"}}}, nil
 	case 'b':
-		return &reNode{op: opWordB}, nil
+		return &reASTNode{op: rxWordB}, nil
 	case 'B':
-		return &reNode{op: opNotWordB}, nil
+		return &reASTNode{op: rxNotWordB}, nil
 	case '<':
-		return &reNode{op: opWordStart}, nil
+		return &reASTNode{op: rxWordStart}, nil
 	case '>':
-		return &reNode{op: opWordEnd}, nil
+		return &reASTNode{op: rxWordEnd}, nil
 	case '`':
-		return &reNode{op: opBufStart}, nil
+		return &reASTNode{op: rxBufStart}, nil
 	case '\'':
-		return &reNode{op: opBufEnd}, nil
+		return &reASTNode{op: rxBufEnd}, nil
 	}
 	if p.syn.sedEsc {
 		if r, ok := p.sedEscape(c); ok {
-			return &reNode{op: opLit, r: r}, nil
+			return &reASTNode{op: rxLit, r: r}, nil
 		}
 	}
 	p.pos--
 	r, w := utf8.DecodeRuneInString(p.s[p.pos:])
 	p.pos += w
-	return &reNode{op: opLit, r: r}, nil
+	return &reASTNode{op: rxLit, r: r}, nil
 }
 
 // sedEscape decodes GNU sed's character escapes after the backslash; c
 // has been consumed already.
-func (p *reParser) sedEscape(c byte) (rune, bool) {
+func (p *reASTParser) sedEscape(c byte) (rune, bool) {
 	switch c {
 	case 'n':
 		return '\n', true
@@ -494,8 +494,8 @@ var reClassNames = map[string]bool{
 }
 
 // parseBracket parses a bracket expression after its "[".
-func (p *reParser) parseBracket() (*reClass, error) {
-	cls := &reClass{}
+func (p *reASTParser) parseBracket() (*reBracket, error) {
+	cls := &reBracket{}
 	if p.more() && p.s[p.pos] == '^' {
 		cls.neg = true
 		p.pos++
@@ -529,7 +529,7 @@ func (p *reParser) parseBracket() (*reClass, error) {
 			}
 			r, w := utf8.DecodeRuneInString(name)
 			if w == 0 || w != len(name) {
-				return nil, &reError{"Invalid collation character"}
+				return nil, &rePatternError{"Invalid collation character"}
 			}
 			lo = r
 		} else {
@@ -564,7 +564,7 @@ func (p *reParser) parseBracket() (*reClass, error) {
 		if i := strings.LastIndexByte(raw[:len(raw)-1], '['); i >= 0 {
 			inner := raw[i+1 : len(raw)-1]
 			if len(inner) >= 2 && inner[0] == ':' && inner[len(inner)-1] == ':' {
-				return nil, &reError{fmt.Sprintf("character class syntax is [[:space:]], not [%s]", inner)}
+				return nil, &rePatternError{fmt.Sprintf("character class syntax is [[:space:]], not [%s]", inner)}
 			}
 		}
 	}
@@ -604,7 +604,7 @@ func reClassHas(name string, r rune) bool {
 	return false
 }
 
-func (c *reClass) has(r rune, icase bool) bool {
+func (c *reBracket) has(r rune, icase bool) bool {
 	in := c.hasExact(r)
 	if !in && icase {
 		for f := unicode.SimpleFold(r); f != r && !in; f = unicode.SimpleFold(f) {
@@ -614,7 +614,7 @@ func (c *reClass) has(r rune, icase bool) bool {
 	return in != c.neg
 }
 
-func (c *reClass) hasExact(r rune) bool {
+func (c *reBracket) hasExact(r rune) bool {
 	for i := 0; i < len(c.ranges); i += 2 {
 		if r >= c.ranges[i] && r <= c.ranges[i+1] {
 			return true

@@ -137,7 +137,7 @@ func runSed(ctx context.Context, c *shell.Call) int {
 		return 1
 	}
 	for _, cmd := range cmds {
-		if cmd.a1 != nil && cmd.a1.kind == addrZero {
+		if cmd.a1 != nil && cmd.a1.kind == sedAddrZero {
 			cmd.inRange = true
 		}
 	}

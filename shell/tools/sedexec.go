@@ -140,9 +140,9 @@ type sedRun struct {
 	rfiles   map[string]*bufio.Reader
 	ps, hs   []byte
 	scratch  []byte // the previous pattern space, reused by s
-	psNL     bool // the pattern space's last line had its newline
-	hsNL     bool // likewise for the hold space (GNU copies it with the text)
-	lastRE   *posixRE
+	psNL     bool   // the pattern space's last line had its newline
+	hsNL     bool   // likewise for the hold space (GNU copies it with the text)
+	lastRE   *rePosix
 	lineno   int64
 	tflag    bool
 	appendQ  []sedAppend
@@ -214,17 +214,17 @@ func (r *sedRun) cycle(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if (act == actEnd || act == actQuit) && !r.quiet {
+		if (act == sedActEnd || act == sedActQuit) && !r.quiet {
 			r.write(r.out, r.ps, r.psNL)
 		}
-		if act != actQuitSilent {
+		if act != sedActQuitSilent {
 			r.dumpAppend()
 		}
 		switch act {
-		case actQuit, actQuitSilent:
+		case sedActQuit, sedActQuitSilent:
 			r.quit = true
 			return nil
-		case actRestart:
+		case sedActRestart:
 			restart = true
 		}
 	}
@@ -233,11 +233,11 @@ func (r *sedRun) cycle(ctx context.Context) error {
 type sedAct int
 
 const (
-	actEnd        sedAct = iota // end of script: autoprint
-	actDelete                   // d: no autoprint
-	actRestart                  // D with a newline left
-	actQuit                     // q
-	actQuitSilent               // Q
+	sedActEnd        sedAct = iota // end of script: autoprint
+	sedActDelete                   // d: no autoprint
+	sedActRestart                  // D with a newline left
+	sedActQuit                     // q
+	sedActQuitSilent               // Q
 )
 
 // exec runs the commands once over the pattern space.
@@ -247,7 +247,7 @@ func (r *sedRun) exec() (sedAct, error) {
 		c := cmds[pc]
 		sel, err := r.selects(c)
 		if err != nil {
-			return actEnd, err
+			return sedActEnd, err
 		}
 		if sel == c.neg {
 			if c.name == '{' {
@@ -273,7 +273,7 @@ func (r *sedRun) exec() (sedAct, error) {
 			if c.a2 == nil || c.neg || !c.inRange {
 				r.writeText(r.out, c.text)
 			}
-			return actDelete, nil
+			return sedActDelete, nil
 		case 'b':
 			pc = c.jump
 		case 't':
@@ -288,15 +288,15 @@ func (r *sedRun) exec() (sedAct, error) {
 				r.tflag = false
 			}
 		case 'd':
-			return actDelete, nil
+			return sedActDelete, nil
 		case 'D':
 			i := bytes.IndexByte(r.ps, r.eol)
 			if i < 0 {
-				return actDelete, nil
+				return sedActDelete, nil
 			}
 			// No autoprint: the cycle restarts on the rest, without input.
 			r.ps = append(r.ps[:0], r.ps[i+1:]...)
-			return actRestart, nil
+			return sedActRestart, nil
 		case 'g':
 			r.ps, r.psNL = append(r.ps[:0], r.hs...), r.hsNL
 		case 'G':
@@ -316,7 +316,7 @@ func (r *sedRun) exec() (sedAct, error) {
 			r.listPS(w)
 		case 'n':
 			if r.isLast() {
-				return actEnd, nil
+				return sedActEnd, nil
 			}
 			if !r.quiet {
 				r.write(r.out, r.ps, r.psNL)
@@ -324,7 +324,7 @@ func (r *sedRun) exec() (sedAct, error) {
 			r.readLine(false)
 		case 'N':
 			if r.isLast() {
-				return actEnd, nil
+				return sedActEnd, nil
 			}
 			r.readLine(true)
 		case 'p':
@@ -339,12 +339,12 @@ func (r *sedRun) exec() (sedAct, error) {
 			if c.hasNum {
 				r.status = c.num
 			}
-			return actQuit, nil
+			return sedActQuit, nil
 		case 'Q':
 			if c.hasNum {
 				r.status = c.num
 			}
-			return actQuitSilent, nil
+			return sedActQuitSilent, nil
 		case 'r':
 			r.appendQ = append(r.appendQ, sedAppend{rfile: c.text, isFile: true})
 		case 'R':
@@ -359,7 +359,7 @@ func (r *sedRun) exec() (sedAct, error) {
 			r.write(r.wfiles[c.text], line, true)
 		case 's':
 			if err := r.subst(c); err != nil {
-				return actEnd, err
+				return sedActEnd, err
 			}
 		case 'y':
 			r.translate(c.ymap)
@@ -370,7 +370,7 @@ func (r *sedRun) exec() (sedAct, error) {
 			r.write(r.out, []byte(name), true)
 		}
 	}
-	return actEnd, nil
+	return sedActEnd, nil
 }
 
 func (r *sedRun) writeText(o *sedOut, text string) {
@@ -424,7 +424,7 @@ func (r *sedRun) readRLine(name string) {
 }
 
 // regex resolves an empty regex to the last one used.
-func (r *sedRun) regex(sr *sedRegex) (*posixRE, error) {
+func (r *sedRun) regex(sr *sedRegex) (*rePosix, error) {
 	if sr.empty {
 		if r.lastRE == nil {
 			return nil, errSedNoRE
@@ -437,16 +437,16 @@ func (r *sedRun) regex(sr *sedRegex) (*posixRE, error) {
 
 func (r *sedRun) match1(a *sedAddr) (bool, error) {
 	switch a.kind {
-	case addrLine:
+	case sedAddrLine:
 		return r.lineno == a.n, nil
-	case addrLast:
+	case sedAddrLast:
 		return r.isLast(), nil
-	case addrStep:
+	case sedAddrStep:
 		if a.step <= 0 {
 			return r.lineno == a.n, nil
 		}
 		return r.lineno >= a.n && (r.lineno-a.n)%a.step == 0, nil
-	case addrRE:
+	case sedAddrRE:
 		re, err := r.regex(a.re)
 		if err != nil {
 			return false, err
@@ -468,20 +468,20 @@ func (r *sedRun) selects(c *sedCmd) (bool, error) {
 	l := r.lineno
 	if c.inRange {
 		switch c.a2.kind {
-		case addrLine, addrPlus:
+		case sedAddrLine, sedAddrPlus:
 			if l >= c.rangeTo {
 				c.inRange = false
 			}
 			return l <= c.rangeTo, nil
-		case addrLast:
+		case sedAddrLast:
 			if r.isLast() {
 				c.inRange = false
 			}
-		case addrTilde:
+		case sedAddrTilde:
 			if c.a2.n <= 0 || l%c.a2.n == 0 {
 				c.inRange = false
 			}
-		case addrRE:
+		case sedAddrRE:
 			ok, err := r.match1(c.a2)
 			if err != nil {
 				return false, err
@@ -492,7 +492,7 @@ func (r *sedRun) selects(c *sedCmd) (bool, error) {
 		}
 		return true, nil
 	}
-	if c.a1.kind == addrZero {
+	if c.a1.kind == sedAddrZero {
 		return false, nil
 	}
 	ok, err := r.match1(c.a1)
@@ -500,20 +500,20 @@ func (r *sedRun) selects(c *sedCmd) (bool, error) {
 		return false, err
 	}
 	switch c.a2.kind {
-	case addrLine:
+	case sedAddrLine:
 		if c.a2.n > l {
 			c.inRange, c.rangeTo = true, c.a2.n
 		}
-	case addrPlus:
+	case sedAddrPlus:
 		if c.a2.n > 0 {
 			c.inRange, c.rangeTo = true, l+c.a2.n
 		}
-	case addrTilde:
+	case sedAddrTilde:
 		// GNU: even when addr1 is on a multiple, the range runs to the next.
 		c.inRange = c.a2.n > 0
-	case addrLast:
+	case sedAddrLast:
 		c.inRange = !r.isLast()
-	case addrRE:
+	case sedAddrRE:
 		c.inRange = true
 	}
 	return true, nil

@@ -11,13 +11,13 @@ import (
 type sedAddrKind uint8
 
 const (
-	addrLine  sedAddrKind = iota + 1 // n
-	addrLast                         // $
-	addrRE                           // /re/
-	addrStep                         // first~step
-	addrZero                         // 0 (only as 0,/re/)
-	addrPlus                         // +n (second address only)
-	addrTilde                        // ~n (second address only)
+	sedAddrLine  sedAddrKind = iota + 1 // n
+	sedAddrLast                         // $
+	sedAddrRE                           // /re/
+	sedAddrStep                         // first~step
+	sedAddrZero                         // 0 (only as 0,/re/)
+	sedAddrPlus                         // +n (second address only)
+	sedAddrTilde                        // ~n (second address only)
 )
 
 type sedAddr struct {
@@ -29,7 +29,7 @@ type sedAddr struct {
 // sedRegex is a regex as written in a script; an empty one means the last
 // regex used at run time.
 type sedRegex struct {
-	re    *posixRE
+	re    *rePosix
 	empty bool
 }
 
@@ -165,7 +165,7 @@ func (p *sedParser) parseCmd() error {
 				return p.errf("unexpected `,'")
 			}
 		}
-		if c.a1.kind == addrZero && (c.a2 == nil || c.a2.kind != addrRE) {
+		if c.a1.kind == sedAddrZero && (c.a2 == nil || c.a2.kind != sedAddrRE) {
 			return p.errf("invalid usage of line address 0")
 		}
 	}
@@ -394,18 +394,18 @@ func (p *sedParser) parseAddr(first bool) (*sedAddr, error) {
 		if p.peek() == '~' && first {
 			p.pos++
 			step := p.readNum()
-			return &sedAddr{kind: addrStep, n: n, step: step}, nil
+			return &sedAddr{kind: sedAddrStep, n: n, step: step}, nil
 		}
 		if n == 0 {
 			if !first {
 				return nil, p.errf("invalid usage of line address 0")
 			}
-			return &sedAddr{kind: addrZero}, nil
+			return &sedAddr{kind: sedAddrZero}, nil
 		}
-		return &sedAddr{kind: addrLine, n: n}, nil
+		return &sedAddr{kind: sedAddrLine, n: n}, nil
 	case ch == '$':
 		p.pos++
-		return &sedAddr{kind: addrLast}, nil
+		return &sedAddr{kind: sedAddrLast}, nil
 	case (ch == '+' || ch == '~') && !first:
 		p.pos++
 		if p.peek() < '0' || p.peek() > '9' {
@@ -413,9 +413,9 @@ func (p *sedParser) parseAddr(first bool) (*sedAddr, error) {
 		}
 		n := p.readNum()
 		if ch == '+' {
-			return &sedAddr{kind: addrPlus, n: n}, nil
+			return &sedAddr{kind: sedAddrPlus, n: n}, nil
 		}
-		return &sedAddr{kind: addrTilde, n: n}, nil
+		return &sedAddr{kind: sedAddrTilde, n: n}, nil
 	case ch == '/' || ch == '\\':
 		p.pos++
 		delim := byte('/')
@@ -430,7 +430,7 @@ func (p *sedParser) parseAddr(first bool) (*sedAddr, error) {
 		if !ok {
 			return nil, p.errf("unterminated address regex")
 		}
-		var fl reFlags
+		var fl reMatchFlags
 		for p.more() && (p.peek() == 'I' || p.peek() == 'M') {
 			if p.peek() == 'I' {
 				fl.icase = true
@@ -443,7 +443,7 @@ func (p *sedParser) parseAddr(first bool) (*sedAddr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &sedAddr{kind: addrRE, re: re}, nil
+		return &sedAddr{kind: sedAddrRE, re: re}, nil
 	}
 	return nil, nil
 }
@@ -532,12 +532,12 @@ func sedBracketEnd(s string, i int) int {
 	return -1
 }
 
-func (p *sedParser) compile(raw string, fl reFlags) (*sedRegex, error) {
+func (p *sedParser) compile(raw string, fl reMatchFlags) (*sedRegex, error) {
 	if raw == "" {
 		return &sedRegex{empty: true}, nil
 	}
 	fl.dotNL = true
-	re, _, err := compilePosix(raw, reSyntax{ere: p.ere, sedEsc: true}, fl)
+	re, _, err := reCompilePosix(raw, reSyntaxOpts{ere: p.ere, sedEsc: true}, fl)
 	if err != nil {
 		return nil, p.errf("%s", err)
 	}
@@ -558,7 +558,7 @@ func (p *sedParser) parseSubst(c *sedCmd) error {
 	if !ok {
 		return p.errf("unterminated `s' command")
 	}
-	var fl reFlags
+	var fl reMatchFlags
 	for p.more() {
 		ch := p.s[p.pos]
 		switch {
@@ -669,7 +669,7 @@ func (p *sedParser) readRepl(delim byte) ([]sedRepl, bool) {
 				p.pos++
 				lit.WriteByte(byte(sedUpperASCII(x)) ^ 0x40)
 			case e == 'x' || e == 'o' || e == 'd':
-				rp := &reParser{s: p.s, pos: p.pos}
+				rp := &reASTParser{s: p.s, pos: p.pos}
 				if r, ok := rp.sedEscape(e); ok {
 					p.pos = rp.pos
 					lit.WriteRune(r)

@@ -325,6 +325,9 @@ func seqInts(ctx context.Context, out *txOut, a, s, b, sep string, equal bool) e
 			out.WriteString(sep)
 		}
 		s := x.String()
+		if i == 0 && x.Sign() == 0 && strings.HasPrefix(strings.TrimLeft(a, " \t\n\v\f\r"), "-") {
+			s = "-0" // GNU prints the first value as a long double: -0 stays negative
+		}
 		if len(s) < width {
 			if s[0] == '-' {
 				s = "-" + strings.Repeat("0", width-len(s)) + s[1:]

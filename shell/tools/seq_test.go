@@ -97,6 +97,8 @@ func TestSeq(t *testing.T) {
 		s("big-step", "1", "1000000", "3000000"),
 		s("prec-last", "0", "0.1", "1"),
 		s("nan", "nan"),
+		s("minus-zero-first", "-0", "1", "2"),
+		{name: "w-exponent-last", args: []string{"seq", "-w", ".5", "0.25", "1e1"}, known: "-w width with an exponent in LAST differs from GNU's scan_arg"},
 	})
 }
 

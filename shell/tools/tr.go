@@ -95,18 +95,14 @@ func parseTrSet(s string, set2 bool) ([]trItem, error) {
 						}
 						for b := 0; b < 256; b++ {
 							if fn(byte(b)) {
-								cls := ""
-								if name == "upper" || name == "lower" {
-									cls = name
-								}
-								items = append(items, trItem{b: byte(b), repeat: 1, class: cls})
+								items = append(items, trItem{b: byte(b), repeat: 1, class: name})
 							}
 						}
 						i = end + 2
 						continue
 					}
 					if len(name) == 1 {
-						items = append(items, trItem{b: name[0], repeat: 1})
+						items = append(items, trItem{b: name[0], repeat: 1, class: "="})
 						i = end + 2
 						continue
 					}
@@ -124,10 +120,10 @@ func parseTrSet(s string, set2 bool) ([]trItem, error) {
 					k++
 				}
 				if k < len(s) {
-					if !set2 {
+					num := s[j+1 : k]
+					if !set2 && num == "" {
 						return nil, fmt.Errorf("the [c*] repeat construct may not appear in string1")
 					}
-					num := s[j+1 : k]
 					n := -1
 					if num != "" {
 						base := 10
@@ -205,6 +201,13 @@ func runTr(ctx context.Context, c *shell.Call) int {
 		c.Errorf("%s", err)
 		return 1
 	}
+	if !set1Repeats(s1) {
+		s1 = trExpand(s1, 0)
+	}
+	s1Class := false
+	for _, it := range s1 {
+		s1Class = s1Class || it.class != "" && it.class != "="
+	}
 	var in1 [256]bool
 	for _, it := range s1 {
 		in1[it.b] = true
@@ -230,6 +233,12 @@ func runTr(ctx context.Context, c *shell.Call) int {
 			return 1
 		}
 		s2 = trExpand(s2, len(s1))
+		if translate {
+			if msg := trValidate(s1, s2, comp && s1Class, trunc); msg != "" {
+				c.Errorf("%s", msg)
+				return 1
+			}
+		}
 		for _, it := range s2 {
 			in2[it.b] = true
 		}
@@ -329,4 +338,45 @@ func trRun(ctx context.Context, c *shell.Call, m trMode) int {
 		return 1
 	}
 	return 0
+}
+
+func set1Repeats(items []trItem) bool {
+	for _, it := range items {
+		if it.repeat != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// trValidate applies GNU tr's checks on string2 when translating.
+func trValidate(s1, s2 []trItem, compClass, trunc bool) string {
+	for _, it := range s2 {
+		switch it.class {
+		case "", "upper", "lower":
+		case "=":
+			return "[=c=] expressions may not appear in string2 when translating"
+		default:
+			return "when translating, the only character classes that may appear in\nstring2 are 'upper' and 'lower'"
+		}
+	}
+	for i, it := range s2 {
+		if it.class != "upper" && it.class != "lower" || i > 0 && s2[i-1].class == it.class {
+			continue
+		}
+		if i >= len(s1) || s1[i].class != "upper" && s1[i].class != "lower" || i > 0 && s1[i-1].class == s1[i].class {
+			return "misaligned [:upper:] and/or [:lower:] construct"
+		}
+	}
+	if compClass {
+		for _, it := range s2 {
+			if it.b != s2[0].b {
+				return "when translating with complemented character classes,\nstring2 must map all characters in the domain to one"
+			}
+		}
+	}
+	if !trunc && len(s2) > 0 && len(s1) > len(s2) && s2[len(s2)-1].class != "" {
+		return "when translating with string1 longer than string2,\nthe latter string must not end with a character class"
+	}
+	return ""
 }

@@ -41,6 +41,13 @@ func TestTr(t *testing.T) {
 		{name: "bytes-high", args: []string{"tr", "\\200-\\377", "?"}},
 		{name: "space-class", args: []string{"tr", "[:space:]", "_"}},
 		{name: "xdigit", args: []string{"tr", "-d", "[:xdigit:]"}},
+		{name: "class-in-set2", args: []string{"tr", "a-z", "[:punct:]"}},
+		{name: "equiv-in-set2", args: []string{"tr", "a-z", "[=e=]"}},
+		{name: "set2-ends-class", args: []string{"tr", "-c", "[:punct:]", "[:lower:]"}},
+		{name: "comp-class-many", args: []string{"tr", "-c", "[:alnum:]", "abc"}},
+		{name: "misaligned", args: []string{"tr", "0-9", "[:lower:]"}},
+		{name: "repeat-in-set1", args: []string{"tr", "[a*3]", "a-c"}},
+		{name: "fill-in-set1", args: []string{"tr", "[a*]", "b"}},
 		{name: "empty-input", args: []string{"tr", "a", "b"}, stdin: "-"},
 	}
 	for i := range cases {

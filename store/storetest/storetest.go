@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LoseExecs", testLoseExecs},
 		{"Events", testEvents},
 		{"EventsConcurrent", testEventsConcurrent},
+		{"ConcurrentFailures", testConcurrentFailures},
 		{"TrimEvents", testTrimEvents},
 		{"Effects", testEffects},
 		{"Alarms", testAlarms},
@@ -505,5 +506,43 @@ func testDeleteCascades(t *testing.T, s store.Store) {
 	}
 	if effs, _ := s.ListEffects(ctx, sb.ID); len(effs) != 0 {
 		t.Errorf("effects of deleted sandbox: %d", len(effs))
+	}
+}
+
+// testConcurrentFailures checks that concurrent writes that fail (a name
+// clash) do not take concurrent writes that succeed down with them, as a
+// batching implementation might.
+func testConcurrentFailures(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	other := sandbox(t, s, "acme", "", nil)
+	var wg sync.WaitGroup
+	var created, exists, appended atomic.Int64
+	for range 16 {
+		wg.Go(func() {
+			sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Name: "dup", Tenant: "acme", State: rung.StateReady, CreatedAt: t0}}
+			switch err := s.CreateSandbox(ctx, sb, 0); {
+			case err == nil:
+				created.Add(1)
+			case errors.Is(err, rung.ErrExists):
+				exists.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			if _, err := s.AppendEvents(ctx, other.ID, []store.Event{ev("a", true)}); err != nil {
+				t.Error(err)
+				return
+			}
+			appended.Add(1)
+		})
+	}
+	wg.Wait()
+	if created.Load() != 1 || exists.Load() != 15 || appended.Load() != 16 {
+		t.Errorf("created %d, exists %d, appended %d; want 1, 15, 16", created.Load(), exists.Load(), appended.Load())
+	}
+	if n, _ := s.LastSeq(ctx, other.ID); n != 16 {
+		t.Errorf("last seq %d, want 16", n)
 	}
 }

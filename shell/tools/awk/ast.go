@@ -1,7 +1,5 @@
 package awk
 
-import "regexp"
-
 // Expressions. The interpreter evaluates them with a type switch.
 type expr any
 
@@ -9,7 +7,7 @@ type (
 	numLit   struct{ v value }
 	strLit   struct{ v value }
 	regexLit struct {
-		re  *regexp.Regexp
+		re  *ere
 		src string
 	}
 	// varRef is a scalar variable: a global (local=false) or a function

@@ -3,7 +3,6 @@ package awk
 import (
 	"math"
 	"math/rand"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -208,7 +207,7 @@ func (in *interp) split(args []expr) value {
 	return num(float64(len(parts)))
 }
 
-func (in *interp) splitRegex(s string, re *regexp.Regexp) []value {
+func (in *interp) splitRegex(s string, re *ere) []value {
 	if s == "" {
 		return nil
 	}

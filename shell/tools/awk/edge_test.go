@@ -55,3 +55,18 @@ func TestAwkEdges(t *testing.T) {
 		p("long concatenation chain", `BEGIN{print "a" "b" "c" "d" 1 2 3}`, ""),
 	})
 }
+
+func TestAwkBytes(t *testing.T) {
+	runAwkDiff(t, []awkCase{
+		p("dot matches a byte", `{print match($0, /./), RLENGTH}`, "é\n"),
+		p("gsub dot bytes", `{gsub(/./, "x"); print}`, "héllo\n"),
+		p("match after multibyte", `{print match($0, /l+/), RSTART, RLENGTH}`, "héllo\n"),
+		p("literal utf8 in regex", `/é/{print "yes"}`, "café\n"),
+		p("bracket with utf8", `{gsub(/[é]/, "E"); print}`, "é\n"),
+		p("split on utf8 separator", `{n = split($0, a, /é/); print n, a[1], a[2]}`, "aébéc\n"),
+		p("FS utf8 regex", `BEGIN{FS="é+"} {print $2}`, "aéébéc\n"),
+		p("index and substr bytes", `{print index($0, "l"), substr($0, 2, 2)}`, "héllo\n"),
+		p("sub inside multibyte", `{sub(/l/, "L"); print}`, "héllo\n"),
+		p("invalid utf8 input", `{gsub(/\xff/, "F"); print length($0)}`, "a\xffb\n"),
+	})
+}

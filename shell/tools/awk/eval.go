@@ -2,7 +2,6 @@ package awk
 
 import (
 	"math"
-	"regexp"
 )
 
 func (in *interp) eval(e expr) value {
@@ -75,7 +74,7 @@ func (in *interp) eval(e expr) value {
 }
 
 // regexOf returns the regexp for the right side of ~ or a regex argument.
-func (in *interp) regexOf(e expr) *regexp.Regexp {
+func (in *interp) regexOf(e expr) *ere {
 	if r, ok := e.(*regexLit); ok {
 		return r.re
 	}

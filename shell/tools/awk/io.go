@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 )
 
@@ -107,9 +106,9 @@ func (in *interp) readParagraph(src *input) (string, bool) {
 }
 
 func (in *interp) readRegex(src *input, rs string) (string, bool) {
-	var re *regexp.Regexp
+	var re *ere
 	if len(rs) == 1 {
-		re = regexp.MustCompile(regexp.QuoteMeta(rs))
+		re, _ = in.rc.get(regexQuote(rs))
 	} else {
 		var err error
 		if re, err = in.rc.get(rs); err != nil {

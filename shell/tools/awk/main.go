@@ -4,8 +4,8 @@
 //
 // Known differences from mawk: for (k in a) visits keys in insertion
 // order (mawk's order comes from its hash tables); rand() draws a
-// different sequence; regular expressions match UTF-8 characters where
-// mawk matches bytes.
+// different sequence. Like mawk, strings and regular expressions work on
+// bytes.
 package awk
 
 import (

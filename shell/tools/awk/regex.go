@@ -4,12 +4,21 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
+
+// ere is a compiled awk regular expression. Like mawk it matches bytes,
+// not UTF-8 characters: patterns and subjects with bytes >= 0x80 are
+// matched with each such byte standing for one character (U+0080-U+00FF)
+// and positions are mapped back to bytes.
+type ere struct {
+	re *regexp.Regexp
+}
 
 // compileERE compiles an awk regular expression (POSIX ERE with awk's
 // escapes, as mawk 1.3.4 reads it) into a leftmost-longest Go regexp.
 // mawk 20200120 has no interval expressions, so braces are literal.
-func compileERE(src string) (*regexp.Regexp, error) {
+func compileERE(src string) (*ere, error) {
 	tr, err := translateERE(src)
 	if err != nil {
 		return nil, err
@@ -19,8 +28,65 @@ func compileERE(src string) (*regexp.Regexp, error) {
 		return nil, err
 	}
 	re.Longest()
-	return re, nil
+	return &ere{re}, nil
 }
+
+// widen re-encodes s so every byte is one character; ok is false when s
+// is ASCII and needs nothing.
+func widen(s string) (string, bool) {
+	i := 0
+	for i < len(s) && s[i] < 0x80 {
+		i++
+	}
+	if i == len(s) {
+		return s, false
+	}
+	b := make([]byte, 0, len(s)+16)
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		b = utf8.AppendRune(b, rune(s[i]))
+	}
+	return string(b), true
+}
+
+// narrow maps a position in widen(s) back to a position in s.
+func narrow(w string, pos int) int {
+	n := 0
+	for i := 0; i < pos; {
+		_, size := utf8.DecodeRuneInString(w[i:])
+		i += size
+		n++
+	}
+	return n
+}
+
+func (e *ere) MatchString(s string) bool {
+	w, _ := widen(s)
+	return e.re.MatchString(w)
+}
+
+func (e *ere) FindStringIndex(s string) []int {
+	w, wide := widen(s)
+	loc := e.re.FindStringIndex(w)
+	if wide && loc != nil {
+		loc[0], loc[1] = narrow(w, loc[0]), narrow(w, loc[1])
+	}
+	return loc
+}
+
+func (e *ere) FindAllStringIndex(s string, n int) [][]int {
+	w, wide := widen(s)
+	locs := e.re.FindAllStringIndex(w, n)
+	if wide {
+		for _, loc := range locs {
+			loc[0], loc[1] = narrow(w, loc[0]), narrow(w, loc[1])
+		}
+	}
+	return locs
+}
+
+// FindIndex is FindStringIndex over bytes (for RS).
+func (e *ere) FindIndex(b []byte) []int { return e.FindStringIndex(string(b)) }
 
 func translateERE(src string) (string, error) {
 	var b strings.Builder
@@ -91,7 +157,11 @@ func translateERE(src string) (string, error) {
 			b.WriteByte('.')
 			atom = true
 		default:
-			b.WriteByte(c)
+			if c >= 0x80 {
+				fmt.Fprintf(&b, `\x{%x}`, c) // one byte, see [ere]
+			} else {
+				b.WriteByte(c)
+			}
 			atom = true
 		}
 	}
@@ -129,7 +199,7 @@ func escapeChar(src string, i *int) string {
 		return fmt.Sprintf(`\x{%x}`, n)
 	}
 	if c >= 0x80 {
-		return string([]byte{c})
+		return fmt.Sprintf(`\x{%x}`, c)
 	}
 	return lit(c)
 }
@@ -175,6 +245,8 @@ func bracket(src string, i int) (int, string, error) {
 			j++
 			s := escapeChar(src, &j)
 			b.WriteString(s)
+		case c >= 0x80:
+			fmt.Fprintf(&b, `\x{%x}`, c)
 		case c == '[':
 			b.WriteByte('\\')
 			b.WriteByte(c)
@@ -196,10 +268,10 @@ func validClass(name string) bool {
 
 // regexCache compiles dynamic regular expressions once per source text.
 type regexCache struct {
-	m map[string]*regexp.Regexp
+	m map[string]*ere
 }
 
-func (rc *regexCache) get(src string) (*regexp.Regexp, error) {
+func (rc *regexCache) get(src string) (*ere, error) {
 	if re, ok := rc.m[src]; ok {
 		return re, nil
 	}
@@ -208,7 +280,7 @@ func (rc *regexCache) get(src string) (*regexp.Regexp, error) {
 		return nil, err
 	}
 	if rc.m == nil || len(rc.m) > 500 {
-		rc.m = map[string]*regexp.Regexp{}
+		rc.m = map[string]*ere{}
 	}
 	rc.m[src] = re
 	return re, nil

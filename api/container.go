@@ -1,0 +1,161 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/agent"
+	"rung.dev/rung/controller"
+)
+
+// Container lifecycle and background processes. The container itself is
+// started on the first exec that needs it; these endpoints start it
+// early, stop it, and run long-lived processes (dev servers, watchers)
+// whose output a client can re-attach to from a sequence number.
+
+func (s *Server) startContainer(w http.ResponseWriter, r *http.Request, c caller) error {
+	sb, err := s.ctrl.StartContainer(r.Context(), c.tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sandboxOut(sb))
+	return nil
+}
+
+func (s *Server) stopContainer(w http.ResponseWriter, r *http.Request, c caller) error {
+	if err := s.ctrl.StopContainer(r.Context(), c.tenant, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// ProcessRequest is the body of POST /v1/sandboxes/{id}/processes.
+type ProcessRequest struct {
+	Command string            `json:"command,omitempty"`
+	Argv    []string          `json:"argv,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, c caller) error {
+	var req ProcessRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	preq := controller.ProcessRequest{Command: req.Command, Argv: req.Argv, Dir: req.Cwd}
+	if len(req.Env) > 0 {
+		preq.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		for k, v := range req.Env {
+			preq.Env = append(preq.Env, k+"="+v)
+		}
+	}
+	info, err := s.ctrl.StartProcess(r.Context(), c.tenant, r.PathValue("id"), preq)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, info)
+	return nil
+}
+
+func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, c caller) error {
+	list, err := s.ctrl.Processes(r.Context(), c.tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []controller.ProcessInfo{}
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// processOutput streams a process's output as NDJSON frames
+// {"seq","stream","data"} after ?after=N, and with ?follow=true until the
+// process exits, ending with {"seq","exit":{...}}.
+func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, c caller) error {
+	after, _, err := afterParam(r)
+	if err != nil {
+		return err
+	}
+	follow, err := boolParam(r, "follow")
+	if err != nil {
+		return err
+	}
+	nd := newNDJSON(w)
+	started := false
+	last := after
+	exit, err := s.ctrl.ProcessOutput(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), after, follow, func(f agent.Frame) {
+		if !started {
+			w.WriteHeader(http.StatusOK)
+			started = true
+		}
+		last = f.Seq
+		nd.send(f)
+	})
+	if err != nil && !started {
+		return err
+	}
+	if !started {
+		w.WriteHeader(http.StatusOK)
+	}
+	if exit != nil {
+		nd.send(agent.Frame{Seq: last + 1, Exit: exit})
+	}
+	return nil
+}
+
+func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, c caller) error {
+	sig := r.URL.Query().Get("signal")
+	if sig == "" {
+		sig = "SIGTERM"
+	}
+	if err := s.ctrl.SignalProcess(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), sig); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) processStdin(w http.ResponseWriter, r *http.Request, c caller) error {
+	closeAfter, err := boolParam(r, "close")
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxJSONBytes))
+	if err != nil {
+		return rung.Errorf(rung.ErrTooLarge, "stdin chunk larger than %d bytes", s.cfg.MaxJSONBytes)
+	}
+	if err := s.ctrl.WriteProcessStdin(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), data, closeAfter); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// waitPort answers 204 once ?port accepts TCP connections inside the
+// sandbox, or 504 after ?timeout_ms (default 30 s).
+func (s *Server) waitPort(w http.ResponseWriter, r *http.Request, c caller) error {
+	port, err := strconv.Atoi(r.URL.Query().Get("port"))
+	if err != nil {
+		return rung.Errorf(rung.ErrInvalid, "port must be a number")
+	}
+	timeout := 30 * time.Second
+	if v := r.URL.Query().Get("timeout_ms"); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return rung.Errorf(rung.ErrInvalid, "timeout_ms must be a number")
+		}
+		if timeout, err = msDuration(ms, "timeout_ms"); err != nil {
+			return err
+		}
+	}
+	if err := s.ctrl.WaitPort(r.Context(), c.tenant, r.PathValue("id"), port, timeout); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,135 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// StartContainer starts the sandbox's container now (it otherwise starts
+// on the first exec that needs it).
+func (c *Client) StartContainer(ctx context.Context, id string) (Sandbox, error) {
+	var out Sandbox
+	err := c.do(ctx, "POST", sbPath(id, "/start"), nil, nil, &out)
+	return out, err
+}
+
+// StopContainer stops the sandbox's container; files stay.
+func (c *Client) StopContainer(ctx context.Context, id string) error {
+	return c.do(ctx, "POST", sbPath(id, "/stop"), nil, nil, nil)
+}
+
+// ProcessRequest starts a background process.
+type ProcessRequest struct {
+	Command string            `json:"command,omitempty"` // run under the image's shell
+	Argv    []string          `json:"argv,omitempty"`    // or run directly
+	Cwd     string            `json:"cwd,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// Process describes a background process.
+type Process struct {
+	ID       string    `json:"id"`
+	Pid      int       `json:"pid"`
+	Argv     []string  `json:"argv"`
+	Started  time.Time `json:"started"`
+	Running  bool      `json:"running"`
+	Exit     *Exit     `json:"exit,omitempty"`
+	FirstSeq int64     `json:"first_seq"`
+	LastSeq  int64     `json:"last_seq"`
+}
+
+// Exit says how a process ended: Reason is "exit", "signal", "timeout",
+// "oom" or "start_failed".
+type Exit struct {
+	Code   int    `json:"code"`
+	Signal string `json:"signal,omitempty"`
+	Reason string `json:"reason"`
+	Error  string `json:"error,omitempty"`
+}
+
+// OutputFrame is one chunk of a process's output.
+type OutputFrame struct {
+	Seq    int64  `json:"seq"`
+	Stream string `json:"stream,omitempty"`
+	Data   []byte `json:"data,omitempty"`
+	Exit   *Exit  `json:"exit,omitempty"`
+}
+
+// StartProcess starts a background process in the sandbox's container.
+func (c *Client) StartProcess(ctx context.Context, id string, req ProcessRequest) (Process, error) {
+	var out Process
+	err := c.do(ctx, "POST", sbPath(id, "/processes"), nil, req, &out)
+	return out, err
+}
+
+// Processes lists the sandbox's background processes.
+func (c *Client) Processes(ctx context.Context, id string) ([]Process, error) {
+	var out []Process
+	err := c.do(ctx, "GET", sbPath(id, "/processes"), nil, nil, &out)
+	return out, err
+}
+
+// ProcessOutput calls fn for each output frame after seq after; with
+// follow it streams until the process exits and returns its exit. To
+// re-attach after a disconnect, pass the last Seq seen.
+func (c *Client) ProcessOutput(ctx context.Context, id, pid string, after int64, follow bool, fn func(OutputFrame) error) (*Exit, error) {
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}, "follow": {strconv.FormatBool(follow)}}
+	req, err := c.newRequest(ctx, "GET", sbPath(id, "/processes/", url.PathEscape(pid), "/output"), q, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var f OutputFrame
+		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+			return nil, fmt.Errorf("process output: bad line: %w", err)
+		}
+		if f.Exit != nil {
+			return f.Exit, nil
+		}
+		if err := fn(f); err != nil {
+			return nil, err
+		}
+	}
+	return nil, sc.Err()
+}
+
+// SignalProcess sends a signal ("SIGTERM", "SIGKILL", ...) to a process.
+func (c *Client) SignalProcess(ctx context.Context, id, pid, signal string) error {
+	return c.do(ctx, "POST", sbPath(id, "/processes/", url.PathEscape(pid), "/signal"), url.Values{"signal": {signal}}, nil, nil)
+}
+
+// WriteProcessStdin writes data to a process's stdin, closing it after
+// when closeAfter is set.
+func (c *Client) WriteProcessStdin(ctx context.Context, id, pid string, data []byte, closeAfter bool) error {
+	q := url.Values{"close": {strconv.FormatBool(closeAfter)}}
+	req, err := c.newRequest(ctx, "POST", sbPath(id, "/processes/", url.PathEscape(pid), "/stdin"), q, bytes.NewReader(data), "application/octet-stream")
+	if err != nil {
+		return err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// WaitPort waits until a TCP port inside the sandbox accepts connections
+// (rung.ErrTimeout after timeout).
+func (c *Client) WaitPort(ctx context.Context, id string, port int, timeout time.Duration) error {
+	q := url.Values{"port": {strconv.Itoa(port)}, "timeout_ms": {strconv.FormatInt(timeout.Milliseconds(), 10)}}
+	return c.do(ctx, "GET", sbPath(id, "/ready"), q, nil, nil)
+}

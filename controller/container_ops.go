@@ -1,0 +1,272 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/agent"
+	"rung.dev/rung/container"
+	"rung.dev/rung/store"
+)
+
+// DefaultIdleTimeout stops a sandbox's container after this long without
+// an exec, when the sandbox sets no idle timeout of its own.
+const DefaultIdleTimeout = 10 * time.Minute
+
+// containers returns the container tier's full interface, or
+// rung.ErrUnavailable when the server runs without one.
+func (c *Controller) containers() (*Containers, error) {
+	t, ok := c.cfg.Container.(*Containers)
+	if !ok || t == nil {
+		return nil, rung.Errorf(rung.ErrUnavailable, "the container tier is not available on this server")
+	}
+	return t, nil
+}
+
+// wireContainers connects the container tier's lifecycle to the journal
+// and the sandbox state. New calls it once.
+func (c *Controller) wireContainers() {
+	t, err := c.containers()
+	if err != nil {
+		return
+	}
+	t.onStart = c.containerStarted
+	t.mu.Lock()
+	t.onExit = c.containerExited
+	t.mu.Unlock()
+}
+
+// containerStarted records a new container: state "running", the idle
+// alarm armed, a journal entry.
+func (c *Controller) containerStarted(sb rung.Sandbox, ctr *container.Container) {
+	c.journal(c.ctx, sb.ID, "container.started", map[string]any{
+		"image": ctr.Image.Ref(), "isolation": sb.Isolation, "start_ms": time.Since(ctr.Started).Milliseconds(),
+	})
+	c.touchContainer(sb.ID, rung.StateRunning)
+}
+
+// containerExited records that a container ended; deliberate says rung
+// stopped it (idle, request, delete) rather than it dying.
+func (c *Controller) containerExited(id rung.SandboxID, deliberate bool, why string) {
+	typ := "container.stopped"
+	if !deliberate {
+		typ = "container.exited"
+	}
+	c.journal(c.ctx, id, typ, map[string]any{"reason": why})
+	c.touchContainer(id, rung.StateReady)
+}
+
+// touchContainer sets the sandbox's state and re-arms its idle alarm on
+// its actor's goroutine, so it never races another update of the row.
+func (c *Controller) touchContainer(id rung.SandboxID, state rung.State) {
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	a, err := c.acquire(ctx, "", string(id))
+	if err != nil {
+		return // deleted meanwhile
+	}
+	defer c.release(a)
+	err = c.do(ctx, a, func() error {
+		cur := c.sandbox(a)
+		cur.State = state
+		cur.IdleAt = time.Time{}
+		if state == rung.StateRunning {
+			cur.IdleAt = time.Now().Add(idleTimeout(cur)).UTC()
+		}
+		cur.UpdatedAt = time.Now().UTC()
+		if err := c.st.UpdateSandbox(ctx, cur); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		a.sb = cur
+		c.mu.Unlock()
+		return nil
+	})
+	if err != nil && c.ctx.Err() == nil {
+		c.log.Warn("container state", "sandbox", id, "state", state, "err", err)
+	}
+	c.poke()
+}
+
+func idleTimeout(sb store.Sandbox) time.Duration {
+	if sb.IdleTimeout > 0 {
+		return sb.IdleTimeout
+	}
+	return DefaultIdleTimeout
+}
+
+// StartContainer starts tenant's sandbox's container now, rather than on
+// the first exec that needs it, and returns the sandbox.
+func (c *Controller) StartContainer(ctx context.Context, tenant rung.TenantID, ref string) (rung.Sandbox, error) {
+	t, err := c.containers()
+	if err != nil {
+		return rung.Sandbox{}, err
+	}
+	a, err := c.acquire(ctx, tenant, ref)
+	if err != nil {
+		return rung.Sandbox{}, err
+	}
+	defer c.release(a)
+	if _, err := t.ensure(ctx, c.sandbox(a).Sandbox); err != nil {
+		return rung.Sandbox{}, err
+	}
+	return c.sandbox(a).Sandbox, nil
+}
+
+// StopContainer stops tenant's sandbox's container; the sandbox and its
+// files stay. Stopping a sandbox without a container is a no-op.
+func (c *Controller) StopContainer(ctx context.Context, tenant rung.TenantID, ref string) error {
+	t, err := c.containers()
+	if err != nil {
+		return err
+	}
+	a, err := c.acquire(ctx, tenant, ref)
+	if err != nil {
+		return err
+	}
+	defer c.release(a)
+	return t.stop(ctx, a.id, "stopped by request")
+}
+
+// stopContainerOf stops a sandbox's container if there is a container
+// tier; delete and the idle alarm use it.
+func (c *Controller) stopContainerOf(ctx context.Context, id rung.SandboxID, why string) error {
+	t, err := c.containers()
+	if err != nil {
+		return nil
+	}
+	return t.stop(ctx, id, why)
+}
+
+// running returns the sandbox's live container or ErrConflict.
+func (c *Controller) running(ctx context.Context, tenant rung.TenantID, ref string, start bool) (*container.Container, error) {
+	t, err := c.containers()
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.acquire(ctx, tenant, ref)
+	if err != nil {
+		return nil, err
+	}
+	defer c.release(a)
+	if start {
+		return t.ensure(ctx, c.sandbox(a).Sandbox)
+	}
+	if ctr := t.current(a.id); ctr != nil {
+		return ctr, nil
+	}
+	return nil, rung.Errorf(rung.ErrConflict, "sandbox %s has no running container", a.id)
+}
+
+// ProcessRequest starts a background process in a sandbox's container.
+type ProcessRequest = agent.ProcessRequest
+
+// ProcessInfo describes a background process.
+type ProcessInfo = agent.ProcessInfo
+
+// StartProcess starts a background process (a dev server, a watcher) in
+// the sandbox's container, starting the container if needed.
+func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref string, req ProcessRequest) (ProcessInfo, error) {
+	if req.Command == "" && len(req.Argv) == 0 {
+		return ProcessInfo{}, rung.Errorf(rung.ErrInvalid, "process needs a command or argv")
+	}
+	ctr, err := c.running(ctx, tenant, ref, true)
+	if err != nil {
+		return ProcessInfo{}, err
+	}
+	if len(req.Env) == 0 {
+		req.Env = ctr.Image.Config.Env
+	}
+	if req.Shell == "" {
+		req.Shell = ctr.Image.Config.Shell
+	}
+	info, err := ctr.Agent().StartProcess(ctx, req)
+	if err != nil {
+		return ProcessInfo{}, agentError(err)
+	}
+	c.journal(ctx, ctr.Sandbox, "process.started", map[string]any{"process": info.ID, "argv": info.Argv})
+	return info, nil
+}
+
+// Processes lists the background processes of the sandbox's container.
+func (c *Controller) Processes(ctx context.Context, tenant rung.TenantID, ref string) ([]ProcessInfo, error) {
+	ctr, err := c.running(ctx, tenant, ref, false)
+	if err != nil {
+		return nil, err
+	}
+	list, err := ctr.Agent().Processes(ctx)
+	return list, agentError(err)
+}
+
+// ProcessOutput streams a process's output frames after seq after to
+// onFrame; with follow it waits until the process exits and returns its
+// exit.
+func (c *Controller) ProcessOutput(ctx context.Context, tenant rung.TenantID, ref, id string, after int64, follow bool, onFrame func(agent.Frame)) (*agent.Exit, error) {
+	ctr, err := c.running(ctx, tenant, ref, false)
+	if err != nil {
+		return nil, err
+	}
+	exit, err := ctr.Agent().Output(ctx, id, after, follow, onFrame)
+	return exit, agentError(err)
+}
+
+// SignalProcess sends a signal ("SIGTERM", "SIGINT", ...) to a process.
+func (c *Controller) SignalProcess(ctx context.Context, tenant rung.TenantID, ref, id, signal string) error {
+	ctr, err := c.running(ctx, tenant, ref, false)
+	if err != nil {
+		return err
+	}
+	return agentError(ctr.Agent().Signal(ctx, id, signal))
+}
+
+// WriteProcessStdin writes to a process's stdin, closing it after when
+// closeAfter is set.
+func (c *Controller) WriteProcessStdin(ctx context.Context, tenant rung.TenantID, ref, id string, data []byte, closeAfter bool) error {
+	ctr, err := c.running(ctx, tenant, ref, false)
+	if err != nil {
+		return err
+	}
+	return agentError(ctr.Agent().WriteStdin(ctx, id, data, closeAfter))
+}
+
+// WaitPort waits until a TCP port inside the sandbox's container accepts
+// connections (readiness, distinct from "running"), or timeout passes
+// (rung.ErrTimeout).
+func (c *Controller) WaitPort(ctx context.Context, tenant rung.TenantID, ref string, port int, timeout time.Duration) error {
+	if port <= 0 || port > 65535 {
+		return rung.Errorf(rung.ErrInvalid, "port %d out of range", port)
+	}
+	ctr, err := c.running(ctx, tenant, ref, false)
+	if err != nil {
+		return err
+	}
+	if err := ctr.Agent().WaitPort(ctx, port, timeout); err != nil {
+		if se, ok := err.(*agent.StatusError); ok && se.Code == 504 {
+			return rung.Errorf(rung.ErrTimeout, "port %d not accepting connections after %s", port, timeout)
+		}
+		return agentError(err)
+	}
+	return nil
+}
+
+// agentError classifies an agent's refusal.
+func agentError(err error) error {
+	se, ok := err.(*agent.StatusError)
+	if !ok {
+		return err
+	}
+	switch se.Code {
+	case 404:
+		return rung.Errorf(rung.ErrNotFound, "process not found")
+	case 400:
+		return rung.Errorf(rung.ErrInvalid, "%s", se.Msg)
+	case 422:
+		return rung.Errorf(rung.ErrInvalid, "cannot start: %s", se.Msg)
+	case 429:
+		return rung.Errorf(rung.ErrLimit, "%s", se.Msg)
+	case 409:
+		return rung.Errorf(rung.ErrConflict, "%s", se.Msg)
+	}
+	return err
+}

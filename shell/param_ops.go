@@ -1,0 +1,300 @@
+package shell
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// replace applies ${x/pat/rep} and its forms to each value.
+func (r *runner) replace(rp *syntax.Replace, vals []string) []string {
+	anchor := byte(0)
+	orig := rp.Orig
+	if orig != nil && len(orig.Parts) > 0 {
+		if l, ok := orig.Parts[0].(*syntax.Lit); ok && l.Value != "" && (l.Value[0] == '#' || l.Value[0] == '%') {
+			anchor = l.Value[0]
+			parts := append([]syntax.WordPart{&syntax.Lit{Value: l.Value[1:]}}, orig.Parts[1:]...)
+			orig = &syntax.Word{Parts: parts}
+		}
+	}
+	pat := r.pattern(orig)
+	var with []seg
+	if rp.With != nil {
+		e := &expander{r: r, ifs: r.ifs()}
+		e.word(rp.With.Parts, false, true)
+		e.finish()
+		for i, f := range e.fields {
+			if i > 0 {
+				with = append(with, seg{" ", true})
+			}
+			with = append(with, f...)
+		}
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = r.replaceOne(v, pat, with, anchor, rp.All)
+	}
+	return out
+}
+
+func replacement(with []seg, match string) string {
+	var sb strings.Builder
+	for _, s := range with {
+		if s.quoted {
+			sb.WriteString(s.s)
+			continue
+		}
+		for i := 0; i < len(s.s); i++ {
+			c := s.s[i]
+			if c == '\\' && i+1 < len(s.s) {
+				sb.WriteByte(s.s[i+1])
+				i++
+				continue
+			}
+			if c == '&' {
+				sb.WriteString(match)
+				continue
+			}
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+func (r *runner) replaceOne(v, pat string, with []seg, anchor byte, all bool) string {
+	m := r.compilePattern(pat, patternOpts{})
+	switch anchor {
+	case '#':
+		for end := len(v); end >= 0; end-- {
+			if m.match(v[:end]) {
+				return replacement(with, v[:end]) + v[end:]
+			}
+		}
+		return v
+	case '%':
+		for start := 0; start <= len(v); start++ {
+			if m.match(v[start:]) {
+				return v[:start] + replacement(with, v[start:])
+			}
+		}
+		return v
+	}
+	if pat == "" {
+		return v
+	}
+	var sb strings.Builder
+	i := 0
+	done := false
+	for i < len(v) {
+		if done {
+			sb.WriteString(v[i:])
+			break
+		}
+		found := -1
+		for end := len(v); end > i; end-- {
+			if m.match(v[i:end]) {
+				found = end
+				break
+			}
+		}
+		if found < 0 {
+			_, size := utf8.DecodeRuneInString(v[i:])
+			sb.WriteString(v[i : i+size])
+			i += size
+			continue
+		}
+		sb.WriteString(replacement(with, v[i:found]))
+		i = found
+		if !all {
+			done = true
+		}
+	}
+	return sb.String()
+}
+
+// strOp applies # ## % %% ^ ^^ , ,, and @ operators to each value.
+func (r *runner) strOp(exp *syntax.Expansion, name string, vals []string, pv paramVal) []string {
+	op := exp.Op
+	if op == syntax.OtherParamOps {
+		return r.atOp(exp.Word.Lit(), name, vals, pv)
+	}
+	pat := ""
+	if exp.Word != nil {
+		pat = r.pattern(exp.Word)
+	}
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		switch op {
+		case syntax.RemSmallPrefix, syntax.RemLargePrefix:
+			out[i] = r.trimPrefix(v, pat, op == syntax.RemLargePrefix)
+		case syntax.RemSmallSuffix, syntax.RemLargeSuffix:
+			out[i] = r.trimSuffix(v, pat, op == syntax.RemLargeSuffix)
+		case syntax.UpperFirst, syntax.UpperAll, syntax.LowerFirst, syntax.LowerAll:
+			out[i] = r.caseOp(v, pat, op)
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+func (r *runner) trimPrefix(v, pat string, longest bool) string {
+	m := r.compilePattern(pat, patternOpts{})
+	if longest {
+		for end := len(v); end >= 0; end-- {
+			if m.match(v[:end]) {
+				return v[end:]
+			}
+		}
+		return v
+	}
+	for end := 0; end <= len(v); end++ {
+		if m.match(v[:end]) {
+			return v[end:]
+		}
+	}
+	return v
+}
+
+func (r *runner) trimSuffix(v, pat string, longest bool) string {
+	m := r.compilePattern(pat, patternOpts{})
+	if longest {
+		for start := 0; start <= len(v); start++ {
+			if m.match(v[start:]) {
+				return v[:start]
+			}
+		}
+		return v
+	}
+	for start := len(v); start >= 0; start-- {
+		if m.match(v[start:]) {
+			return v[:start]
+		}
+	}
+	return v
+}
+
+func (r *runner) caseOp(v, pat string, op syntax.ParExpOperator) string {
+	var m *matcher
+	if pat != "" {
+		m = r.compilePattern(pat, patternOpts{})
+	}
+	runes := []rune(v)
+	for i, c := range runes {
+		if (op == syntax.UpperFirst || op == syntax.LowerFirst) && i > 0 {
+			break
+		}
+		if m != nil && !m.match(string(c)) {
+			continue
+		}
+		if op == syntax.UpperFirst || op == syntax.UpperAll {
+			runes[i] = unicode.ToUpper(c)
+		} else {
+			runes[i] = unicode.ToLower(c)
+		}
+	}
+	return string(runes)
+}
+
+// atOp applies ${x@Q} and the other @ transformations.
+func (r *runner) atOp(op, name string, vals []string, pv paramVal) []string {
+	out := make([]string, 0, len(vals))
+	v := r.getVar(name)
+	for _, s := range vals {
+		switch op {
+		case "Q":
+			out = append(out, shellQuote(s))
+		case "E":
+			out = append(out, ansiC(s))
+		case "P":
+			out = append(out, s)
+		case "U":
+			out = append(out, strings.ToUpper(s))
+		case "u":
+			out = append(out, upperFirst(s))
+		case "L":
+			out = append(out, strings.ToLower(s))
+		case "a":
+			out = append(out, attrString(v))
+		case "A":
+			if v == nil {
+				out = append(out, "")
+				continue
+			}
+			out = append(out, r.declareLine(name, v, true))
+		case "K", "k":
+			out = append(out, shellQuote(s))
+		default:
+			r.fatalf(1, "${%s@%s}: bad substitution", name, op)
+		}
+	}
+	if op == "A" || op == "a" {
+		if len(out) > 1 {
+			out = out[:1]
+		}
+	}
+	if (op == "K" || op == "k") && v != nil && v.kind != kindString {
+		var parts []string
+		keys := v.keyList()
+		vs := v.values()
+		for i := range keys {
+			k := keys[i]
+			if v.kind == kindAssoc {
+				k = shellQuote(k)
+			}
+			if op == "K" {
+				parts = append(parts, k+" "+shellQuote(vs[i]))
+			} else {
+				parts = append(parts, k, vs[i])
+			}
+		}
+		if op == "K" {
+			return []string{strings.Join(parts, " ") + " "}
+		}
+		return parts
+	}
+	_ = pv
+	return out
+}
+
+func upperFirst(s string) string {
+	c, size := utf8.DecodeRuneInString(s)
+	if size == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(c)) + s[size:]
+}
+
+func attrString(v *variable) string {
+	if v == nil {
+		return ""
+	}
+	var sb strings.Builder
+	switch v.kind {
+	case kindIndexed:
+		sb.WriteByte('a')
+	case kindAssoc:
+		sb.WriteByte('A')
+	}
+	if v.integer {
+		sb.WriteByte('i')
+	}
+	if v.lower {
+		sb.WriteByte('l')
+	}
+	if v.nameref {
+		sb.WriteByte('n')
+	}
+	if v.readonly {
+		sb.WriteByte('r')
+	}
+	if v.upper {
+		sb.WriteByte('u')
+	}
+	if v.exported {
+		sb.WriteByte('x')
+	}
+	return sb.String()
+}

@@ -1,0 +1,589 @@
+package tools
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// This file implements "git log" and "git show": the commit walk (by
+// committer date, as git's default order), the pretty formats and the
+// per-commit diffs.
+
+var (
+	gitLogOpts = NewOptions("oneline", "n,max-count=", "p,patch", "u", "stat", "format=", "pretty=?",
+		"reverse", "all", "name-only", "name-status", "no-patch", "s", "abbrev-commit", "no-decorate", "first-parent")
+	gitShowOpts = NewOptions("oneline", "p,patch", "u", "stat", "format=", "pretty=?", "name-only", "name-status",
+		"no-patch", "s", "abbrev-commit", "no-decorate")
+)
+
+// gitDate is git's default date format.
+func gitDate(t time.Time) string { return t.Format("Mon Jan 2 15:04:05 2006 -0700") }
+
+// gitLogSettings is the parsed display options of log and show.
+type gitLogSettings struct {
+	format   string // medium gitShort full fuller oneline raw, or "format:..."
+	tformat  bool   // terminator semantics for format:
+	abbrev   bool
+	patch    bool
+	stat     bool
+	nameOnly bool
+	nameStat bool
+	max      int
+	reverse  bool
+	all      bool
+}
+
+func gitParseLogOpts(g *gitCtx, opts []Opt, show bool) (*gitLogSettings, bool) {
+	lo := &gitLogSettings{format: "medium", max: -1, patch: show}
+	for _, o := range opts {
+		switch o.Key {
+		case "oneline":
+			lo.format, lo.abbrev = "oneline", true
+		case "max-count":
+			n, err := strconv.Atoi(o.Value)
+			if err != nil {
+				g.fatal("'%s': not an integer", o.Value)
+				return nil, false
+			}
+			lo.max = n
+		case "patch", "u":
+			lo.patch = true
+		case "no-patch", "s":
+			lo.patch, lo.stat, lo.nameOnly, lo.nameStat = false, false, false, false
+		case "stat":
+			lo.stat, lo.patch = true, false
+		case "name-only":
+			lo.nameOnly, lo.patch = true, false
+		case "name-status":
+			lo.nameStat, lo.patch = true, false
+		case "format":
+			lo.format, lo.tformat = "format:"+o.Value, true
+			if !strings.Contains(o.Value, "%") {
+				if _, ok := gitPrettyNames[o.Value]; ok {
+					lo.format, lo.tformat = o.Value, false
+				}
+			}
+		case "pretty":
+			v := o.Value
+			if !o.HasArg {
+				v = "medium"
+			}
+			switch {
+			case strings.HasPrefix(v, "format:"):
+				lo.format = v
+			case strings.HasPrefix(v, "tformat:"):
+				lo.format, lo.tformat = "format:"+strings.TrimPrefix(v, "tformat:"), true
+			case gitPrettyNames[v]:
+				lo.format = v
+			case strings.Contains(v, "%"):
+				lo.format, lo.tformat = "format:"+v, true
+			default:
+				g.c.Fail("git pretty format " + v)
+				return nil, false
+			}
+		case "reverse":
+			lo.reverse = true
+		case "all":
+			lo.all = true
+		case "abbrev-commit":
+			lo.abbrev = true
+		case "no-decorate":
+		case "first-parent":
+		}
+	}
+	if strings.HasPrefix(lo.format, "format:") {
+		if bad := gitBadPlaceholder(lo.format[7:]); bad != "" {
+			g.c.Fail("git format placeholder " + bad)
+			return nil, false
+		}
+	}
+	return lo, true
+}
+
+var gitPrettyNames = map[string]bool{"oneline": true, "short": true, "medium": true, "full": true, "fuller": true}
+
+// resolveRev resolves a revision: HEAD, branch, tag, hash prefix, with
+// ~N and ^ suffixes.
+func (g *gitCtx) resolveRev(rev string) (plumbing.Hash, bool) {
+	base := rev
+	var ops []string
+	for {
+		i := strings.LastIndexAny(base, "~^")
+		if i < 0 {
+			break
+		}
+		ops = append([]string{base[i:]}, ops...)
+		base = base[:i]
+	}
+	if base == "@" {
+		base = "HEAD"
+	}
+	h, ok := g.resolveName(base)
+	if !ok {
+		return h, false
+	}
+	for _, op := range ops {
+		n := 1
+		if len(op) > 1 {
+			v, err := strconv.Atoi(op[1:])
+			if err != nil {
+				return h, false
+			}
+			n = v
+		}
+		cm, err := object.GetCommit(g.st, h)
+		if err != nil {
+			return h, false
+		}
+		if op[0] == '^' {
+			if n == 0 {
+				continue
+			}
+			if n > len(cm.ParentHashes) {
+				return h, false
+			}
+			h = cm.ParentHashes[n-1]
+			continue
+		}
+		for k := 0; k < n; k++ {
+			if len(cm.ParentHashes) == 0 {
+				return h, false
+			}
+			h = cm.ParentHashes[0]
+			if cm, err = object.GetCommit(g.st, h); err != nil {
+				return h, false
+			}
+		}
+	}
+	return h, true
+}
+
+func (g *gitCtx) resolveName(name string) (plumbing.Hash, bool) {
+	if name == "HEAD" {
+		_, h, _, err := g.headRef()
+		return h, err == nil && !h.IsZero()
+	}
+	for _, full := range []string{name, "refs/" + name, "refs/tags/" + name, "refs/heads/" + name} {
+		if r, err := g.st.Reference(plumbing.ReferenceName(full)); err == nil && r.Type() == plumbing.HashReference {
+			h := r.Hash()
+			if t, err := object.GetTag(g.st, h); err == nil {
+				h = t.Target
+			}
+			return h, true
+		}
+	}
+	if len(name) >= 4 && len(name) <= 40 && gitIsHex(name) {
+		if len(name) == 40 {
+			h := plumbing.NewHash(name)
+			if _, err := g.st.EncodedObject(plumbing.AnyObject, h); err == nil {
+				return h, true
+			}
+			return h, false
+		}
+		var found plumbing.Hash
+		n := 0
+		iter, err := g.st.IterEncodedObjects(plumbing.AnyObject)
+		if err != nil {
+			return found, false
+		}
+		iter.ForEach(func(o plumbing.EncodedObject) error {
+			if strings.HasPrefix(o.Hash().String(), strings.ToLower(name)) {
+				found = o.Hash()
+				n++
+			}
+			return nil
+		})
+		return found, n == 1
+	}
+	return plumbing.ZeroHash, false
+}
+
+func gitIsHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		if !(s[i] >= '0' && s[i] <= '9') && !(c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// splitRevs separates revisions from paths (after "--", or when an
+// argument is not a revision but exists as a file).
+func (g *gitCtx) splitRevs(args []string) (revs []plumbing.Hash, paths []string, code int) {
+	for i, a := range args {
+		if a == "--" {
+			for _, p := range args[i+1:] {
+				sp, ok := g.pathspec(p)
+				if !ok {
+					return nil, nil, g.fatal("%s: '%s' is outside repository at '%s'", p, p, g.top)
+				}
+				paths = append(paths, sp)
+			}
+			return revs, paths, 0
+		}
+		if len(paths) == 0 {
+			if h, ok := g.resolveRev(a); ok {
+				revs = append(revs, h)
+				continue
+			}
+		}
+		if _, err := g.c.FS.Lstat(gitAbsFrom(g.dir, a)); err != nil {
+			fmt.Fprintf(g.c.Stderr, "fatal: ambiguous argument '%s': unknown revision or path not in the working tree.\n"+
+				"Use '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'\n", a)
+			return nil, nil, 128
+		}
+		sp, ok := g.pathspec(a)
+		if !ok {
+			return nil, nil, g.fatal("%s: '%s' is outside repository at '%s'", a, a, g.top)
+		}
+		paths = append(paths, sp)
+	}
+	return revs, paths, 0
+}
+
+// commitChanges returns the changes a commit made against its first
+// parent, limited to paths.
+func (g *gitCtx) commitChanges(cm *object.Commit, paths []string) ([]gitFileChange, error) {
+	newT, err := g.flatTreeOf(cm.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	oldT := map[string]gitTreeEntry{}
+	if len(cm.ParentHashes) > 0 {
+		if oldT, err = g.flatTree(cm.ParentHashes[0]); err != nil {
+			return nil, err
+		}
+	}
+	chs := gitTreeChanges(gitFilterPaths(oldT, paths), gitFilterPaths(newT, paths), true)
+	return chs, nil
+}
+
+func gitFilterPaths(m map[string]gitTreeEntry, paths []string) map[string]gitTreeEntry {
+	if len(paths) == 0 {
+		return m
+	}
+	out := map[string]gitTreeEntry{}
+	for p, e := range m {
+		for _, sp := range paths {
+			if gitUnder(p, sp) {
+				out[p] = e
+				break
+			}
+		}
+	}
+	return out
+}
+
+// gitLog is "git log".
+func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
+	lo, ok := gitParseLogOpts(g, opts, false)
+	if !ok {
+		return gitExitStatus(g)
+	}
+	revs, paths, code := g.splitRevs(args)
+	if code != 0 {
+		return code
+	}
+	if lo.all {
+		refs, err := g.st.IterReferences()
+		if err == nil {
+			refs.ForEach(func(r *plumbing.Reference) error {
+				if r.Type() == plumbing.HashReference && strings.HasPrefix(string(r.Name()), "refs/") {
+					h := r.Hash()
+					if t, err := object.GetTag(g.st, h); err == nil {
+						h = t.Target
+					}
+					revs = append(revs, h)
+				}
+				return nil
+			})
+		}
+	}
+	if len(revs) == 0 {
+		br, h, _, err := g.headRef()
+		if err != nil {
+			return g.fatal("%v", err)
+		}
+		if h.IsZero() {
+			return g.fatal("your current branch '%s' does not have any commits yet", strings.TrimPrefix(string(br), "refs/heads/"))
+		}
+		revs = []plumbing.Hash{h}
+	}
+	// Walk by committer date, newest first.
+	seen := map[plumbing.Hash]bool{}
+	var queue []*object.Commit
+	push := func(h plumbing.Hash) error {
+		if seen[h] {
+			return nil
+		}
+		seen[h] = true
+		cm, err := object.GetCommit(g.st, h)
+		if err != nil {
+			return err
+		}
+		queue = append(queue, cm)
+		return nil
+	}
+	for _, h := range revs {
+		if err := push(h); err != nil {
+			return g.fatal("%v", err)
+		}
+	}
+	var list []*object.Commit
+	for len(queue) > 0 {
+		if ctx.Err() != nil {
+			return 130
+		}
+		sort.SliceStable(queue, func(i, j int) bool { return queue[i].Committer.When.After(queue[j].Committer.When) })
+		cm := queue[0]
+		queue = queue[1:]
+		for _, p := range cm.ParentHashes {
+			if err := push(p); err != nil {
+				return g.fatal("%v", err)
+			}
+		}
+		if len(paths) > 0 {
+			chs, err := g.commitChanges(cm, paths)
+			if err != nil {
+				return g.fatal("%v", err)
+			}
+			if len(chs) == 0 {
+				continue
+			}
+		}
+		list = append(list, cm)
+		if lo.max >= 0 && len(list) >= lo.max && !lo.reverse {
+			break
+		}
+	}
+	if lo.max >= 0 && len(list) > lo.max {
+		list = list[:lo.max]
+	}
+	if lo.reverse {
+		for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
+			list[i], list[j] = list[j], list[i]
+		}
+	}
+	w := bufio.NewWriter(g.c.Stdout)
+	defer w.Flush()
+	for i, cm := range list {
+		if err := g.printCommit(ctx, w, cm, lo, paths, i == 0, i == len(list)-1); err != nil {
+			return g.fatal("%v", err)
+		}
+	}
+	return 0
+}
+
+// gitExitStatus returns the status after gitParseLogOpts failed: 125 when it
+// refused, 128 otherwise.
+func gitExitStatus(g *gitCtx) int {
+	if g.c.Unsupported != nil {
+		return 125
+	}
+	return 128
+}
+
+// printCommit prints one commit in lo's format, then its diff output.
+func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Commit, lo *gitLogSettings, paths []string, first, last bool) error {
+	hashStr := cm.Hash.String()
+	if lo.abbrev {
+		hashStr = gitShort(cm.Hash)
+	}
+	isFormat := strings.HasPrefix(lo.format, "format:")
+	if !first && lo.format != "oneline" && !isFormat {
+		w.WriteString("\n")
+	}
+	if isFormat && !first && !lo.tformat {
+		w.WriteString("\n")
+	}
+	indent := func(msg string) {
+		for _, l := range strings.Split(strings.TrimRight(msg, "\n"), "\n") {
+			w.WriteString("    " + l + "\n")
+		}
+	}
+	merge := ""
+	if len(cm.ParentHashes) > 1 {
+		var ps []string
+		for _, p := range cm.ParentHashes {
+			ps = append(ps, gitShort(p))
+		}
+		merge = "Merge: " + strings.Join(ps, " ") + "\n"
+	}
+	switch lo.format {
+	case "oneline":
+		fmt.Fprintf(w, "%s %s\n", hashStr, gitSubject(cm.Message))
+	case "short":
+		fmt.Fprintf(w, "commit %s\n%sAuthor: %s <%s>\n\n", hashStr, merge, cm.Author.Name, cm.Author.Email)
+		indent(gitSubject(cm.Message))
+	case "medium":
+		fmt.Fprintf(w, "commit %s\n%sAuthor: %s <%s>\nDate:   %s\n\n", hashStr, merge, cm.Author.Name, cm.Author.Email, gitDate(cm.Author.When))
+		indent(cm.Message)
+	case "full":
+		fmt.Fprintf(w, "commit %s\n%sAuthor: %s <%s>\nCommit: %s <%s>\n\n", hashStr, merge, cm.Author.Name, cm.Author.Email, cm.Committer.Name, cm.Committer.Email)
+		indent(cm.Message)
+	case "fuller":
+		fmt.Fprintf(w, "commit %s\n%sAuthor:     %s <%s>\nAuthorDate: %s\nCommit:     %s <%s>\nCommitDate: %s\n\n", hashStr, merge,
+			cm.Author.Name, cm.Author.Email, gitDate(cm.Author.When), cm.Committer.Name, cm.Committer.Email, gitDate(cm.Committer.When))
+		indent(cm.Message)
+	default:
+		w.WriteString(gitExpandFormat(lo.format[7:], cm))
+		if lo.tformat {
+			w.WriteString("\n")
+		}
+	}
+	if !lo.patch && !lo.stat && !lo.nameOnly && !lo.nameStat {
+		return nil
+	}
+	if len(cm.ParentHashes) > 1 {
+		return nil
+	}
+	chs, err := g.commitChanges(cm, paths)
+	if err != nil {
+		return err
+	}
+	if len(chs) == 0 {
+		return nil
+	}
+	if lo.format != "oneline" && lo.format != "format:" {
+		w.WriteString("\n")
+	}
+	for i := range chs {
+		if err := g.load(&chs[i], nil); err != nil {
+			return err
+		}
+	}
+	g.writeDiffOutput(ctx, w, chs, lo.patch, lo.stat, lo.nameOnly, lo.nameStat, 3)
+	return nil
+}
+
+// writeDiffOutput prints changes in the selected diff formats.
+func (g *gitCtx) writeDiffOutput(ctx context.Context, w *bufio.Writer, chs []gitFileChange, patch, stat, nameOnly, nameStat bool, ctxLines int) {
+	switch {
+	case nameOnly:
+		for _, fc := range chs {
+			fmt.Fprintln(w, gitQuotePath(fc.newPath))
+		}
+	case nameStat:
+		for _, fc := range chs {
+			if fc.status == 'R' {
+				fmt.Fprintf(w, "R100\t%s\t%s\n", gitQuotePath(fc.oldPath), gitQuotePath(fc.newPath))
+				continue
+			}
+			fmt.Fprintf(w, "%c\t%s\n", fc.status, gitQuotePath(fc.newPath))
+		}
+	case stat:
+		gitWriteStat(w, g.statRows(ctx, chs))
+	}
+	if patch {
+		for i := range chs {
+			g.writePatch(ctx, w, &chs[i], ctxLines)
+		}
+	}
+}
+
+// gitBadPlaceholder returns the first format placeholder we do not expand.
+func gitBadPlaceholder(f string) string {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 >= len(f) {
+			continue
+		}
+		i++
+		switch f[i] {
+		case 'H', 'h', 'T', 't', 'P', 'p', 's', 'b', 'B', 'n', '%':
+			continue
+		case 'a', 'c':
+			if i+1 < len(f) && strings.IndexByte("nNeEdDtiI", f[i+1]) >= 0 && f[i+1] != 'N' && f[i+1] != 'E' {
+				i++
+				continue
+			}
+		}
+		end := min(i+2, len(f))
+		return "%" + f[i:end]
+	}
+	return ""
+}
+
+// gitExpandFormat expands a --format string for cm.
+func gitExpandFormat(f string, cm *object.Commit) string {
+	var sb strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 >= len(f) {
+			sb.WriteByte(f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case 'H':
+			sb.WriteString(cm.Hash.String())
+		case 'h':
+			sb.WriteString(gitShort(cm.Hash))
+		case 'T':
+			sb.WriteString(cm.TreeHash.String())
+		case 't':
+			sb.WriteString(gitShort(cm.TreeHash))
+		case 'P', 'p':
+			var ps []string
+			for _, p := range cm.ParentHashes {
+				if f[i] == 'P' {
+					ps = append(ps, p.String())
+				} else {
+					ps = append(ps, gitShort(p))
+				}
+			}
+			sb.WriteString(strings.Join(ps, " "))
+		case 's':
+			sb.WriteString(gitSubject(cm.Message))
+		case 'b':
+			sb.WriteString(gitBody(cm.Message))
+		case 'B':
+			sb.WriteString(cm.Message)
+		case 'n':
+			sb.WriteByte('\n')
+		case '%':
+			sb.WriteByte('%')
+		case 'a', 'c':
+			sig := cm.Author
+			if f[i] == 'c' {
+				sig = cm.Committer
+			}
+			i++
+			switch f[i] {
+			case 'n':
+				sb.WriteString(sig.Name)
+			case 'e':
+				sb.WriteString(sig.Email)
+			case 'd', 'D':
+				if f[i] == 'D' {
+					sb.WriteString(sig.When.Format("Mon, 2 Jan 2006 15:04:05 -0700"))
+				} else {
+					sb.WriteString(gitDate(sig.When))
+				}
+			case 't':
+				sb.WriteString(strconv.FormatInt(sig.When.Unix(), 10))
+			case 'i':
+				sb.WriteString(sig.When.Format("2006-01-02 15:04:05 -0700"))
+			case 'I':
+				sb.WriteString(sig.When.Format("2006-01-02T15:04:05-07:00"))
+			}
+		}
+	}
+	return sb.String()
+}
+
+// gitBody is git's %b: the message after the gitSubject paragraph.
+func gitBody(msg string) string {
+	_, rest, ok := strings.Cut(strings.TrimLeft(msg, "\n"), "\n\n")
+	if !ok {
+		return ""
+	}
+	return strings.TrimLeft(rest, "\n")
+}
