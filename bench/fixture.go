@@ -62,8 +62,9 @@ func Materialize(ctx context.Context, dir string, fx Fixture) error {
 			return fmt.Errorf("materialize %s: git %s: %w: %s", fx.Name, args[0], err, out)
 		}
 	}
-	// Let the index's own mtime pass the files' so git sees no racily
-	// clean entries, then make the changes.
+	// The committed files carry FixedTime, well before the index was
+	// written, so git sees no racily clean entries; the changes made now
+	// get the current time.
 	if err := writeFiles(ctx, ws, fx.Modified); err != nil {
 		return fmt.Errorf("materialize %s: %w", fx.Name, err)
 	}

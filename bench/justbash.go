@@ -176,7 +176,9 @@ func StartJustBash(ctx context.Context, dir string) (*JustBashProc, error) {
 }
 
 // Run seeds a fresh just-bash with fx's files under /workspace and runs
-// script there: once untimed for its output, then timed per b.
+// script there: once untimed for its output, then timed per b. It is
+// bounded by the context given to [StartJustBash]: when that ends, node
+// is killed and Run returns an error.
 func (p *JustBashProc) Run(fx Fixture, script string, b Budget) (Sample, error) {
 	files := make(map[string]string, len(fx.Files)+len(fx.Modified))
 	for n, c := range fx.Files {

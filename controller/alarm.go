@@ -86,14 +86,17 @@ func (c *Controller) expire(sb store.Sandbox) {
 	}
 }
 
-// idle handles an idle timeout: with no container tier there is nothing
-// to stop, so it clears the alarm and journals the stop.
+// idle handles an idle timeout: it stops the sandbox's container (never
+// the sandbox), clears the alarm and journals the stop.
 func (c *Controller) idle(sb store.Sandbox) {
 	a, err := c.acquire(c.ctx, "", string(sb.ID))
 	if err != nil {
 		return
 	}
 	defer c.release(a)
+	if err := c.stopContainerOf(c.ctx, sb.ID, "idle timeout"); err != nil {
+		c.log.Warn("idle stop", "sandbox", sb.ID, "err", err)
+	}
 	err = c.do(c.ctx, a, func() error {
 		cur := c.sandbox(a)
 		cur.IdleAt = time.Time{}

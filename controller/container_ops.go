@@ -32,6 +32,7 @@ func (c *Controller) wireContainers() {
 		return
 	}
 	t.onStart = c.containerStarted
+	t.onUse = func(id rung.SandboxID) { c.touchContainer(id, rung.StateRunning) }
 	t.mu.Lock()
 	t.onExit = c.containerExited
 	t.mu.Unlock()

@@ -28,8 +28,9 @@ type Containers struct {
 	// default "lite".
 	DefaultImage string
 
-	// onStart is set once by the controller before use.
+	// onStart and onUse are set once by the controller before use.
 	onStart func(rung.Sandbox, *container.Container)
+	onUse   func(rung.SandboxID) // after each exec: re-arms the idle alarm
 
 	mu       sync.Mutex // guards the fields below
 	onExit   func(id rung.SandboxID, deliberate bool, why string)
@@ -158,6 +159,9 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 			_, werr = w.Write(f.Data)
 		}
 	})
+	if t.onUse != nil {
+		t.onUse(sb.ID)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -78,10 +78,15 @@ func (l Limits) withDefaults() Limits {
 type Config struct {
 	Store     store.Store
 	Pool      *storage.Pool
-	Container ContainerTier         // nil: the container tier is unavailable
-	Tools     map[string]shell.Tool // isolate tier commands (shell/tools.All()); nil means builtins only
-	Limits    Limits
-	Caps      rung.SizeCaps // per-tenant size caps; zero means none
+	Container ContainerTier // nil: the container tier is unavailable
+	// CheckImage validates a create request's image reference ("" for
+	// the default) for tenant and returns it pinned as name@sha256:…;
+	// rung.ErrPermission when the tenant may not start it. Nil accepts
+	// any well-formed reference unpinned.
+	CheckImage func(tenant rung.TenantID, ref string) (string, error)
+	Tools      map[string]shell.Tool // isolate tier commands (shell/tools.All()); nil means builtins only
+	Limits     Limits
+	Caps       rung.SizeCaps // per-tenant size caps; zero means none
 	// Retention is how long exec output events are kept; journal entries
 	// stay as long as their sandbox. Default 24 hours.
 	Retention time.Duration
@@ -139,6 +144,7 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 		return nil, rep, fmt.Errorf("reconcile: %w", err)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.wireContainers()
 	c.wg.Go(c.alarms) // stops when Close cancels c.ctx
 	return c, rep, nil
 }

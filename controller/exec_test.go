@@ -3,6 +3,7 @@ package controller_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -99,7 +100,7 @@ func TestExecLimits(t *testing.T) {
 	// The first exec echoes one line, then blocks reading stdin until we
 	// close it, holding the sandbox's only exec slot. (Builtins only: the
 	// controller's tests run without shell/tools.)
-	stdin, w := ioPipe()
+	stdin, w := io.Pipe()
 	var wg sync.WaitGroup
 	started := make(chan struct{})
 	wg.Go(func() {

@@ -142,6 +142,13 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if err != nil {
 		return rung.Sandbox{}, err
 	}
+	if c.cfg.CheckImage != nil {
+		// Pin the image by digest now, so the sandbox always starts
+		// exactly what its creator was allowed to start.
+		if req.Image, err = c.cfg.CheckImage(tenant, req.Image); err != nil {
+			return rung.Sandbox{}, err
+		}
+	}
 	now := time.Now().UTC()
 	sb := store.Sandbox{Sandbox: rung.Sandbox{
 		ID: rung.NewSandboxID(), Name: req.Name, Tenant: tenant, Labels: req.Labels, Image: req.Image,
@@ -307,6 +314,10 @@ func (c *Controller) deleteLocked(ctx context.Context, a *actor, why string) err
 	c.mu.Unlock()
 	a.execCancel()
 	a.execs.Wait()
+	// The container bind-mounts the subvolume: it goes first.
+	if err := c.stopContainerOf(ctx, sb.ID, "sandbox deleted"); err != nil {
+		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
+	}
 	sb.State = rung.StateDeleted
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)

@@ -35,7 +35,11 @@ func rungBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "rung")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		// Static, as `make build` builds it: the binary is also the
+		// agent inside containers, whose images may have no libc.
+		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = errors.New(string(out))
 		}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 
+	"rung.dev/rung"
 	"rung.dev/rung/container"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/image"
@@ -70,4 +74,40 @@ func openContainers(ctx context.Context, data string, pool *storage.Pool, agentB
 	}
 	log.Info("container tier ready", "runtime", rt.Name, "gvisor", tier.GVisor != nil, "image", lite.Ref())
 	return tier, ""
+}
+
+// imageChecker resolves a create request's image against the store and
+// the allowlist: <data>/allowlist.json when it exists (an
+// image.Allowlist: tenant -> ["name@sha256:…"], "*" for every tenant),
+// otherwise every image in the store, pinned at its current digest. The
+// result is the pinned reference the sandbox keeps.
+func imageChecker(data string, images *image.Store) func(rung.TenantID, string) (string, error) {
+	path := filepath.Join(data, "allowlist.json")
+	return func(tenant rung.TenantID, ref string) (string, error) {
+		if ref == "" {
+			ref = "lite"
+		}
+		im, err := images.Get(ref)
+		if err != nil {
+			if errors.Is(err, rung.ErrConflict) {
+				return "", rung.Errorf(rung.ErrPermission, "image %s: %v", ref, err)
+			}
+			return "", err
+		}
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return im.Ref(), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("read allowlist: %w", err)
+		}
+		var al image.Allowlist
+		if err := json.Unmarshal(b, &al); err != nil {
+			return "", fmt.Errorf("read allowlist %s: %w", path, err)
+		}
+		if err := al.Check(tenant, im); err != nil {
+			return "", err
+		}
+		return im.Ref(), nil
+	}
 }

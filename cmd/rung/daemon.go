@@ -30,20 +30,29 @@ type DaemonConfig struct {
 	PoolImageSize int64
 	Tools         map[string]shell.Tool // isolate tier commands
 	Limits        controller.Limits
+	// AgentBinary is the static rung binary containers run as their
+	// agent; default this executable. A dynamically linked binary (a
+	// test binary, a cgo build) leaves the container tier unavailable.
+	AgentBinary string
+	// NoContainers runs the isolate tier alone.
+	NoContainers bool
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,
 // controller and API. End-to-end tests start it in-process exactly as
 // serve does. Close releases it.
 type Daemon struct {
-	Token   string // the admin token
-	Report  controller.Report
-	store   *sqlite.DB
-	pool    *storage.Pool
-	ctrl    *controller.Controller
-	handler http.Handler
-	srv     *http.Server
-	log     *slog.Logger
+	Token  string // the admin token
+	Report controller.Report
+	store  *sqlite.DB
+	pool   *storage.Pool
+	ctrl   *controller.Controller
+	// containers is the container tier, nil when unavailable. It stops
+	// after the controller and before the pool it bind-mounts from.
+	containers *controller.Containers
+	handler    http.Handler
+	srv        *http.Server
+	log        *slog.Logger
 }
 
 // OpenDaemon opens (creating on first start) the data directory, the
@@ -65,8 +74,22 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("open pool: %w", err)
 	}
-	d.ctrl, d.Report, err = controller.New(ctx, controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Logger: log})
+	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Logger: log}
+	if !cfg.NoContainers {
+		tier, why := openContainers(ctx, cfg.Data, d.pool, cfg.AgentBinary, log)
+		if tier == nil {
+			log.WarnContext(ctx, "container tier unavailable; serving the isolate tier alone", "reason", why)
+		} else {
+			d.containers = tier
+			ccfg.Container = tier
+			ccfg.CheckImage = imageChecker(cfg.Data, tier.Images)
+		}
+	}
+	d.ctrl, d.Report, err = controller.New(ctx, ccfg)
 	if err != nil {
+		if d.containers != nil {
+			d.containers.Close(context.WithoutCancel(ctx))
+		}
 		d.pool.Close()
 		d.store.Close()
 		return nil, err
@@ -119,5 +142,11 @@ func (d *Daemon) Close() error {
 	if d.srv != nil {
 		d.srv.Close()
 	}
-	return errors.Join(d.ctrl.Close(), d.pool.Close(), d.store.Close())
+	errs := []error{d.ctrl.Close()}
+	if d.containers != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		errs = append(errs, d.containers.Close(ctx))
+		cancel()
+	}
+	return errors.Join(append(errs, d.pool.Close(), d.store.Close())...)
 }

@@ -72,7 +72,8 @@ func runCat(ctx context.Context, c *shell.Call) int {
 		}
 	}
 	plain := !(st.number || st.nonblank || st.ends || st.tabs || st.nonprint || st.squeeze)
-	w := bufio.NewWriterSize(c.Stdout, 64<<10)
+	w := writers64K.get(c.Stdout)
+	defer writers64K.put(w)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			w.Flush()
@@ -138,7 +139,8 @@ func (r *ctxReader) Read(p []byte) (int, error) {
 // copy formats r onto w line by line; lines longer than the buffer are
 // handled in pieces.
 func (st *catState) copy(w *bufio.Writer, r io.Reader) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := readers64K.get(r)
+	defer readers64K.put(br)
 	var num []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -231,7 +233,9 @@ func (st *catState) writeBody(w *bufio.Writer, b []byte) {
 // catPlain copies r to w. (io.Copy would hand r to the writer's ReadFrom,
 // and a bufio.Writer keeps a read error as its own sticky error.)
 func catPlain(w *bufio.Writer, r io.Reader) error {
-	buf := make([]byte, 32<<10)
+	bp := bytes32K.get()
+	defer bytes32K.put(bp)
+	buf := *bp
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {

@@ -70,6 +70,9 @@ func gitSubs() map[string]*gitSub {
 		"ls-files":  {opts: gitLsFilesOpts, run: gitLsFiles},
 		"config":    {opts: gitConfigOpts, run: gitConfig},
 		"tag":       {opts: gitTagOpts, run: gitTag},
+		"reset":     {opts: gitResetOpts, run: gitReset},
+		"switch":    {opts: gitSwitchOpts, run: gitSwitch},
+		"checkout":  {opts: gitCheckOpts, run: gitSwitch},
 	}
 }
 

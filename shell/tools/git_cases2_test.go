@@ -91,3 +91,22 @@ func TestGitRefs(t *testing.T) {
 		{name: "subdir-status", files: map[string]string{"d/a": "a\n", "b": "b\n"}, setup: gitOne, steps: []string{"write d/a changed\\n", "write b bb\\n", "write d/n n\\n", "git -C d status", "git -C d status -s", "git -C d status --porcelain", "git -C d add n", "git -C d diff --stat"}},
 	})
 }
+
+func TestGitResetSwitch(t *testing.T) {
+	runGitCases(t, []gitCase{
+		{name: "reset-soft", setup: gitHist, steps: []string{"git reset --soft HEAD~1", "git status", "git log --oneline"}},
+		{name: "reset-mixed", setup: gitHist, steps: []string{"git reset HEAD~1", "git status", "git status -s"}},
+		{name: "reset-mixed-flag", setup: gitHist, steps: []string{"git reset --mixed HEAD~2", "git status -s", "git log --oneline"}},
+		{name: "reset-hard", setup: gitHist, steps: []string{"write a dirty\\n", "git reset --hard HEAD~1", "git status", "git log --oneline"}},
+		{name: "reset-hard-q", setup: gitHist, steps: []string{"git reset -q --hard HEAD~2", "git status -s"}},
+		{name: "reset-hard-head", setup: gitHist, steps: []string{"write a dirty\\n", "write c/d x\\n", "git add a", "git reset --hard", "git status -s"}},
+		{name: "reset-path", setup: gitHist, steps: []string{"write a new\\n", "git add a", "git reset a", "git status -s", "git add a", "git reset -q -- a", "git status -s"}},
+		{name: "reset-unstaged-report", setup: gitHist, steps: []string{"write a new\\n", "git add a", "git reset", "git status -s"}},
+		{name: "switch", setup: append(append([]string{}, gitHist...), "git branch old HEAD~2"),
+			steps: []string{"git switch old", "git status", "git branch", "git switch main", "git switch main", "git switch nosuch"}},
+		{name: "switch-c", setup: gitHist, steps: []string{"git switch -c feat", "git branch", "write f f\\n", "git add f", "git commit -q -m f", "git switch main", "git status -s", "git switch -c feat"}},
+		{name: "checkout-b", setup: gitHist, steps: []string{"git checkout -b topic", "git status -sb", "git checkout main", "git checkout -q topic", "git branch --show-current"}},
+		{name: "checkout-subdirs", setup: append(append([]string{}, gitHist...), "git branch old HEAD~2"),
+			steps: []string{"git checkout old", "git ls-files", "git checkout main", "git ls-files"}},
+	})
+}

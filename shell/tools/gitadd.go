@@ -32,7 +32,14 @@ func (g *gitCtx) stageFile(p string, fi fs.FileInfo) (*index.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &index.Entry{Name: p, Hash: h, Mode: gitWorktreeMode(fi), Size: uint32(fi.Size()), ModifiedAt: fi.ModTime()}
+	e, _ := g.stageFileInfo(p, fi)
+	e.Hash = h
+	return e, nil
+}
+
+// stageFileInfo builds an index entry (without hash) from stat data.
+func (g *gitCtx) stageFileInfo(p string, fi fs.FileInfo) (*index.Entry, error) {
+	e := &index.Entry{Name: p, Mode: gitWorktreeMode(fi), Size: uint32(fi.Size()), ModifiedAt: fi.ModTime()}
 	if st, ok := fi.Sys().(*unix.Stat_t); ok {
 		e.CreatedAt = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
 		e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid

@@ -3,6 +3,7 @@ package tools
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // This file computes and prints "git status". The scan is our own, not
@@ -62,10 +64,10 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 	}
 	s := &gitScan{staged: map[string]byte{}, unstaged: map[string]byte{}, renamedTo: map[string]string{},
 		wt: map[string]fs.FileInfo{}, byName: map[string]*index.Entry{}, headHash: hh}
-	if s.head, err = g.flatTree(hh); err != nil {
+	if s.idx, err = g.index(); err != nil {
 		return nil, err
 	}
-	if s.idx, err = g.index(); err != nil {
+	if s.head, err = g.headFiles(hh, s.idx); err != nil {
 		return nil, err
 	}
 	g.indexTime = time.Now().Add(time.Hour)
@@ -138,9 +140,16 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 		if dir != "" {
 			full += "/" + dir
 		}
-		ents, err := g.c.FS.ReadDir(full)
+		ents, err := g.readDir(full)
 		if err != nil {
 			return false, nil
+		}
+		if dir != "" && !trackedDirs[dir] {
+			for _, e := range ents {
+				if e.Name() == ".git" {
+					return false, errNestedRepo
+				}
+			}
 		}
 		for _, e := range ents {
 			if e.Name() == ".gitignore" && !e.IsDir() && !g.noIgnore {
@@ -166,18 +175,16 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 			}
 			sub := append(parts[:len(parts):len(parts)], name)
 			if e.IsDir() {
-				if _, err := g.c.FS.Lstat(full + "/" + name + "/.git"); err == nil && !trackedDirs[p] {
-					if !m.Match(sub, true) {
-						s.untracked = append(s.untracked, p+"/")
-						any = true
-					}
-					continue
-				}
 				if m.Match(sub, true) && !trackedDirs[p] {
 					continue
 				}
 				mark := len(s.untracked)
 				has, err := walk(p, sub, ps)
+				if err == errNestedRepo {
+					s.untracked = append(s.untracked[:mark], p+"/")
+					any = true
+					continue
+				}
 				if err != nil {
 					return false, err
 				}
@@ -215,6 +222,7 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 	if untrackedMode == "no" {
 		s.untracked = nil
 	}
+	sort.Strings(s.untracked)
 	// Unstaged: index vs worktree.
 	for _, e := range s.idx.Entries {
 		fi, ok := s.wt[e.Name]
@@ -235,6 +243,36 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 		}
 	}
 	return s, nil
+}
+
+// errNestedRepo marks a directory holding its own .git: status shows it
+// as one untracked entry.
+var errNestedRepo = errors.New("nested repository")
+
+// headFiles flattens commit h's tree; when the index's cache tree says
+// the index is exactly that tree (git writes it on commit), the index
+// itself is the answer and no tree object is read.
+func (g *gitCtx) headFiles(h plumbing.Hash, idx *index.Index) (map[string]gitTreeEntry, error) {
+	if !h.IsZero() && idx.Cache != nil && len(idx.Cache.Entries) > 0 {
+		root := idx.Cache.Entries[0]
+		if root.Path == "" && root.Entries == len(idx.Entries) {
+			if cm, err := object.GetCommit(g.st, h); err == nil && cm.TreeHash == root.Hash {
+				return gitIndexFiles(idx), nil
+			}
+		}
+	}
+	return g.flatTree(h)
+}
+
+// readDir lists a directory through an open descriptor, so that each
+// entry's Info is one fstatat relative to it.
+func (g *gitCtx) readDir(name string) ([]fs.DirEntry, error) {
+	f, err := g.c.FS.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // entryChanged compares an index entry with its worktree file: 0 when

@@ -347,8 +347,11 @@ func (g *grepper) run(ctx context.Context, operands []string) int {
 	default:
 		g.showN = len(operands) > 1 || cfg.recursive > 0 && !g.singleRegular(operands)
 	}
-	g.out = bufio.NewWriterSize(g.c.Stdout, 64<<10)
-	g.buf = make([]byte, 96<<10)
+	g.out = writers64K.get(g.c.Stdout)
+	defer writers64K.put(g.out)
+	bp := bytes96K.get()
+	defer bytes96K.put(bp)
+	g.buf = *bp
 	for _, op := range operands {
 		if g.done || ctx.Err() != nil {
 			break

@@ -95,6 +95,7 @@ func runHead(ctx context.Context, c *shell.Call) int {
 		files = []string{"-"}
 	}
 	out := newTxOut(c.Stdout)
+	defer out.release()
 	defer out.Flush()
 	headers := verbose || (!quiet && len(files) > 1)
 	status, first := 0, true
@@ -146,7 +147,9 @@ func headLines(out *txOut, r io.Reader, delim byte, n uint64) error {
 	if n == 0 {
 		return nil
 	}
-	buf := make([]byte, 32<<10)
+	bp := bytes32K.get()
+	defer bytes32K.put(bp)
+	buf := *bp
 	for {
 		k, err := r.Read(buf)
 		chunk := buf[:k]

@@ -81,7 +81,8 @@ func runLs(ctx context.Context, c *shell.Call) int {
 	if !ok {
 		return status
 	}
-	w := bufio.NewWriterSize(c.Stdout, 64<<10)
+	w := writers64K.get(c.Stdout)
+	defer writers64K.put(w)
 	defer w.Flush()
 	l := &lister{c: c, cfg: cfg, w: w, ctx: ctx, first: true}
 	return l.run(args)

@@ -189,6 +189,7 @@ func runSort(ctx context.Context, c *shell.Call) int {
 		w = f
 	}
 	out := newTxOut(w)
+	defer out.release()
 	for i, line := range all {
 		if s.unique && i > 0 && s.compare(all[i-1], line) == 0 {
 			continue

@@ -23,7 +23,14 @@ type txOut struct {
 	*bufio.Writer
 }
 
-func newTxOut(w io.Writer) *txOut { return &txOut{bufio.NewWriterSize(w, 32<<10)} }
+func newTxOut(w io.Writer) *txOut { return &txOut{writers32K.get(w)} }
+
+// release gives the buffer back to the pool, dropping anything unflushed;
+// o must not be used afterwards. Calling it is optional.
+func (o *txOut) release() {
+	writers32K.put(o.Writer)
+	o.Writer = nil
+}
 
 func (o *txOut) err() error {
 	// bufio.Writer keeps its error sticky; a zero-length write surfaces it.
@@ -197,7 +204,14 @@ type txLineReader struct {
 }
 
 func newTxLineReader(r io.Reader, delim byte) *txLineReader {
-	return &txLineReader{bufio.NewReaderSize(r, 64<<10), delim}
+	return &txLineReader{readers64K.get(r), delim}
+}
+
+// release gives the buffer back to the pool; l and every slice it returned
+// must not be used afterwards. Calling it is optional.
+func (l *txLineReader) release() {
+	readers64K.put(l.r)
+	l.r = nil
 }
 
 // next returns the next record including its delimiter, or io.EOF. The

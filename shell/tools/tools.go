@@ -10,10 +10,11 @@ import "rung.dev/rung/shell"
 // All returns a fresh map of every tool by command name.
 func All() map[string]shell.Tool {
 	m := map[string]shell.Tool{}
-	addFiles(m)  // fileset.go: ls, cp, mv, rm, mkdir, stat, du, ...
-	addText(m)   // textset.go: head, sort, cut, tr, wc, od, date, ...
-	addSearch(m) // searchset.go: grep, sed, find, xargs, diff, patch, cmp
-	addData(m)   // dataset.go: awk, jq, yq, tar, gzip
-	addGit(m)    // gitset.go: git over go-git
+	addFiles(m)   // fileset.go: ls, cp, mv, rm, mkdir, stat, du, ...
+	addText(m)    // textset.go: head, sort, cut, tr, wc, od, date, ...
+	addSearch(m)  // searchset.go: grep, sed, find, xargs, diff, patch, cmp
+	addData(m)    // dataset.go: awk, jq, yq, tar, gzip
+	addGit(m)     // gitset.go: git over go-git
+	addStrings(m) // stringsset.go: strings
 	return m
 }

@@ -113,7 +113,10 @@ func runUniq(ctx context.Context, c *shell.Call) int {
 		w = f
 	}
 	out := newTxOut(w)
-	err = u.run(newTxLineReader(r, u.delim), out)
+	defer out.release()
+	lr := newTxLineReader(r, u.delim)
+	defer lr.release()
+	err = u.run(lr, out)
 	if ferr := out.Flush(); ferr != nil {
 		return 1
 	}

@@ -26,7 +26,8 @@ import (
 type DB struct {
 	w  *sql.DB // one connection: the only writer
 	r  *sql.DB // read-only connections
-	ws *stmts  // the writer connection and its prepared statements
+	ws *stmts  // prepared statements of w
+	rs *stmts  // prepared statements of r
 	// wmu is held by the writer committing a batch: that is the
 	// single-writer queue SQLite would impose anyway, kept in Go where
 	// waiting is cheap.
@@ -77,13 +78,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(0)
-	conn, err := w.Conn(ctx)
-	if err != nil {
-		r.Close()
-		w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	return &DB{w: w, r: r, ws: &stmts{conn: conn, m: map[string]*sql.Stmt{}}}, nil
+	return &DB{w: w, r: r, ws: newStmts(w), rs: newStmts(r)}, nil
 }
 
 // Close closes both connection pools. It is idempotent.
@@ -92,7 +87,7 @@ func (db *DB) Close() error {
 	db.once.Do(func() {
 		db.wmu.Lock()
 		db.ws.close()
-		db.ws.conn.Close()
+		db.rs.close()
 		db.wmu.Unlock()
 		err = errors.Join(db.r.Close(), db.w.Close())
 	})
@@ -122,6 +117,7 @@ func (db *DB) write(ctx context.Context, fn func(tx tx) error) error {
 	db.queue = nil
 	db.qmu.Unlock()
 	db.commit(ctx, batch)
+	db.ws.fill(ctx) // the transaction is over: the connection is free
 	db.wmu.Unlock()
 	return <-r.done
 }
@@ -137,7 +133,7 @@ type wreq struct {
 func (db *DB) commit(ctx context.Context, batch []*wreq) {
 	ctx = context.WithoutCancel(ctx) // the batch outlives any one caller
 	errs := make([]error, len(batch))
-	t, err := db.ws.conn.BeginTx(ctx, nil)
+	t, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {
 			r.done <- err
@@ -155,14 +151,14 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 			errs[i] = r.fn(x)
 			break
 		}
-		if _, err := t.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if _, err := x.ExecContext(ctx, "SAVEPOINT w"); err != nil {
 			errs[i] = err
 			continue
 		}
 		if errs[i] = r.fn(x); errs[i] != nil {
-			t.ExecContext(ctx, "ROLLBACK TO w")
+			x.ExecContext(ctx, "ROLLBACK TO w")
 		}
-		t.ExecContext(ctx, "RELEASE w")
+		x.ExecContext(ctx, "RELEASE w")
 	}
 	if len(batch) == 1 && errs[0] != nil {
 		batch[0].done <- errs[0]
@@ -179,12 +175,20 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 
 // read runs fn in one read transaction.
 func (db *DB) read(ctx context.Context, fn func(tx tx) error) error {
+	err := db.read1(ctx, fn)
+	if db.rs.pending() {
+		db.rs.fill(ctx) // our transaction is over: prepare what it missed
+	}
+	return err
+}
+
+func (db *DB) read1(ctx context.Context, fn func(tx tx) error) error {
 	t, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer t.Rollback()
-	return fn(tx{t, nil})
+	return fn(tx{t, db.rs})
 }
 
 // classify turns driver errors into rung classes.

@@ -1,5 +1,0 @@
-package controller_test
-
-import "io"
-
-func ioPipe() (*io.PipeReader, *io.PipeWriter) { return io.Pipe() }

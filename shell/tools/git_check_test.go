@@ -1,0 +1,46 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"rung.dev/rung/shell"
+)
+
+// TestGitCheck verifies the static Check: implemented forms pass,
+// network and unimplemented ones are rejected as unsupported, and Run
+// refuses the same forms with status 125 before writing to stdout.
+func TestGitCheck(t *testing.T) {
+	ok := [][]string{
+		{"status"}, {"status", "-s"}, {"-C", "d", "status", "--porcelain"}, {"-c", "user.name=x", "commit", "-m", "m"},
+		{"log", "--oneline", "-3"}, {"log", "--format=%h", "--", "a"}, {"diff", "--cached", "--stat"}, {"add", "-A"},
+		{"--no-pager", "log"}, {"reset", "--hard", "HEAD~1"}, {"switch", "-c", "x"}, {"checkout", "-b", "y"},
+		{"rev-parse", "--abbrev-ref", "HEAD"}, {"tag", "-a", "v1", "-m", "m"}, {"config", "--list"}, {"log", shell.Unknown},
+	}
+	for _, a := range ok {
+		if err := gitCheck(a); err != nil {
+			t.Errorf("gitCheck(%q) = %v, want nil", a, err)
+		}
+	}
+	bad := [][]string{
+		{"push"}, {"clone", "https://example.com/r.git"}, {"fetch"}, {"pull"}, {"stash"}, {"blame", "f"}, {"mv", "a", "b"},
+		{"restore", "a"}, {"--git-dir=x", "status"}, {"status", "--ignored"}, {"log", "--graph"}, {"diff", "--word-diff"},
+		{"commit", "--fixup=HEAD"}, {}, {"remote", "-v"}, {"submodule", "update"},
+	}
+	for _, a := range bad {
+		err := gitCheck(a)
+		if !errors.Is(err, shell.ErrUnsupported) {
+			t.Errorf("gitCheck(%q) = %v, want ErrUnsupported", a, err)
+			continue
+		}
+		var out, errb bytes.Buffer
+		c := &shell.Call{Args: append([]string{"git"}, a...), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+			Dir: "/workspace", Env: []string{"HOME=/workspace"}}
+		if st := runGit(context.Background(), c); st != shell.ExitUnsupported || out.Len() != 0 || c.Unsupported == nil {
+			t.Errorf("runGit(%q) = %d, stdout %q, unsupported %v", a, st, out.String(), c.Unsupported)
+		}
+	}
+}
