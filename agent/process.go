@@ -106,62 +106,13 @@ func newProcessID() string {
 }
 
 func (s *server) startProcess(req ProcessRequest) (*process, error) {
-	argv := req.Argv
-	if len(argv) == 0 {
-		sh := req.Shell
-		if sh == "" {
-			sh = "/bin/sh"
-		}
-		argv = []string{sh, "-c", req.Command}
-	}
-	dir := req.Dir
-	if dir == "" {
-		dir = "/workspace"
-	}
-	path, err := lookPath(argv[0], req.Env)
+	sp, err := s.spawn(req.Argv, req.Command, req.Shell, req.Dir, req.Env)
 	if err != nil {
 		return nil, err
 	}
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	attr := &os.ProcAttr{Dir: dir, Env: req.Env, Files: []*os.File{stdinR, outW, errW}, Sys: &unix.SysProcAttr{Setpgid: true}}
-	pid, status, err := s.reaper.start(func() (int, error) {
-		p, err := os.StartProcess(path, argv, attr)
-		if err != nil {
-			return 0, err
-		}
-		pid := p.Pid
-		p.Release()
-		return pid, nil
-	})
-	stdinR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		stdinW.Close()
-		outR.Close()
-		errR.Close()
-		return nil, err
-	}
-	p := &process{id: newProcessID(), pid: pid, argv: argv, started: time.Now(), stdin: stdinW, changed: make(chan struct{})}
+	pid, status, stdinW, outR, errR := sp.pid, sp.status, sp.stdin, sp.stdout, sp.stderr
+	p := &process{id: newProcessID(), pid: pid, argv: sp.argv, started: time.Now(), stdin: stdinW, changed: make(chan struct{})}
 	s.mu.Lock()
-	s.groups[pid] = struct{}{}
 	s.procs[p.id] = p
 	s.mu.Unlock()
 
@@ -190,13 +141,9 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 		unix.Kill(-pid, unix.SIGKILL) // the group goes with its leader
 		copiers.Wait()
 		stdinW.Close()
-		exit := &Exit{Code: ws.ExitStatus(), Reason: "exit"}
-		if ws.Signaled() {
-			exit.Code, exit.Signal, exit.Reason = 128+int(ws.Signal()), unix.SignalName(ws.Signal()), "signal"
-		}
-		s.mu.Lock()
-		delete(s.groups, pid)
-		s.mu.Unlock()
+		e := exitOf(ws)
+		exit := &e
+		s.forget(pid)
 		p.mu.Lock()
 		p.exit = exit
 		close(p.changed)

@@ -175,76 +175,21 @@ func (f *frameWriter) chunk(stream string, data []byte) bool {
 }
 
 func (s *server) run(ctx context.Context, req ExecRequest, out *frameWriter) Exit {
-	argv := req.Argv
-	if len(argv) == 0 {
-		sh := req.Shell
-		if sh == "" {
-			sh = "/bin/sh"
-		}
-		argv = []string{sh, "-c", req.Command}
-	}
-	dir := req.Dir
-	if dir == "" {
-		dir = "/workspace"
-	}
 	out.limit = req.MaxOutput
 	if out.limit <= 0 {
 		out.limit = DefaultMaxOutput
 	}
-	path, err := lookPath(argv[0], req.Env)
+	sp, err := s.spawn(req.Argv, req.Command, req.Shell, req.Dir, req.Env)
 	if err != nil {
-		return Exit{Code: 127, Reason: "start_failed", Error: err.Error()}
-	}
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return Exit{Code: 126, Reason: "start_failed", Error: err.Error()}
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return Exit{Code: 126, Reason: "start_failed", Error: err.Error()}
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		outR.Close()
-		outW.Close()
-		return Exit{Code: 126, Reason: "start_failed", Error: err.Error()}
-	}
-	attr := &os.ProcAttr{
-		Dir:   dir,
-		Env:   req.Env,
-		Files: []*os.File{stdinR, outW, errW},
-		Sys:   &unix.SysProcAttr{Setpgid: true},
-	}
-	pid, status, err := s.reaper.start(func() (int, error) {
-		p, err := os.StartProcess(path, argv, attr)
-		if err != nil {
-			return 0, err
+		code := 126
+		if _, lookErr := lookPath(firstArg(req), req.Env); lookErr != nil {
+			code = 127
 		}
-		pid := p.Pid
-		p.Release() // the reaper, not os.Process, waits for it
-		return pid, nil
-	})
-	stdinR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		stdinW.Close()
-		outR.Close()
-		errR.Close()
-		return Exit{Code: 126, Reason: "start_failed", Error: startError(err)}
+		return Exit{Code: code, Reason: "start_failed", Error: startError(err)}
 	}
-	s.mu.Lock()
-	s.groups[pid] = struct{}{}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.groups, pid)
-		s.mu.Unlock()
-	}()
+	pid := sp.pid
+	defer s.forget(pid)
+	stdinW, outR, errR, status := sp.stdin, sp.stdout, sp.stderr, sp.status
 
 	go func() { // ends when the command closes stdin or exits
 		stdinW.Write(req.Stdin)
@@ -303,12 +248,7 @@ wait:
 	// so its whole process group goes.
 	unix.Kill(-pid, unix.SIGKILL)
 	copiers.Wait()
-	exit := Exit{Code: ws.ExitStatus(), Reason: "exit"}
-	if ws.Signaled() {
-		exit.Code = 128 + int(ws.Signal())
-		exit.Signal = unix.SignalName(ws.Signal())
-		exit.Reason = "signal"
-	}
+	exit := exitOf(ws)
 	if reason != "" {
 		exit.Reason = reason
 	}
@@ -324,6 +264,17 @@ func startError(err error) string {
 		return pe.Path + ": " + pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// firstArg is the program an exec request names.
+func firstArg(req ExecRequest) string {
+	if len(req.Argv) > 0 {
+		return req.Argv[0]
+	}
+	if req.Shell != "" {
+		return req.Shell
+	}
+	return "/bin/sh"
 }
 
 // lookPath finds file in the PATH of env (not the agent's own).

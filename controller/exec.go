@@ -55,7 +55,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	start := time.Now()
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: req.Command, Backend: d.Backend, StartedAt: start.UTC()}
-	started, _ := json.Marshal(map[string]any{"exec": e.ID, "command": clipCommand(req.Command), "backend": d.Backend, "reason": d.Reason})
+	started, _ := json.Marshal(execStarted{Backend: d.Backend, Command: clipCommand(req.Command), Exec: e.ID, Reason: d.Reason})
 	if _, err := c.st.StartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: started}); err != nil {
 		return rung.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", sb.ID, err)
 	}
@@ -84,13 +84,10 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	dur := time.Since(start)
 
 	e.ExitCode, e.EndedAt, e.Bytes = code, time.Now().UTC(), out.nout+out.nerr
-	ended := map[string]any{"exec": e.ID, "exit_code": code, "backend": d.Backend, "duration_ms": dur.Milliseconds(),
-		"stdout_bytes": out.nout, "stderr_bytes": out.nerr}
-	if limit != "" {
-		ended["limit"] = limit
-	}
+	ended := execEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: code,
+		Limit: limit, StderrBytes: out.nerr, StdoutBytes: out.nout}
 	if runErr != nil {
-		ended["error"] = rung.Code(runErr)
+		ended.Error = rung.Code(runErr)
 	}
 	endData, _ := json.Marshal(ended)
 	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: "exec.ended", Journal: true, Data: endData})
@@ -199,6 +196,28 @@ func (c *Controller) endSlot(a *actor, tenant rung.TenantID) {
 	}
 	c.mu.Unlock()
 	a.execs.Done()
+}
+
+// execStarted is the data of an "exec.started" journal entry. Fields are
+// in name order, the order the map this replaced was encoded in (a struct
+// encodes without sorting or boxing).
+type execStarted struct {
+	Backend rung.Backend `json:"backend"`
+	Command string       `json:"command"`
+	Exec    rung.ExecID  `json:"exec"`
+	Reason  string       `json:"reason"`
+}
+
+// execEnded is the data of an "exec.ended" journal entry.
+type execEnded struct {
+	Backend     rung.Backend `json:"backend"`
+	DurationMS  int64        `json:"duration_ms"`
+	Error       string       `json:"error,omitempty"`
+	Exec        rung.ExecID  `json:"exec"`
+	ExitCode    int          `json:"exit_code"`
+	Limit       string       `json:"limit,omitempty"`
+	StderrBytes int64        `json:"stderr_bytes"`
+	StdoutBytes int64        `json:"stdout_bytes"`
 }
 
 func clipCommand(s string) string {

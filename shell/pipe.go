@@ -22,7 +22,8 @@ var errBrokenPipe = syscall.EPIPE
 type pipe struct {
 	mu      sync.Mutex // guards the fields below
 	cond    sync.Cond
-	buf     []byte
+	buf     []byte // unread bytes are buf[off:]; capacity is kept across drains
+	off     int
 	wclosed bool
 	rclosed bool
 	ctx     context.Context
@@ -43,7 +44,7 @@ func newPipe(ctx context.Context) *pipe {
 func (p *pipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for len(p.buf) == 0 {
+	for len(p.buf) == p.off {
 		if p.wclosed || p.rclosed {
 			return 0, io.EOF
 		}
@@ -52,10 +53,10 @@ func (p *pipe) Read(b []byte) (int, error) {
 		}
 		p.cond.Wait()
 	}
-	n := copy(b, p.buf)
-	p.buf = p.buf[n:]
-	if len(p.buf) == 0 {
-		p.buf = p.buf[:0:0]
+	n := copy(b, p.buf[p.off:])
+	p.off += n
+	if p.off == len(p.buf) {
+		p.buf, p.off = p.buf[:0], 0
 	}
 	p.cond.Broadcast()
 	return n, nil
@@ -75,12 +76,17 @@ func (p *pipe) Write(b []byte) (int, error) {
 		if err := p.ctx.Err(); err != nil {
 			return written, err
 		}
-		room := pipeBuf - len(p.buf)
+		room := pipeBuf - (len(p.buf) - p.off)
 		if room <= 0 {
 			p.cond.Wait()
 			continue
 		}
 		n := min(room, len(b))
+		if p.off > 0 && len(p.buf)+n > cap(p.buf) {
+			// Move the unread bytes to the front rather than grow.
+			k := copy(p.buf, p.buf[p.off:])
+			p.buf, p.off = p.buf[:k], 0
+		}
 		p.buf = append(p.buf, b[:n]...)
 		b = b[n:]
 		written += n
@@ -106,7 +112,7 @@ func (p *pipe) closeWrite() {
 func (p *pipe) closeRead() {
 	p.mu.Lock()
 	p.rclosed = true
-	p.buf = nil
+	p.buf, p.off = nil, 0
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	p.stop()

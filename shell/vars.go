@@ -327,14 +327,25 @@ func (r *runner) unsetVar(name string) error {
 
 // environ returns the exported variables as NAME=value, sorted.
 func (r *runner) environ() []string {
-	seen := map[string]bool{}
-	var out []string
+	// With one scope (no function running) no name can be shadowed, so the
+	// set of names already seen is only needed for deeper stacks.
+	var seen map[string]bool
+	if len(r.scopes) > 1 {
+		seen = map[string]bool{}
+	}
+	n := 0
+	for _, s := range r.scopes {
+		n = max(n, len(s.vars))
+	}
+	out := make([]string, 0, n)
 	for i := len(r.scopes) - 1; i >= 0; i-- {
 		for k, v := range r.scopes[i].vars {
-			if seen[k] {
-				continue
+			if seen != nil {
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
 			}
-			seen[k] = true
 			if v.exported && v.set && v.kind == kindString {
 				out = append(out, k+"="+v.str)
 			}

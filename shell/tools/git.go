@@ -71,6 +71,8 @@ func gitSubs() map[string]*gitSub {
 		"config":    {opts: gitConfigOpts, run: gitConfig},
 		"tag":       {opts: gitTagOpts, run: gitTag},
 		"reset":     {opts: gitResetOpts, run: gitReset},
+		"mv":        {opts: gitMvOpts, run: gitMv},
+		"restore":   {opts: gitRestoreOpts, run: gitRestore},
 		"switch":    {opts: gitSwitchOpts, run: gitSwitch},
 		"checkout":  {opts: gitCheckOpts, run: gitSwitch},
 	}
@@ -146,8 +148,18 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 		}
 		filtered = append(filtered, a)
 	}
-	if _, _, err := s.opts.Parse(filtered); err != nil {
+	opts, _, err := s.opts.Parse(filtered)
+	if err != nil {
 		return fmt.Errorf("%s: %w", err, shell.ErrUnsupported)
+	}
+	if sub == "commit" {
+		// Without a message git opens an editor.
+		for _, o := range opts {
+			if o.Key == "message" || o.Key == "no-edit" {
+				return nil
+			}
+		}
+		return fmt.Errorf("commit without -m (needs an editor): %w", shell.ErrUnsupported)
 	}
 	return nil
 }

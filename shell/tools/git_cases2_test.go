@@ -106,7 +106,23 @@ func TestGitResetSwitch(t *testing.T) {
 			steps: []string{"git switch old", "git status", "git branch", "git switch main", "git switch main", "git switch nosuch"}},
 		{name: "switch-c", setup: gitHist, steps: []string{"git switch -c feat", "git branch", "write f f\\n", "git add f", "git commit -q -m f", "git switch main", "git status -s", "git switch -c feat"}},
 		{name: "checkout-b", setup: gitHist, steps: []string{"git checkout -b topic", "git status -sb", "git checkout main", "git checkout -q topic", "git branch --show-current"}},
+		{name: "amend-no-edit", setup: gitHist, steps: []string{"write a more\\n", "git add a", "git commit --amend --no-edit", "git log --oneline"}},
+		{name: "diff-realistic-go", files: map[string]string{"m.go": "package m\n\nimport \"fmt\"\n\nfunc A() {\n\tfmt.Println(\"a\")\n}\n\nfunc B() int {\n\treturn 1\n}\n\nfunc C() {}\n"}, setup: gitOne,
+			steps: []string{"write m.go package m\\n\\nimport (\\n\\t\"fmt\"\\n\\t\"os\"\\n)\\n\\nfunc A() {\\n\\tfmt.Println(\"a\")\\n\\tos.Exit(0)\\n}\\n\\nfunc B() int {\\n\\treturn 2\\n}\\n", "git diff", "git diff --stat", "git commit -q -am edit", "git show"}},
 		{name: "checkout-subdirs", setup: append(append([]string{}, gitHist...), "git branch old HEAD~2"),
 			steps: []string{"git checkout old", "git ls-files", "git checkout main", "git ls-files"}},
+	})
+}
+
+func TestGitMvRestore(t *testing.T) {
+	runGitCases(t, []gitCase{
+		{name: "mv-file", setup: gitHist, steps: []string{"git mv a z", "git status", "git status -s", "git commit -q -m mv", "git log --stat -1"}},
+		{name: "mv-into-dir", setup: gitHist, steps: []string{"git mv a c", "git status -s"}},
+		{name: "mv-dir", setup: gitHist, steps: []string{"git mv c e", "git status -s", "git ls-files"}},
+		{name: "mv-errors", setup: gitHist, steps: []string{"write u u\\n", "git mv u v", "git mv nosuch v", "git mv a c/d"}},
+		{name: "restore", setup: gitHist, steps: []string{"write a dirty\\n", "git restore a", "git status -s", "rm c/d", "git restore c", "git status -s"}},
+		{name: "restore-staged", setup: gitHist, steps: []string{"write a dirty\\n", "git add a", "git restore --staged a", "git status -s", "write n n\\n", "git add n", "git restore --staged n", "git status -s"}},
+		{name: "restore-source", setup: gitHist, steps: []string{"git restore --source=HEAD~2 a", "git status -s", "git restore -s HEAD~1 --staged --worktree a", "git status -s"}},
+		{name: "restore-missing", setup: gitHist, steps: []string{"git restore nosuch"}},
 	})
 }

@@ -27,6 +27,8 @@ func TestGitInitStatus(t *testing.T) {
 			steps: []string{"chmod a", "git status", "git status -s", "git add a", "git status -s"}},
 		{name: "status-ignored", files: map[string]string{".gitignore": "*.log\nbuild/\n", "a.log": "x", "build/o": "o", "src/m.c": "m", "src/n.log": "n"}, setup: gitBase,
 			steps: []string{"git status", "git status -s", "git status -uall -s"}},
+		{name: "tracked-in-ignored-dir", files: map[string]string{"build/keep": "k\n", "build/gen": "g\n"}, setup: []string{"git init -q -b main", "git add .", "git commit -q -m x", "write .gitignore build/\\n"},
+			steps: []string{"write build/keep changed\\n", "git status -s", "git diff", "git commit -q -am y", "git status -s", "git log --stat -1"}},
 		{name: "status-nested-ignore", files: map[string]string{"src/.gitignore": "gen\n", "src/gen": "g", "src/ok": "o", "top": "t"}, setup: gitBase,
 			steps: []string{"git status -uall -s", "git add .", "git status"}},
 		{name: "status-subdir-untracked", files: map[string]string{"d/a": "a\n"}, setup: gitOne,

@@ -18,7 +18,7 @@ func TestGitCheck(t *testing.T) {
 		{"status"}, {"status", "-s"}, {"-C", "d", "status", "--porcelain"}, {"-c", "user.name=x", "commit", "-m", "m"},
 		{"log", "--oneline", "-3"}, {"log", "--format=%h", "--", "a"}, {"diff", "--cached", "--stat"}, {"add", "-A"},
 		{"--no-pager", "log"}, {"reset", "--hard", "HEAD~1"}, {"switch", "-c", "x"}, {"checkout", "-b", "y"},
-		{"rev-parse", "--abbrev-ref", "HEAD"}, {"tag", "-a", "v1", "-m", "m"}, {"config", "--list"}, {"log", shell.Unknown},
+		{"rev-parse", "--abbrev-ref", "HEAD"}, {"tag", "-a", "v1", "-m", "m"}, {"config", "--list"}, {"commit", "--amend", "--no-edit"}, {"log", shell.Unknown},
 	}
 	for _, a := range ok {
 		if err := gitCheck(a); err != nil {
@@ -26,9 +26,9 @@ func TestGitCheck(t *testing.T) {
 		}
 	}
 	bad := [][]string{
-		{"push"}, {"clone", "https://example.com/r.git"}, {"fetch"}, {"pull"}, {"stash"}, {"blame", "f"}, {"mv", "a", "b"},
-		{"restore", "a"}, {"--git-dir=x", "status"}, {"status", "--ignored"}, {"log", "--graph"}, {"diff", "--word-diff"},
-		{"commit", "--fixup=HEAD"}, {}, {"remote", "-v"}, {"submodule", "update"},
+		{"push"}, {"clone", "https://example.com/r.git"}, {"fetch"}, {"pull"}, {"stash"}, {"blame", "f"},
+		{"restore", "--patch", "a"}, {"--git-dir=x", "status"}, {"status", "--ignored"}, {"log", "--graph"}, {"diff", "--word-diff"},
+		{"commit", "--fixup=HEAD"}, {}, {"commit"}, {"commit", "-a"}, {"commit", "--amend"}, {"remote", "-v"}, {"submodule", "update"},
 	}
 	for _, a := range bad {
 		err := gitCheck(a)

@@ -138,6 +138,11 @@ func gitCommit(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	if !hasMsg && !amend {
 		return g.c.Fail("git commit without -m (needs an editor)")
 	}
+	for _, o := range opts {
+		if o.Key == "no-edit" && !amend {
+			return g.c.Fail("git commit --no-edit without --amend")
+		}
+	}
 	branch, head, detached, err := g.headRef()
 	if err != nil {
 		return g.fatal("%v", err)

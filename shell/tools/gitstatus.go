@@ -233,6 +233,7 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 				continue
 			}
 			fi = fi2
+			s.wt[e.Name] = fi2
 		}
 		changed, err := g.entryChanged(e, fi)
 		if err != nil {

@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// spawned is a command started in its own process group, with pipes for
+// its three standard streams.
+type spawned struct {
+	pid    int
+	argv   []string
+	status <-chan unix.WaitStatus // receives the exit status once
+	stdin  *os.File               // write end; the caller closes it
+	stdout *os.File               // read ends; the caller drains and closes them
+	stderr *os.File
+}
+
+// spawn starts argv (or shell -c command) in dir with env. Its error
+// reads like a shell's ("x: command not found") for a missing command.
+func (s *server) spawn(argv []string, command, shell, dir string, env []string) (*spawned, error) {
+	if len(argv) == 0 {
+		if shell == "" {
+			shell = "/bin/sh"
+		}
+		argv = []string{shell, "-c", command}
+	}
+	if dir == "" {
+		dir = "/workspace"
+	}
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return nil, err
+	}
+	var pipes [3][2]*os.File // [stdin, stdout, stderr][read, write]
+	closeAll := func() {
+		for _, p := range pipes {
+			for _, f := range p {
+				if f != nil {
+					f.Close()
+				}
+			}
+		}
+	}
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		pipes[i] = [2]*os.File{r, w}
+	}
+	attr := &os.ProcAttr{
+		Dir:   dir,
+		Env:   env,
+		Files: []*os.File{pipes[0][0], pipes[1][1], pipes[2][1]},
+		Sys:   &unix.SysProcAttr{Setpgid: true},
+	}
+	pid, status, err := s.reaper.start(func() (int, error) {
+		p, err := os.StartProcess(path, argv, attr)
+		if err != nil {
+			return 0, err
+		}
+		pid := p.Pid
+		p.Release() // the reaper, not os.Process, waits for it
+		return pid, nil
+	})
+	// The child has its ends now; ours of those go.
+	pipes[0][0].Close()
+	pipes[1][1].Close()
+	pipes[2][1].Close()
+	if err != nil {
+		pipes[0][1].Close()
+		pipes[1][0].Close()
+		pipes[2][0].Close()
+		return nil, err
+	}
+	s.mu.Lock()
+	s.groups[pid] = struct{}{}
+	s.mu.Unlock()
+	return &spawned{pid: pid, argv: argv, status: status, stdin: pipes[0][1], stdout: pipes[1][0], stderr: pipes[2][0]}, nil
+}
+
+// forget drops a finished command's process group from the set that
+// signalAll reaches.
+func (s *server) forget(pid int) {
+	s.mu.Lock()
+	delete(s.groups, pid)
+	s.mu.Unlock()
+}
+
+// exitOf turns a wait status into an [Exit].
+func exitOf(ws unix.WaitStatus) Exit {
+	if ws.Signaled() {
+		return Exit{Code: 128 + int(ws.Signal()), Signal: unix.SignalName(ws.Signal()), Reason: "signal"}
+	}
+	return Exit{Code: ws.ExitStatus(), Reason: "exit"}
+}
