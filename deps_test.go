@@ -22,6 +22,7 @@ var ranks = map[string]int{
 	"store":            1,
 	"image":            2,
 	"agent":            2,
+	"shell/tools/awk":  2, // a language library with no rung imports
 	"shell":            3,
 	"container":        3,
 	"router":           4,

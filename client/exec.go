@@ -34,7 +34,9 @@ func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, std
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	// Start small (the scanner grows the buffer for long frames): a 64 KiB
+	// buffer per call was most of this call's allocation.
+	sc.Buffer(make([]byte, 0, 4<<10), 64<<20)
 	for sc.Scan() {
 		var f struct {
 			Type  string `json:"type"`

@@ -26,20 +26,27 @@ func (c *Container) Exec(ctx context.Context, req agent.ExecRequest, onFrame fun
 	before := c.oomKills()
 	exit, err := c.agent.Exec(ctx, req, onFrame)
 	if err != nil {
-		// A dying container drops the connection a moment before its
-		// init is reaped; give the pidfd watcher that moment.
-		timer := time.NewTimer(2 * time.Second)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-c.done:
-			return exit, rung.Errorf(rung.ErrUnavailable, "container of sandbox %s exited during the exec", c.Sandbox)
-		default:
-		}
 		if ctx.Err() != nil {
 			return exit, ctx.Err()
 		}
-		return exit, err
+		// A dying container drops the connection a moment before its
+		// init is reaped (gVisor's sentry takes longest); give the
+		// pidfd watcher that moment.
+		timer := time.NewTimer(5 * time.Second)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			return exit, err
+		case <-ctx.Done():
+			return exit, ctx.Err()
+		case <-c.done:
+		}
+		if c.oomKills() > before {
+			// Under gVisor the memory cgroup holds the sentry too, so an
+			// OOM kill ends the whole container: still this exec's OOM.
+			return agent.Exit{Code: 137, Signal: "SIGKILL", Reason: "oom"}, nil
+		}
+		return exit, rung.Errorf(rung.ErrUnavailable, "container of sandbox %s exited during the exec", c.Sandbox)
 	}
 	if exit.Signal == "SIGKILL" && exit.Reason == "signal" && c.oomKills() > before {
 		exit.Reason = "oom"

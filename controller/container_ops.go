@@ -54,8 +54,9 @@ func (c *Controller) containerExited(id rung.SandboxID, deliberate bool, why str
 	if !deliberate {
 		typ = "container.exited"
 	}
-	c.journal(c.ctx, id, typ, map[string]any{"reason": why})
+	// State first: whoever sees the journal entry then sees the state.
 	c.touchContainer(id, rung.StateReady)
+	c.journal(c.ctx, id, typ, map[string]any{"reason": why})
 }
 
 // touchContainer sets the sandbox's state and re-arms its idle alarm on

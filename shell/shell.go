@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -185,7 +186,7 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 	r := &runner{
 		ctx:     ctx,
 		sh:      sh,
-		scopes:  []*scope{{vars: map[string]*variable{}}},
+		scopes:  []*scope{{vars: make(map[string]*variable, len(req.Env)+len(shellVars)+12)}},
 		funcs:   map[string]*syntax.Stmt{},
 		alias:   map[string]string{},
 		traps:   map[string]string{},
@@ -206,33 +207,31 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 	if user == "" {
 		user = "root"
 	}
-	env := map[string]string{
-		"HOME":     "/workspace",
-		"PATH":     "/usr/local/bin:/usr/bin:/bin",
-		"USER":     user,
-		"LOGNAME":  user,
-		"HOSTNAME": host,
-		"SHELL":    "/bin/bash",
-		"PWD":      dir,
-		"SHLVL":    "1",
-		"LANG":     "C.UTF-8",
-		"TERM":     "dumb",
+	// The initial variables are carved from one slice: one allocation per
+	// exec instead of one per variable.
+	vars := r.scopes[0].vars
+	pool := make([]variable, 0, 10+len(req.Env)+len(shellVars))
+	newVar := func(v variable) *variable {
+		pool = append(pool, v)
+		return &pool[len(pool)-1]
 	}
-	for k, v := range req.Env {
-		env[k] = v
-	}
-	for k, v := range env {
-		if validName(k) {
-			r.scopes[0].vars[k] = &variable{set: true, str: v, exported: true}
+	for _, kv := range [...][2]string{
+		{"HOME", "/workspace"}, {"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"USER", user},
+		{"LOGNAME", user}, {"HOSTNAME", host}, {"SHELL", "/bin/bash"}, {"PWD", dir},
+		{"SHLVL", "1"}, {"LANG", "C.UTF-8"}, {"TERM", "dumb"},
+	} {
+		if _, ok := req.Env[kv[0]]; !ok {
+			vars[kv[0]] = newVar(variable{set: true, str: kv[1], exported: true})
 		}
 	}
-	for k, v := range map[string]string{
-		"IFS": " \t\n", "PS4": "+ ", "OPTIND": "1", "PPID": "0", "UID": "0", "EUID": "0",
-		"BASH": "/bin/bash", "BASH_VERSION": "5.2.15(1)-release", "HOSTTYPE": "x86_64",
-		"OSTYPE": "linux-gnu", "MACHTYPE": "x86_64-pc-linux-gnu", "OPTERR": "1",
-	} {
-		if _, ok := r.scopes[0].vars[k]; !ok {
-			r.scopes[0].vars[k] = &variable{set: true, str: v}
+	for k, v := range req.Env {
+		if validName(k) {
+			vars[k] = newVar(variable{set: true, str: v, exported: true})
+		}
+	}
+	for _, kv := range shellVars {
+		if _, ok := vars[kv[0]]; !ok {
+			vars[kv[0]] = newVar(variable{set: true, str: kv[1]})
 		}
 	}
 	r.scopes[0].vars["BASH_VERSINFO"] = &variable{kind: kindIndexed, set: true, readonly: true,
@@ -240,11 +239,22 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 	return r
 }
 
+// shellVars are the unexported variables every exec starts with, unless
+// the request's environment sets them.
+var shellVars = [...][2]string{
+	{"IFS", " \t\n"}, {"PS4", "+ "}, {"OPTIND", "1"}, {"PPID", "0"}, {"UID", "0"}, {"EUID", "0"},
+	{"BASH", "/bin/bash"}, {"BASH_VERSION", "5.2.15(1)-release"}, {"HOSTTYPE", "x86_64"},
+	{"OSTYPE", "linux-gnu"}, {"MACHTYPE", "x86_64-pc-linux-gnu"}, {"OPTERR", "1"},
+}
+
 // script parses and runs src one line (complete command) at a time, as
 // bash -c does: a syntax error stops it with status 2 after the lines
 // before it ran.
 func (r *runner) script(src string) {
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	p, _ := parsers.Get().(*syntax.Parser)
+	if p == nil {
+		p = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
 	if !strings.HasSuffix(src, "\n") {
 		src += "\n"
 	}
@@ -266,10 +276,17 @@ func (r *runner) script(src string) {
 			r.breakN, r.contN = 0, 0
 		}
 	}
+	// Only a parser that finished normally goes back: one unwound by a
+	// panic (exit) may be mid-statement.
+	parsers.Put(p)
 	if err != nil && !r.exiting && r.ctx.Err() == nil {
 		r.syntaxError(err)
 	}
 }
+
+// parsers keeps bash-variant parsers between scripts: a parser resets
+// itself at the start of each parse and is 2 KiB of buffers to allocate.
+var parsers sync.Pool
 
 // syntaxError reports a parse error as bash does and ends the shell with
 // status 2.

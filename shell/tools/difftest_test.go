@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,9 +41,14 @@ var tools = All()
 // runGNU runs tc in real GNU userland; it returns stdout, stderr, status.
 func runGNU(t *testing.T, tc toolCase, dir string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(tc.args[0], tc.args[1:]...)
+	path := "/usr/local/bin:/usr/bin:/bin"
+	if tc.args[0] == "awk" {
+		path = referencePath(t) // and only then, since env prints PATH
+	}
+	cmd := exec.Command(referenceCommand(path, tc.args[0]), tc.args[1:]...)
+	cmd.Args[0] = tc.args[0]
 	cmd.Dir = dir
-	cmd.Env = []string{"LC_ALL=C.UTF-8", "TZ=UTC", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir}
+	cmd.Env = []string{"LC_ALL=C.UTF-8", "TZ=UTC", "PATH=" + path, "HOME=" + dir}
 	cmd.Stdin = strings.NewReader(tc.stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -54,6 +60,37 @@ func runGNU(t *testing.T, tc toolCase, dir string) (string, string, int) {
 		t.Fatalf("run GNU %v: %v", tc.args, err)
 	}
 	return out.String(), errb.String(), status
+}
+
+// referenceBin holds the name mappings that make the reference userland
+// Debian 12's default one: awk is mawk there, even when gawk is installed
+// (scripts/deps.sh installs both; alternatives then prefer gawk).
+var referenceBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "rung-reference-bin-")
+	if err != nil {
+		return "", err
+	}
+	return dir, os.Symlink("/usr/bin/mawk", filepath.Join(dir, "awk"))
+})
+
+func referencePath(t *testing.T) string {
+	t.Helper()
+	dir, err := referenceBin()
+	if err != nil {
+		t.Fatalf("reference bin: %v", err)
+	}
+	return dir + ":/usr/local/bin:/usr/bin:/bin"
+}
+
+// referenceCommand resolves name in the reference PATH, not the test's.
+func referenceCommand(path, name string) string {
+	for _, d := range filepath.SplitList(path) {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return name
 }
 
 // runOurs runs tc through our tool set on a Root whose workspace is dir.

@@ -10,7 +10,7 @@ var gitHist = []string{"git init -q -b main", "write a one\\n", "git add a", "gi
 const gitLong = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11\nl12\nl13\nl14\nl15\nl16\nl17\nl18\nl19\nl20\n"
 
 func TestGitLogShow(t *testing.T) {
-	runGitCases(t, []gitCase{
+	runGitCases(t, []gitScenario{
 		{name: "log", setup: gitHist, steps: []string{"git log"}},
 		{name: "log-oneline", setup: gitHist, steps: []string{"git log --oneline", "git log --oneline -2", "git log -1 --oneline", "git log -n 1"}},
 		{name: "log-p", setup: gitHist, steps: []string{"git log -p", "git log -p -1 --oneline"}},
@@ -34,7 +34,7 @@ func TestGitLogShow(t *testing.T) {
 }
 
 func TestGitDiff(t *testing.T) {
-	runGitCases(t, []gitCase{
+	runGitCases(t, []gitScenario{
 		{name: "diff-none", files: map[string]string{"a": "a\n"}, setup: gitOne, steps: []string{"git diff", "git diff --cached", "git diff --stat"}},
 		{name: "diff-worktree", files: map[string]string{"a": "one\ntwo\nthree\n", "b": "b\n"}, setup: gitOne,
 			steps: []string{"write a one\\n2\\nthree\\nfour\\n", "git diff", "git diff --stat", "git diff --name-only", "git diff --name-status", "git diff --numstat", "git diff a", "git diff -- b"}},
@@ -68,7 +68,7 @@ func gitMany(n int) string {
 }
 
 func TestGitRefs(t *testing.T) {
-	runGitCases(t, []gitCase{
+	runGitCases(t, []gitScenario{
 		{name: "branch-list", setup: gitHist, steps: []string{"git branch", "git branch feature", "git branch", "git branch old HEAD~2", "git branch -l", "git branch --show-current"}},
 		{name: "branch-exists", setup: gitHist, steps: []string{"git branch main", "git branch 'bad..name'", "git branch x nosuch"}},
 		{name: "branch-unborn", setup: gitBase, steps: []string{"git branch", "git branch x", "git branch --show-current"}},
@@ -93,7 +93,7 @@ func TestGitRefs(t *testing.T) {
 }
 
 func TestGitResetSwitch(t *testing.T) {
-	runGitCases(t, []gitCase{
+	runGitCases(t, []gitScenario{
 		{name: "reset-soft", setup: gitHist, steps: []string{"git reset --soft HEAD~1", "git status", "git log --oneline"}},
 		{name: "reset-mixed", setup: gitHist, steps: []string{"git reset HEAD~1", "git status", "git status -s"}},
 		{name: "reset-mixed-flag", setup: gitHist, steps: []string{"git reset --mixed HEAD~2", "git status -s", "git log --oneline"}},
@@ -115,7 +115,7 @@ func TestGitResetSwitch(t *testing.T) {
 }
 
 func TestGitMvRestore(t *testing.T) {
-	runGitCases(t, []gitCase{
+	runGitCases(t, []gitScenario{
 		{name: "mv-file", setup: gitHist, steps: []string{"git mv a z", "git status", "git status -s", "git commit -q -m mv", "git log --stat -1"}},
 		{name: "mv-into-dir", setup: gitHist, steps: []string{"git mv a c", "git status -s"}},
 		{name: "mv-dir", setup: gitHist, steps: []string{"git mv c e", "git status -s", "git ls-files"}},

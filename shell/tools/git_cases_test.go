@@ -6,7 +6,7 @@ var gitBase = []string{"git init -q -b main"}
 var gitOne = []string{"git init -q -b main", "git add .", "git commit -q -m initial"}
 
 func TestGitInitStatus(t *testing.T) {
-	runGitCases(t, []gitCase{
+	runGitCases(t, []gitScenario{
 		{name: "init", steps: []string{"git init"}},
 		{name: "init-q", steps: []string{"git init -q"}},
 		{name: "init-b", steps: []string{"git init -b trunk", "git status"}},
@@ -47,7 +47,7 @@ func TestGitInitStatus(t *testing.T) {
 }
 
 func TestGitAddRmCommit(t *testing.T) {
-	runGitCases(t, []gitCase{
+	runGitCases(t, []gitScenario{
 		{name: "commit-root", files: map[string]string{"a": "a\n", "b": "one\ntwo\n"}, setup: gitBase,
 			steps: []string{"git add a b", "git commit -m first", "git status", "git log"}},
 		{name: "commit-root-master", files: map[string]string{"a": "a\n"}, setup: []string{"git init -q"},

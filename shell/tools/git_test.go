@@ -17,14 +17,14 @@ import (
 	"rung.dev/rung/storage"
 )
 
-// gitCase is a differential git scenario: steps run in order on two
+// gitScenario is a differential git scenario: steps run in order on two
 // directories, through real git on one and through our git on the other
 // (a storage.Root whose /workspace is the second). Every step's stdout
 // and status must match, stderr loosely; at the end the worktrees
 // (without .git) must match and real git's "status --porcelain" and
 // "log" on our repository must equal its output on its own: that proves
 // our objects, refs and index are valid.
-type gitCase struct {
+type gitScenario struct {
 	name  string
 	files map[string]string
 	// setup steps run through real git in both directories.
@@ -43,9 +43,9 @@ func gitEnv(home string, date int) []string {
 		"GIT_AUTHOR_DATE=" + d, "GIT_COMMITTER_DATE=" + d}
 }
 
-// splitStep splits a step into argv: words separated by spaces, with
+// gitSplitStep splits a step into argv: words separated by spaces, with
 // single quotes grouping.
-func splitStep(s string) []string {
+func gitSplitStep(s string) []string {
 	var out []string
 	var cur strings.Builder
 	inQ, has := false, false
@@ -107,8 +107,8 @@ func runOurGit(t *testing.T, view storage.FS, args []string, date int) (string, 
 	return out.String(), errb.String(), status
 }
 
-// doDirect performs a non-git step on dir; it reports whether it was one.
-func doDirect(t *testing.T, dir string, argv []string, date *int) bool {
+// gitDoDirect performs a non-git step on dir; it reports whether it was one.
+func gitDoDirect(t *testing.T, dir string, argv []string, date *int) bool {
 	t.Helper()
 	switch argv[0] {
 	case "write":
@@ -136,7 +136,7 @@ func doDirect(t *testing.T, dir string, argv []string, date *int) bool {
 	return true
 }
 
-func worktree(t *testing.T, dir string) map[string]string {
+func gitWorktreeSnap(t *testing.T, dir string) map[string]string {
 	m := snapshotTree(t, dir)
 	for k := range m {
 		if k == ".git" || strings.HasPrefix(k, ".git/") || strings.Contains(k, "/.git/") || strings.HasSuffix(k, "/.git") {
@@ -146,7 +146,7 @@ func worktree(t *testing.T, dir string) map[string]string {
 	return m
 }
 
-func runGitCases(t *testing.T, cases []gitCase) {
+func runGitCases(t *testing.T, cases []gitScenario) {
 	t.Helper()
 	testenv.Require(t, "bash")
 	if _, err := exec.LookPath("git"); err != nil {
@@ -170,9 +170,9 @@ func runGitCases(t *testing.T, cases []gitCase) {
 			writeFiles(t, ourDir, tc.files)
 			date := 1700000000
 			for _, st := range tc.setup {
-				argv := splitStep(st)
+				argv := gitSplitStep(st)
 				for _, d := range []string{gnuDir, ourDir} {
-					if doDirect(t, d, argv, &date) {
+					if gitDoDirect(t, d, argv, &date) {
 						continue
 					}
 					if _, errs, code := runRealGit(t, d, argv[1:], date); code != 0 {
@@ -186,10 +186,10 @@ func runGitCases(t *testing.T, cases []gitCase) {
 			}
 			defer view.Close()
 			for _, st := range tc.steps {
-				argv := splitStep(st)
+				argv := gitSplitStep(st)
 				d0 := date
-				if doDirect(t, gnuDir, argv, &date) {
-					doDirect(t, ourDir, argv, &d0)
+				if gitDoDirect(t, gnuDir, argv, &date) {
+					gitDoDirect(t, ourDir, argv, &d0)
 					continue
 				}
 				wantOut, wantErr, wantStatus := runRealGit(t, gnuDir, argv[1:], date)
@@ -204,15 +204,15 @@ func runGitCases(t *testing.T, cases []gitCase) {
 					t.Errorf("%q stderr git=%q ours=%q", st, wantErr, gotErr)
 				}
 			}
-			if diff := cmp.Diff(worktree(t, gnuDir), worktree(t, ourDir)); diff != "" {
+			if diff := cmp.Diff(gitWorktreeSnap(t, gnuDir), gitWorktreeSnap(t, ourDir)); diff != "" {
 				t.Errorf("worktree (-git +ours):\n%s", diff)
 			}
 			if _, err := os.Stat(filepath.Join(gnuDir, ".git")); err != nil || !gitMutates(tc.steps) || testing.Short() {
 				return
 			}
 			for _, v := range []string{"status --porcelain -uall", "log --all --format=%H%x09%P%x09%T%x09%s", "ls-files -s", "show-ref"} {
-				want, _, ws := runRealGit(t, gnuDir, splitStep(v), date)
-				got, gerr, gs := runRealGit(t, ourDir, splitStep(v), date)
+				want, _, ws := runRealGit(t, gnuDir, gitSplitStep(v), date)
+				got, gerr, gs := runRealGit(t, ourDir, gitSplitStep(v), date)
 				if want != got || ws != gs {
 					t.Errorf("real git %q on our repo: status %d want %d, stderr %q\n%s", v, gs, ws, gerr, cmp.Diff(want, got))
 				}

@@ -2,8 +2,9 @@ package tools
 
 import "rung.dev/rung/shell"
 
-// addGit registers git: init, status, add, rm, commit, log, show, diff,
-// branch, tag, rev-parse, ls-files and config over go-git's object store
+// addGit registers git: init, status, add, rm, mv, commit, log, show,
+// diff, branch, tag, rev-parse, ls-files, config, reset, restore, switch
+// and checkout (of branches) over go-git's object store
 // on the sandbox's files. Subcommands needing a network remote, and
 // those not implemented, fail as unsupported so the router sends them to
 // a container.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 
 	"rung.dev/rung"
 	"rung.dev/rung/store"
@@ -11,13 +12,18 @@ import (
 func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int64, error) {
 	var seq int64
 	err := db.write(ctx, func(tx tx) error {
-		if err := sandboxExists(ctx, tx, e.Sandbox); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
-			VALUES(?, ?, ?, 'started', ?, 0, 0, ?, 0)`, string(e.ID), string(e.Sandbox), e.Command, string(e.Backend), nanos(e.StartedAt))
+		// One statement checks the sandbox and inserts (this is on every
+		// exec's path): no row inserted means no sandbox.
+		res, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
+			SELECT ?, ?, ?, 'started', ?, 0, 0, ?, 0 WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = ?)`,
+			string(e.ID), string(e.Sandbox), e.Command, string(e.Backend), nanos(e.StartedAt), string(e.Sandbox))
 		if err != nil {
 			return classify(err, "exec "+string(e.ID))
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return classify(err, "exec "+string(e.ID))
+		} else if n == 0 {
+			return classify(sql.ErrNoRows, "sandbox "+string(e.Sandbox))
 		}
 		seq, err = appendEvents(ctx, tx, e.Sandbox, []store.Event{ev})
 		return err
