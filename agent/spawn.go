@@ -2,6 +2,7 @@ package agent
 
 import (
 	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,6 +65,7 @@ func (s *server) spawn(argv []string, command, shell, dir string, env []string) 
 		}
 		pid := p.Pid
 		p.Release() // the reaper, not os.Process, waits for it
+		preferForOOM(pid)
 		return pid, nil
 	})
 	// The child has its ends now; ours of those go.
@@ -80,6 +82,22 @@ func (s *server) spawn(argv []string, command, shell, dir string, env []string) 
 	s.groups[pid] = struct{}{}
 	s.mu.Unlock()
 	return &spawned{pid: pid, argv: argv, status: status, stdin: pipes[0][1], stdout: pipes[1][0], stderr: pipes[2][0]}, nil
+}
+
+// preferForOOM makes a command the OOM killer's first choice over the
+// agent: in a cgroup full of small processes (a fork bomb of sleeps) the
+// agent is otherwise the largest one, and killing it ends the container.
+// Lowering the agent's own score instead needs CAP_SYS_RESOURCE, which
+// neither the container nor every host has. A command may lower itself
+// back to 0, which still leaves the agent the smallest target. The
+// window between fork and this write is microseconds.
+func preferForOOM(pid int) {
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	f.WriteString("1000")
+	f.Close()
 }
 
 // forget drops a finished command's process group from the set that
