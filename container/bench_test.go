@@ -32,7 +32,9 @@ func reportPercentiles(b *testing.B, samples []time.Duration) {
 }
 
 // BenchmarkColdStart compares rung's start-to-first-exec-result with the
-// raw runtime running the same root filesystem to completion.
+// raw runtime's `run` of the same bundle running /bin/true to completion
+// (same-bundle), with `run --detach` of it, and with runc running a
+// minimal bundle (no seccomp, no bind mounts: the runtime's own floor).
 func BenchmarkColdStart(b *testing.B) {
 	e := newEnv(b)
 	b.Run("rung/start+exec", func(b *testing.B) {
@@ -54,7 +56,26 @@ func BenchmarkColdStart(b *testing.B) {
 		}
 		reportPercentiles(b, samples)
 	})
-	b.Run("runc/run-true", func(b *testing.B) {
+	for _, detach := range []bool{false, true} {
+		name := "runtime/run-same-bundle"
+		if detach {
+			name = "runtime/run-detach-same-bundle"
+		}
+		b.Run(name, func(b *testing.B) {
+			var samples []time.Duration
+			for b.Loop() {
+				sub := subvolume(b)
+				req := container.StartRequest{Sandbox: rung.NewSandboxID(), Subvolume: sub, Image: e.lite, Size: rung.Presets["basic"]}
+				d, err := container.RunSameBundle(b.Context(), e.m, req, []string{"/bin/true"}, detach)
+				if err != nil {
+					b.Fatal(err)
+				}
+				samples = append(samples, d)
+			}
+			reportPercentiles(b, samples)
+		})
+	}
+	b.Run("runc/run-minimal", func(b *testing.B) {
 		bundle := rawBundle(b, e)
 		var samples []time.Duration
 		for i := 0; b.Loop(); i++ {
@@ -160,13 +181,15 @@ func BenchmarkConcurrentStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		reportPercentiles(b, samples)
-		var cg, rss int64
+		var cg, rss, ps int64
 		for _, c := range started {
 			cg += readInt(filepath.Join("/sys/fs/cgroup/memory/rung", string(c.Sandbox), "memory.usage_in_bytes"))
 			rss += vmRSS(c.InitPID())
+			ps += pss(c.InitPID())
 		}
 		b.ReportMetric(float64(cg)/n/(1<<20), "cgroup-MiB/idle")
 		b.ReportMetric(float64(rss)/n/(1<<20), "agent-rss-MiB/idle")
+		b.ReportMetric(float64(ps)/n/(1<<20), "agent-pss-MiB/idle")
 		b.StopTimer()
 		for _, c := range started {
 			e.m.Stop(b.Context(), c.Sandbox)
@@ -185,12 +208,22 @@ func readInt(path string) int64 {
 }
 
 func vmRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return procKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:")
+}
+
+// pss is the agent's proportional set size: its pages shared with the
+// other agents (the binary's text) are divided among them.
+func pss(pid int) int64 {
+	return procKB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+}
+
+func procKB(path, field string) int64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
 		}
