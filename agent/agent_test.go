@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,40 @@ func TestWaitPort(t *testing.T) {
 	c := startAgent(t)
 	if err := c.WaitPort(t.Context(), 1, 50*time.Millisecond); err == nil {
 		t.Error("WaitPort on a closed port succeeded")
+	}
+}
+
+// TestClientLongSocketPath reaches an agent whose socket path is longer
+// than a unix address holds, as under a deep data directory.
+func TestClientLongSocketPath(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RUNG_AGENT_TEST_DIR="+dir)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	if err := os.Symlink(dir, long); err != nil {
+		t.Fatal(err)
+	}
+	c := agent.NewClient(long)
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		err := c.Health(ctx)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("agent behind a %d-byte socket path: %v", len(long)+len("/agent.sock"), err)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }

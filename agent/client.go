@@ -9,18 +9,36 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // Client talks to one agent over its socket. It is safe for concurrent
 // use and keeps connections alive between execs.
 type Client struct {
 	http *http.Client
+	dir  *os.File // socketDir, held open when its path is too long to dial
 }
 
-// NewClient returns a client for the agent listening in socketDir.
+// maxSocketPath is the longest path a unix socket address holds
+// (sun_path is 108 bytes with the terminating NUL).
+const maxSocketPath = 107
+
+// NewClient returns a client for the agent listening in socketDir. A
+// socket whose path is longer than a unix address holds (a deep data
+// directory) is dialled through /proc/self/fd of the open directory.
 func NewClient(socketDir string) *Client {
+	c := &Client{}
 	sock := filepath.Join(socketDir, SocketName)
+	if len(sock) > maxSocketPath {
+		if dir, err := os.OpenFile(socketDir, os.O_RDONLY|unix.O_PATH|unix.O_DIRECTORY, 0); err == nil {
+			c.dir = dir
+			sock = "/proc/self/fd/" + strconv.Itoa(int(dir.Fd())) + "/" + SocketName
+		}
+	}
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -29,11 +47,17 @@ func NewClient(socketDir string) *Client {
 		MaxIdleConnsPerHost: 16,
 		DisableCompression:  true,
 	}
-	return &Client{http: &http.Client{Transport: tr}}
+	c.http = &http.Client{Transport: tr}
+	return c
 }
 
-// Close drops idle connections.
-func (c *Client) Close() { c.http.CloseIdleConnections() }
+// Close drops idle connections and the directory the client holds.
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	if c.dir != nil {
+		c.dir.Close()
+	}
+}
 
 // Health reports whether the agent answers.
 func (c *Client) Health(ctx context.Context) error {
