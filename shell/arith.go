@@ -57,8 +57,30 @@ func (r *runner) arithSafe(x syntax.ArithmExpr) (v int64, err error) {
 var arithCache sync.Map // string -> syntax.ArithmExpr
 
 // arithString evaluates s as an arithmetic expression (a variable's value
-// or an expanded word); errors panic with arithErr.
+// or an expanded word); errors panic with arithErr. Such text has been
+// expanded already: a $, quote or backquote left in it (outside a
+// subscript) is an error, as in bash.
 func (r *runner) arithString(s string) int64 {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '$', '"', '\'', '`':
+			if depth <= 0 {
+				t := strings.TrimSpace(s)
+				panic(arithErr{fmt.Sprintf("%s: syntax error: operand expected (error token is \"%s\")", t, strings.TrimSpace(s[i:]))})
+			}
+		}
+	}
+	return r.arithExpr(s)
+}
+
+// arithExpr is arithString for a subscript, whose text may still hold
+// expansions ("a[$i]" named by a string).
+func (r *runner) arithExpr(s string) int64 {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0
@@ -79,6 +101,12 @@ func (r *runner) arithString(s string) int64 {
 		e, err := p.Arithmetic(strings.NewReader(s))
 		if err != nil || e == nil {
 			panic(arithErr{fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s)})
+		}
+		if end := int(e.End().Offset()); end < len(s) {
+			// The parser stops after one expression: "a b" leaves "b".
+			if rest := strings.TrimSpace(s[end:]); rest != "" {
+				panic(arithErr{fmt.Sprintf("syntax error in expression (error token is \"%s\")", rest)})
+			}
 		}
 		x = e
 		arithCache.Store(s, x)
@@ -159,6 +187,8 @@ func (r *runner) arithVar(name string) int64 {
 
 func (r *runner) eval(x syntax.ArithmExpr) int64 {
 	switch x := x.(type) {
+	case nil:
+		return 0 // an empty expression, as in ${x:1:}
 	case *syntax.Word:
 		return r.evalWord(x)
 	case *syntax.ParenArithm:

@@ -64,6 +64,12 @@ func braceParts(parts []syntax.WordPart) [][]syntax.WordPart {
 				alts = [][]syntax.WordPart{{&syntax.Lit{Value: braceString(be)}}}
 			}
 			for _, s := range seq {
+				if s == "\\" {
+					// {Z..a}: quote removal takes the lone backslash,
+					// leaving an empty word that is kept.
+					alts = append(alts, []syntax.WordPart{&syntax.SglQuoted{}})
+					continue
+				}
 				alts = append(alts, []syntax.WordPart{&syntax.Lit{Value: s}})
 			}
 		} else {

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,6 +146,31 @@ func (r *runner) declare(variant string, words []string, items []declItem) int {
 			return 1
 		}
 		o.local = true
+		// local - saves the shell options; they come back when the
+		// function returns.
+		kept := items[:0:0]
+		for _, it := range items {
+			if it.name != "-" || it.value != nil || it.array != nil {
+				kept = append(kept, it)
+				continue
+			}
+			d := len(r.funcNames)
+			if _, ok := r.savedOpts[d]; !ok {
+				m := map[string]bool{}
+				for _, name := range setOptions {
+					m[name] = r.optionOn(name)
+				}
+				r.savedOpts = maps.Clone(r.savedOpts)
+				if r.savedOpts == nil {
+					r.savedOpts = map[int]map[string]bool{}
+				}
+				r.savedOpts[d] = m
+			}
+		}
+		if len(kept) == 0 && len(items) > 0 && len(words) == 0 {
+			return 0
+		}
+		items = kept
 	case "export":
 		o.set['x'] = true
 	case "readonly":
@@ -365,13 +391,25 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 		}
 		r.trace(name + op + "(" + strings.Join(quoteFields(parts), " ") + ")")
 	}
+	// Like bash, every value is expanded before the old elements go, so
+	// a=("${a[@]}" x) sees the old array.
+	vals := make([][]string, len(as.Array.Elems))
+	for i, el := range as.Array.Elems {
+		switch {
+		case el.Value == nil:
+		case el.Index != nil:
+			vals[i] = []string{r.assignWord(el.Value)}
+		default:
+			vals[i] = r.fields(el.Value)
+		}
+	}
 	if v.kind == kindAssoc {
 		if !as.Append {
 			v.assoc = map[string]string{}
 			v.keys = nil
 		}
 		var pending []string
-		for _, el := range as.Array.Elems {
+		for i, el := range as.Array.Elems {
 			if el.Index != nil {
 				key := ""
 				if w, ok := el.Index.(*syntax.Word); ok {
@@ -380,15 +418,13 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 					key = r.arithText(el.Index)
 				}
 				val := ""
-				if el.Value != nil {
-					val = r.assignWord(el.Value)
+				if len(vals[i]) > 0 {
+					val = vals[i][0]
 				}
 				v.setAssoc(key, r.transform(v, name, val, "", false))
 				continue
 			}
-			if el.Value != nil {
-				pending = append(pending, r.fields(el.Value)...)
-			}
+			pending = append(pending, vals[i]...)
 		}
 		for i := 0; i < len(pending); i += 2 {
 			val := ""
@@ -415,24 +451,21 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 		}
 	}
 	next := v.maxIndex() + 1
-	for _, el := range as.Array.Elems {
+	for k, el := range as.Array.Elems {
 		if el.Index != nil {
 			i := int(r.arith(el.Index))
 			if i < 0 {
 				i += v.maxIndex() + 1
 			}
 			val := ""
-			if el.Value != nil {
-				val = r.assignWord(el.Value)
+			if len(vals[k]) > 0 {
+				val = vals[k][0]
 			}
 			v.idx[i] = r.transform(v, name, val, "", false)
 			next = i + 1
 			continue
 		}
-		if el.Value == nil {
-			continue
-		}
-		for _, f := range r.fields(el.Value) {
+		for _, f := range vals[k] {
 			v.idx[next] = r.transform(v, name, f, "", false)
 			next++
 		}
@@ -510,7 +543,10 @@ func (r *runner) declarePrint(o declOpts, items []declItem) int {
 	}
 	status := 0
 	for _, it := range items {
-		v := r.getVar(it.name)
+		v := r.lookupVar(it.name)
+		if v == nil || !v.nameref {
+			v = r.getVar(it.name) // declare -p ref shows the reference itself
+		}
 		if v == nil {
 			r.errorf("declare: %s: not found", it.name)
 			status = 1
@@ -559,7 +595,7 @@ func arrayBody(v *variable) string {
 	var sb strings.Builder
 	sb.WriteByte('(')
 	if v.kind == kindAssoc {
-		for _, k := range v.keys {
+		for _, k := range assocOrder(v.keys) {
 			key := k
 			if !isSafeKey(k) {
 				key = dquote(k)
@@ -633,7 +669,7 @@ func biUnset(r *runner, args []string) int {
 			case v.kind == kindIndexed:
 				delete(v.idx, r.arrayIndex(v, idx))
 			default:
-				if r.arithString(idx) == 0 {
+				if r.arithExpr(idx) == 0 {
 					r.unsetVar(base)
 				}
 			}
@@ -647,6 +683,23 @@ func biUnset(r *runner, args []string) int {
 		if r.lookupVar(r.resolveRef(name)) == nil && !explicit {
 			delete(r.funcs, name)
 			continue
+		}
+		if mode == 'n' {
+			// unset -n removes a nameref itself, not what it names.
+			if v := r.lookupVar(name); v != nil && v.nameref {
+				if v.readonly {
+					r.errorf("unset: %s: cannot unset: readonly variable", name)
+					status = 1
+					continue
+				}
+				for i := len(r.scopes) - 1; i >= 0; i-- {
+					if _, ok := r.scopes[i].vars[name]; ok {
+						delete(r.scopes[i].vars, name)
+						break
+					}
+				}
+				continue
+			}
 		}
 		if err := r.unsetVar(name); err != nil {
 			r.errorf("unset: %s: cannot unset: readonly variable", name)

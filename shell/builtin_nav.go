@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -252,8 +253,8 @@ var keywords = map[string]bool{
 // commandKind says what a name runs as: alias, keyword, function,
 // builtin, file (a tool at /usr/bin/NAME) or "".
 func (r *runner) commandKind(name string, funcs bool) string {
-	if _, ok := r.alias[name]; ok && funcs {
-		return "alias"
+	if _, ok := r.alias[name]; ok && funcs && r.shopts["expand_aliases"] {
+		return "alias" // a shell that does not expand aliases does not report them
 	}
 	if keywords[name] && funcs {
 		return "keyword"
@@ -362,7 +363,7 @@ func (r *runner) hasKind(name, k string) bool {
 	switch k {
 	case "alias":
 		_, ok := r.alias[name]
-		return ok
+		return ok && r.shopts["expand_aliases"]
 	case "keyword":
 		return keywords[name]
 	case "function":
@@ -468,6 +469,14 @@ func biAlias(r *runner, args []string) int {
 		name, val, ok := strings.Cut(arg, "=")
 		if ok {
 			r.alias[name] = val
+			// bash expands aliases as it reads a line, so this one
+			// takes effect from the next line on.
+			m := maps.Clone(r.lineAliases)
+			if m == nil {
+				m = map[string]bool{}
+			}
+			m[name] = true
+			r.lineAliases = m
 			continue
 		}
 		v, found := r.alias[name]

@@ -351,10 +351,40 @@ func biTrap(r *runner, args []string) int {
 	}
 	if len(a) == 0 || a[0] == "-p" {
 		names := make([]string, 0, len(r.traps))
-		for k := range r.traps {
-			names = append(names, k)
+		if len(a) > 1 {
+			// trap -p NAME...: only those.
+			for _, s := range a[1:] {
+				name := strings.ToUpper(s)
+				if n, ok := signalNumber(s); ok && n > 0 {
+					name = signalName(n)
+				} else if s == "0" {
+					name = "EXIT"
+				}
+				if _, ok := r.traps[name]; ok {
+					names = append(names, name)
+				}
+			}
+		} else {
+			for k := range r.traps {
+				names = append(names, k)
+			}
+			// bash's order: EXIT, the signals by number, DEBUG, ERR, RETURN.
+			rank := func(k string) int {
+				switch k {
+				case "EXIT":
+					return 0
+				case "DEBUG":
+					return 100
+				case "ERR":
+					return 101
+				case "RETURN":
+					return 102
+				}
+				n, _ := signalNumber(k)
+				return n
+			}
+			sort.Slice(names, func(i, j int) bool { return rank(names[i]) < rank(names[j]) })
 		}
-		sort.Strings(names)
 		for _, k := range names {
 			sig := k
 			switch k {

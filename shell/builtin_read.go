@@ -322,6 +322,7 @@ func biMapfile(r *runner, args []string) int {
 	fd := 0
 	a := args[1:]
 	originSet := false
+	callback, quantum := "", 5000
 	for len(a) > 0 && len(a[0]) > 1 && a[0][0] == '-' {
 		opt := a[0]
 		a = a[1:]
@@ -353,8 +354,15 @@ func biMapfile(r *runner, args []string) int {
 			skip, _ = strconv.Atoi(val)
 		case 'u':
 			fd, _ = strconv.Atoi(val)
-		case 'C', 'c':
-			return biUnsupported(r, []string{args[0] + " -" + string(c)})
+		case 'C':
+			callback = val
+		case 'c':
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 {
+				r.errorf("%s: %s: invalid callback quantum", args[0], val)
+				return 1
+			}
+			quantum = n
 		default:
 			r.errorf("%s: -%c: invalid option", args[0], c)
 			return 2
@@ -399,6 +407,10 @@ func biMapfile(r *runner, args []string) int {
 		}
 		if !strip && !eof {
 			line += string(delim)
+		}
+		if callback != "" && (read+1)%quantum == 0 {
+			// Called with the index and the line before it is stored.
+			r.evalString(callback+" "+strconv.Itoa(i)+" "+shellQuote(line), "mapfile")
 		}
 		v.idx[i] = line
 		i++

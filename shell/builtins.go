@@ -72,7 +72,7 @@ func biUnsupported(r *runner, args []string) int {
 }
 
 func biEcho(r *runner, args []string) int {
-	newline, escapes := true, false
+	newline, escapes := true, r.shopts["xpg_echo"]
 	i := 1
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -163,6 +163,7 @@ func biReturn(r *runner, args []string) int {
 		}
 	}
 	r.returning = true
+	r.retBefore = r.status
 	r.status = code
 	return code
 }
@@ -459,19 +460,40 @@ func (r *runner) waitJob(j *job) bool {
 
 func biKill(r *runner, args []string) int {
 	a := args[1:]
-	if len(a) > 0 && a[0] == "-l" {
-		r.write(1, " 1) SIGHUP\t 2) SIGINT\t 3) SIGQUIT\t 9) SIGKILL\t15) SIGTERM\n")
-		return 0
+	sig := 15
+	if len(a) > 0 && (a[0] == "-l" || a[0] == "-L") {
+		return killList(r, a[1:])
 	}
-	for len(a) > 0 && strings.HasPrefix(a[0], "-") {
-		if a[0] == "-s" || a[0] == "-n" {
-			a = a[1:]
-		}
+	if len(a) > 0 && len(a[0]) > 1 && a[0][0] == '-' && a[0] != "--" {
+		spec := a[0][1:]
 		a = a[1:]
+		if spec == "s" || spec == "n" {
+			if len(a) == 0 {
+				r.errorf("kill: -%s: option requires an argument", spec)
+				return 2
+			}
+			spec, a = a[0], a[1:]
+		}
+		n, ok := signalNumber(spec)
+		if !ok {
+			r.errorf("kill: %s: invalid signal specification", spec)
+			return 1
+		}
+		sig = n
+	} else if len(a) > 0 && a[0] == "--" {
+		a = a[1:]
+	}
+	if len(a) == 0 {
+		r.errorf("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]")
+		return 2
 	}
 	status := 0
 	for _, p := range a {
 		pid, err := strconv.Atoi(strings.TrimPrefix(p, "%"))
+		if err == nil && pid == r.bashpid && !strings.HasPrefix(p, "%") {
+			r.signalSelf(sig)
+			continue
+		}
 		if err != nil || r.jobs[pid] == nil {
 			r.errorf("kill: (%s) - No such process", p)
 			status = 1
@@ -482,6 +504,124 @@ func biKill(r *runner, args []string) int {
 		status = 1
 	}
 	return status
+}
+
+// signalNames are Linux's signal names by number (x86-64).
+var signalNames = [...]string{1: "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1",
+	"SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU",
+	"URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS"}
+
+// signalName is the name of signal n without SIG, as kill -l prints it.
+func signalName(n int) string {
+	switch {
+	case n >= 1 && n < len(signalNames):
+		return signalNames[n]
+	case n == 34:
+		return "RTMIN"
+	case n > 34 && n <= 49:
+		return "RTMIN+" + strconv.Itoa(n-34)
+	case n >= 50 && n < 64:
+		return "RTMAX-" + strconv.Itoa(64-n)
+	case n == 64:
+		return "RTMAX"
+	}
+	return ""
+}
+
+// signalNumber reads a signal given by number or name (with or without
+// SIG, in any case).
+func signalNumber(s string) (int, bool) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, n >= 0 && n <= 64 && (n == 0 || signalName(n) != "")
+	}
+	name := strings.TrimPrefix(strings.ToUpper(s), "SIG")
+	for n := 1; n <= 64; n++ {
+		if signalName(n) == name {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// killList is kill -l: the table of signals, or the names or numbers of
+// the given ones (an exit status above 128 names its signal).
+func killList(r *runner, args []string) int {
+	if len(args) == 0 {
+		var sb strings.Builder
+		k := 0
+		for n := 1; n <= 64; n++ {
+			name := signalName(n)
+			if name == "" {
+				continue
+			}
+			fmt.Fprintf(&sb, "%2d) SIG%s", n, name)
+			if k++; k%5 == 0 {
+				sb.WriteByte('\n')
+			} else {
+				sb.WriteByte('\t')
+			}
+		}
+		if k%5 != 0 {
+			sb.WriteByte('\n')
+		}
+		r.write(1, sb.String())
+		return 0
+	}
+	status := 0
+	for _, a := range args {
+		if n, err := strconv.Atoi(a); err == nil {
+			if n > 128 {
+				n -= 128
+			}
+			if name := signalName(n); name != "" {
+				r.write(1, name+"\n")
+				continue
+			}
+		} else if n, ok := signalNumber(a); ok {
+			r.write(1, strconv.Itoa(n)+"\n")
+			continue
+		}
+		r.errorf("kill: %s: invalid signal specification", a)
+		status = 1
+	}
+	return status
+}
+
+// signalSelf delivers sig to the shell itself: a trap runs, an ignored
+// signal does nothing, and otherwise the default action ends the shell
+// with status 128+sig (or does nothing for the signals ignored by
+// default).
+func (r *runner) signalSelf(sig int) {
+	if sig == 0 {
+		return
+	}
+	name := signalName(sig)
+	if cmd, ok := r.traps[name]; ok {
+		if cmd != "" {
+			saved := r.status
+			r.evalString(cmd, "trap")
+			r.status = saved
+		}
+		return
+	}
+	switch name {
+	case "CHLD", "CONT", "URG", "WINCH":
+		return
+	case "STOP", "TSTP", "TTIN", "TTOU":
+		r.errorf("kill: stopping the shell is not supported in the isolate tier")
+		r.sh.setUnsupported(fmt.Errorf("kill -%s: %w", name, ErrUnsupported))
+		return
+	}
+	if r.bashpid != 1 {
+		// A subshell dies: its parent reports how (not for INT or PIPE).
+		desc := map[string]string{"HUP": "Hangup", "QUIT": "Quit", "KILL": "Killed", "USR1": "User defined signal 1",
+			"USR2": "User defined signal 2", "ALRM": "Alarm clock", "TERM": "Terminated", "ABRT": "Aborted"}[name]
+		if desc != "" {
+			r.write(2, desc+"\n")
+		}
+	}
+	r.exiting = true
+	r.exitCode = 128 + sig
 }
 
 func biJobs(r *runner, args []string) int { return 0 }

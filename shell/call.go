@@ -81,6 +81,36 @@ func (c *Call) Open(name string) (io.ReadCloser, error) {
 	return c.FS.OpenFile(c.Abs(name), os.O_RDONLY, 0)
 }
 
+// Stat is like c.FS.Stat on c.Abs(name), except that the virtual devices
+// [Call.Open] knows answer for themselves: /dev/null, /dev/zero and
+// /dev/stdin|stdout|stderr are character devices, an open /dev/fd/N is a
+// pipe (as a process substitution is in bash) and a closed one does not
+// exist. Tools stat their operands through it so /dev/fd/63 works.
+func (c *Call) Stat(name string) (fs.FileInfo, error) {
+	switch name {
+	case "/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr":
+		return devInfo{name: name[5:], mode: fs.ModeDevice | fs.ModeCharDevice | 0o666}, nil
+	}
+	if n, ok := devFD(name); ok {
+		if n <= 2 || c.FDs[n] != nil {
+			return devInfo{name: name[8:], mode: fs.ModeNamedPipe | 0o600}, nil
+		}
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: syscall.ENOENT}
+	}
+	return c.FS.Stat(c.Abs(name))
+}
+
+// IsDevice reports whether name is one of the virtual devices [Call.Open]
+// and [Call.Create] serve without touching c.FS.
+func IsDevice(name string) bool {
+	switch name {
+	case "/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr":
+		return true
+	}
+	_, ok := devFD(name)
+	return ok
+}
+
 // Create opens name for writing with flag (os.O_WRONLY|os.O_CREATE|...)
 // and perm: /dev/null discards, /dev/stdout, /dev/stderr and /dev/fd/N are
 // the call's streams; anything else is a file in c.FS.

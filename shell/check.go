@@ -61,10 +61,6 @@ func (c *checker) node(n syntax.Node) {
 	switch n := n.(type) {
 	case *syntax.CoprocClause:
 		c.fail("coproc")
-	case *syntax.ForClause:
-		if n.Select {
-			c.fail("select")
-		}
 	case *syntax.TestDecl:
 		c.fail("bats test declarations")
 	case *syntax.Stmt:

@@ -124,7 +124,7 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, indexStr *str
 	}
 	i := 0
 	if indexStr != nil {
-		i = int(r.arithString(sub))
+		i = int(r.arithExpr(sub))
 	} else {
 		i = int(r.arith(index))
 	}
@@ -285,7 +285,7 @@ func (e *expander) defaultOps(pe *syntax.ParamExp, name string, pv paramVal, inD
 	}
 	var parts []syntax.WordPart
 	if pe.Exp.Word != nil {
-		parts = pe.Exp.Word.Parts
+		parts = procSubstParts(pe.Exp.Word.Parts, inDQ)
 	}
 	sub := func() {
 		saved := e.splitLits
@@ -398,7 +398,10 @@ func (e *expander) values(vals []string, list, star, inDQ bool) {
 
 // slice applies ${x:offset:length}.
 func (r *runner) slice(pe *syntax.ParamExp, name string, pv paramVal) []string {
-	off := r.arith(pe.Slice.Offset)
+	var off int64
+	if pe.Slice.Offset != nil { // ${x::2}: an empty offset is 0
+		off = r.arith(pe.Slice.Offset)
+	}
 	hasLen := pe.Slice.Length != nil
 	var length int64
 	if hasLen {
@@ -498,4 +501,46 @@ func cutLen(items []string, hasLen bool, length int64, pe *syntax.ParamExp, r *r
 		return items[:length]
 	}
 	return items
+}
+
+// procSubstParts finds process substitutions that mvdan/sh leaves as
+// literal text in an unquoted ${x:-<(cmd)}: when a literal part holds <(
+// or >(, the word is printed back and parsed again as command words,
+// whose parts (joined by a space, split again later) replace it, so that
+// bash's substitution happens.
+func procSubstParts(parts []syntax.WordPart, inDQ bool) []syntax.WordPart {
+	if inDQ {
+		return parts
+	}
+	found := false
+	for _, p := range parts {
+		if l, ok := p.(*syntax.Lit); ok && (strings.Contains(l.Value, "<(") || strings.Contains(l.Value, ">(")) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return parts
+	}
+	var sb strings.Builder
+	sb.WriteString(": ")
+	if err := syntax.NewPrinter().Print(&sb, &syntax.Word{Parts: parts}); err != nil {
+		return parts
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(sb.String()), "")
+	if err != nil || len(f.Stmts) != 1 || len(f.Stmts[0].Redirs) > 0 {
+		return parts
+	}
+	ce, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) < 2 || len(ce.Assigns) > 0 {
+		return parts
+	}
+	var out []syntax.WordPart
+	for j, w := range ce.Args[1:] {
+		if j > 0 {
+			out = append(out, &syntax.Lit{Value: " "}) // split again later
+		}
+		out = append(out, w.Parts...)
+	}
+	return out
 }

@@ -219,11 +219,19 @@ func (r *runner) atOp(op, name string, vals []string, pv paramVal) []string {
 		case "a":
 			out = append(out, attrString(v))
 		case "A":
-			if v == nil {
+			switch {
+			case v == nil:
 				out = append(out, "")
-				continue
+			case (pv.list || pv.star) && v.kind != kindString:
+				out = append(out, r.declareLine(name, v, true))
+			case attrString(v) == "":
+				// A plain variable is an assignment; one element of an
+				// array (or its first) is declared with the array's
+				// attributes.
+				out = append(out, name+"="+shellQuote(s))
+			default:
+				out = append(out, "declare -"+attrString(v)+" "+name+"="+shellQuote(s))
 			}
-			out = append(out, r.declareLine(name, v, true))
 		case "K", "k":
 			out = append(out, shellQuote(s))
 		default:
@@ -235,23 +243,29 @@ func (r *runner) atOp(op, name string, vals []string, pv paramVal) []string {
 			out = out[:1]
 		}
 	}
-	if (op == "K" || op == "k") && v != nil && v.kind != kindString {
+	if (op == "K" || op == "k") && v != nil && v.kind != kindString && (pv.list || pv.star) {
+		// Key-value pairs: ${a[@]@K} is one word, keys as declare -p
+		// writes them and values double-quoted; ${a[@]@k} is a word each.
 		var parts []string
 		keys := v.keyList()
 		vs := v.values()
 		for i := range keys {
 			k := keys[i]
-			if v.kind == kindAssoc {
-				k = shellQuote(k)
+			if v.kind == kindAssoc && !isSafeKey(k) {
+				k = dquote(k)
 			}
 			if op == "K" {
-				parts = append(parts, k+" "+shellQuote(vs[i]))
+				parts = append(parts, k+" "+dquote(vs[i]))
 			} else {
-				parts = append(parts, k, vs[i])
+				parts = append(parts, keys[i], vs[i])
 			}
 		}
 		if op == "K" {
-			return []string{strings.Join(parts, " ") + " "}
+			s := strings.Join(parts, " ")
+			if v.kind == kindAssoc {
+				s += " "
+			}
+			return []string{s}
 		}
 		return parts
 	}

@@ -45,8 +45,11 @@ var patCache sync.Map // key string -> *matcher
 
 // compilePattern compiles a bash glob pattern (with extglob forms).
 func (r *runner) compilePattern(pat string, o patternOpts) *matcher {
-	ext := true
+	ext := r == nil || r.shopts["extglob"] || r.inCond
 	key := pat
+	if !ext {
+		key = "n\x00" + key
+	}
 	if o.nocase {
 		key = "i\x00" + key
 	}

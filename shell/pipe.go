@@ -26,8 +26,16 @@ type pipe struct {
 	off     int
 	wclosed bool
 	rclosed bool
-	ctx     context.Context
-	stop    func() bool
+	// read is set once the reader has asked for data. When a reader
+	// closes without ever reading (`echo hi | false`), writes that fit in
+	// the buffer still succeed: in bash the writer almost always wins the
+	// race with the reader's exit, so only a writer that would block gets
+	// EPIPE.
+	read   bool
+	unread int  // bytes held (and dropped) after such a close
+	epipe  bool // a write failed with EPIPE
+	ctx    context.Context
+	stop   func() bool
 }
 
 func newPipe(ctx context.Context) *pipe {
@@ -44,6 +52,7 @@ func newPipe(ctx context.Context) *pipe {
 func (p *pipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.read = true
 	for len(p.buf) == p.off {
 		if p.wclosed || p.rclosed {
 			return 0, io.EOF
@@ -68,7 +77,15 @@ func (p *pipe) Write(b []byte) (int, error) {
 	written := 0
 	for len(b) > 0 {
 		if p.rclosed {
-			return written, errBrokenPipe
+			if p.read || p.unread >= pipeBuf {
+				p.epipe = true
+				return written, errBrokenPipe
+			}
+			n := min(pipeBuf-p.unread, len(b))
+			p.unread += n
+			b = b[n:]
+			written += n
+			continue
 		}
 		if p.wclosed {
 			return written, errors.New("write to closed pipe")
@@ -95,11 +112,11 @@ func (p *pipe) Write(b []byte) (int, error) {
 	return written, nil
 }
 
-// broken reports whether the read end is closed.
+// broken reports whether a write failed because the read end is closed.
 func (p *pipe) broken() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.rclosed
+	return p.epipe
 }
 
 func (p *pipe) closeWrite() {
@@ -112,6 +129,7 @@ func (p *pipe) closeWrite() {
 func (p *pipe) closeRead() {
 	p.mu.Lock()
 	p.rclosed = true
+	p.unread = len(p.buf) - p.off
 	p.buf, p.off = nil, 0
 	p.cond.Broadcast()
 	p.mu.Unlock()

@@ -1,8 +1,10 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -108,10 +110,11 @@ func (p *printer) format(f string) bool {
 			continue
 		}
 		j := i + 1
-		for j < len(f) && strings.IndexByte("-+ #0", f[j]) >= 0 {
+		for j < len(f) && strings.IndexByte("-+ #0'", f[j]) >= 0 {
 			j++
 		}
-		flags := f[i+1 : j]
+		// ' groups thousands, which the C.UTF-8 locale does not do.
+		flags := strings.ReplaceAll(f[i+1:j], "'", "")
 		width, prec := "", ""
 		hasPrec := false
 		if j < len(f) && f[j] == '*' {
@@ -237,14 +240,14 @@ func (p *printer) directive(conv byte, spec, flags string, hasPrec bool, prec st
 		p.out.WriteString(padBytes(spec, printfQuote(a)))
 	case 'b':
 		a, _ := p.next()
-		s, stop := decodeEscapes(a, escapeEcho)
+		s, stop := decodeEscapes(a, escapeB)
 		p.out.WriteString(padBytes(spec, s))
 		if stop {
 			return true
 		}
 	case 'c':
 		a, _ := p.next()
-		ch := ""
+		ch := "\x00" // C's %c of the empty string's NUL
 		if a != "" {
 			_, size := utf8.DecodeRuneInString(a)
 			ch = a[:size]
@@ -256,11 +259,11 @@ func (p *printer) directive(conv byte, spec, flags string, hasPrec bool, prec st
 		p.out.WriteString(fmt.Sprintf(cIntSpec(spec)+"d", n))
 	case 'u':
 		a, _ := p.next()
-		n := p.toInt(a)
+		n := p.toUint(a)
 		p.out.WriteString(fmt.Sprintf(cIntSpec(spec)+"d", uint64(n)))
 	case 'o':
 		a, _ := p.next()
-		n := p.toInt(a)
+		n := p.toUint(a)
 		s := strings.Replace(cIntSpec(spec), "#", "", 1)
 		str := fmt.Sprintf(s+"o", uint64(n))
 		if strings.Contains(flags, "#") && !strings.HasPrefix(strings.TrimSpace(str), "0") {
@@ -269,7 +272,7 @@ func (p *printer) directive(conv byte, spec, flags string, hasPrec bool, prec st
 		p.out.WriteString(str)
 	case 'x', 'X':
 		a, _ := p.next()
-		n := p.toInt(a)
+		n := p.toUint(a)
 		if n == 0 {
 			spec = strings.Replace(spec, "#", "", 1)
 		}
@@ -285,16 +288,21 @@ func (p *printer) directive(conv byte, spec, flags string, hasPrec bool, prec st
 			c = 'f'
 		}
 		if c == 'a' || c == 'A' {
-			c = c - 'a' + 'x'
+			p.out.WriteString(hexFloat(spec, conv, x, longMant(a, x), hasPrec, prec))
+			break
 		}
-		s := fmt.Sprintf(spec+string(c), x)
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			s = strings.ToLower(s)
-			if conv >= 'A' && conv <= 'Z' {
-				s = strings.ToUpper(s)
+		if math.IsNaN(x) || math.IsInf(x, 0) && !longFinite(a) {
+			body := "inf"
+			if math.IsNaN(x) {
+				body = "nan"
 			}
+			if conv >= 'A' && conv <= 'Z' {
+				body = strings.ToUpper(body)
+			}
+			p.out.WriteString(padNum(spec, math.Signbit(x), body, false, 0))
+			break
 		}
-		p.out.WriteString(s)
+		p.out.WriteString(decFloat(spec, conv, bigLong(a, x), hasPrec, prec))
 	default:
 		p.r.errorf("printf: `%c': invalid format character", conv)
 		p.status = 1
@@ -346,7 +354,17 @@ func cIntSpec(spec string) string {
 
 // toInt parses a printf numeric argument as bash does: 'c gives the
 // character code; otherwise a C integer, with an error for trailing junk.
+// Out of range, it warns and takes the nearest limit, as strtoimax does.
 func (p *printer) toInt(a string) int64 {
+	return p.toNumber(a, false)
+}
+
+// toUint is toInt for %u %o %x %X, which bash reads with strtoumax.
+func (p *printer) toUint(a string) int64 {
+	return p.toNumber(a, true)
+}
+
+func (p *printer) toNumber(a string, unsigned bool) int64 {
 	if a == "" {
 		return 0
 	}
@@ -379,14 +397,26 @@ func (p *printer) toInt(a string) int64 {
 	if end == 0 {
 		n = 0
 	}
-	if end != len(digits) || (end == 0 && base != 8) || err != nil {
-		if err != nil && end > 0 {
-			p.r.errorf("printf: %s: Numerical result out of range", a)
-			n = math.MaxInt64
-		} else {
-			p.r.errorf("printf: %s: invalid number", a)
-		}
+	if end != len(digits) || (end == 0 && base != 8) {
+		p.r.errorf("printf: %s: invalid number", a)
 		p.status = 1
+	}
+	switch {
+	case err != nil && end > 0 || unsigned && neg && n > 1<<63:
+		p.r.errorf("printf: warning: %s: Numerical result out of range", a)
+		if unsigned {
+			return -1 // all ones
+		}
+		if neg {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	case !unsigned && !neg && n > math.MaxInt64, !unsigned && neg && n > 1<<63:
+		p.r.errorf("printf: warning: %s: Numerical result out of range", a)
+		if neg {
+			return math.MinInt64
+		}
+		return math.MaxInt64
 	}
 	if neg {
 		return -int64(n)
@@ -419,6 +449,9 @@ func (p *printer) toFloat(a string) float64 {
 	}
 	s := strings.TrimSpace(a)
 	x, err := strconv.ParseFloat(s, 64)
+	if err != nil && errors.Is(err, strconv.ErrRange) {
+		err = nil // a long double may still hold it; ±Inf or 0 here
+	}
 	if err != nil {
 		// Accept a numeric prefix, as strtod does.
 		end := len(s)
@@ -547,4 +580,182 @@ func strftime(f string, t time.Time) string {
 		}
 	}
 	return sb.String()
+}
+
+// longDouble is a number as an x87 long double holds it: value =
+// mant/2^64 * 2^exp, with mant's top bit set.
+type longDouble struct {
+	mant uint64
+	exp  int
+}
+
+// longMant reads a as a long double (64-bit mantissa, as strtold does),
+// or takes x when a is no plain decimal or hex number.
+func longMant(a string, x float64) longDouble {
+	if f, _, err := big.ParseFloat(strings.TrimSpace(a), 0, 64, big.ToNearestEven); err == nil && f.Sign() != 0 && !f.IsInf() {
+		var mant big.Float
+		exp := f.MantExp(&mant)
+		mant.Abs(&mant)
+		mant.SetMantExp(&mant, 64)
+		if u, acc := mant.Uint64(); acc == big.Exact {
+			return longDouble{u, exp}
+		}
+	}
+	frac, exp := math.Frexp(math.Abs(x))
+	return longDouble{uint64(frac * (1 << 63) * 2), exp}
+}
+
+// hexFloat formats x as glibc's %La does for bash's long double: the
+// 64-bit mantissa shown from its leading bit, so 1 is 0x8p-3.
+func hexFloat(spec string, conv byte, x float64, lm longDouble, hasPrec bool, prec string) string {
+	var body string
+	switch {
+	case math.IsInf(x, 0) || math.IsNaN(x):
+		body = strings.TrimLeft(fmt.Sprint(math.Abs(x)), "+")
+		body = strings.ToLower(body)
+		if math.IsNaN(x) {
+			body = "nan"
+		}
+	case x == 0:
+		body = "0x0p+0"
+		if n, _ := strconv.Atoi(prec); hasPrec && n > 0 {
+			body = "0x0." + strings.Repeat("0", n) + "p+0"
+		}
+	default:
+		m, exp := lm.mant, lm.exp-4
+		digits := fmt.Sprintf("%016x", m)
+		lead, rest := digits[:1], digits[1:]
+		if hasPrec {
+			n, _ := strconv.Atoi(prec)
+			if n < 15 {
+				// Round to n digits after the point, half to even.
+				shift := uint(4 * (15 - n))
+				q, r := m>>shift, m&(1<<shift-1)
+				half := uint64(1) << (shift - 1)
+				if r > half || r == half && q&1 == 1 {
+					q++
+				}
+				if q>>(4*uint(n)+4) != 0 { // carried into a new digit
+					q >>= 1
+					exp++
+				}
+				digits = fmt.Sprintf("%0*x", n+1, q)
+				lead, rest = digits[:1], digits[1:]
+			} else {
+				rest += strings.Repeat("0", n-15)
+			}
+		} else {
+			rest = strings.TrimRight(rest, "0")
+		}
+		body = "0x" + lead
+		if rest != "" {
+			body += "." + rest
+		}
+		body += fmt.Sprintf("p%+d", exp)
+	}
+	if conv == 'A' {
+		body = strings.ToUpper(body)
+	}
+	return padNum(spec, math.Signbit(x), body, !math.IsInf(x, 0) && !math.IsNaN(x), 2)
+}
+
+// longFinite reports whether a is a number a long double holds finitely
+// (1e400 is, though no float64 is).
+func longFinite(a string) bool {
+	f, _, err := big.ParseFloat(strings.TrimSpace(a), 0, 64, big.ToNearestEven)
+	return err == nil && !f.IsInf() && f.MantExp(nil) < 16384
+}
+
+// bigLong reads a as a long double would hold it (see longMant).
+func bigLong(a string, x float64) *big.Float {
+	if f, _, err := big.ParseFloat(strings.TrimSpace(a), 0, 64, big.ToNearestEven); err == nil && !f.IsInf() {
+		return f
+	}
+	return new(big.Float).SetPrec(64).SetFloat64(x)
+}
+
+// decFloat formats f with %e, %f or %g as C does, from its long double
+// value (so %.20f of 0.1 shows what bash shows).
+func decFloat(spec string, conv byte, f *big.Float, hasPrec bool, prec string) string {
+	p := 6
+	if hasPrec {
+		p, _ = strconv.Atoi(prec)
+	}
+	alt := strings.Contains(spec[:len(spec)-len(strings.TrimLeft(spec[1:], "-+ #0"))], "#")
+	abs := new(big.Float).Abs(f)
+	var body string
+	switch conv {
+	case 'f', 'F':
+		body = abs.Text('f', p)
+		if alt && p == 0 {
+			body += "."
+		}
+	case 'e', 'E':
+		body = abs.Text('e', p)
+		if alt && p == 0 {
+			body = strings.Replace(body, "e", ".e", 1)
+		}
+	default: // g, G
+		if p == 0 {
+			p = 1
+		}
+		body = abs.Text('e', p-1)
+		x, _ := strconv.Atoi(body[strings.IndexByte(body, 'e')+1:])
+		if p > x && x >= -4 {
+			body = abs.Text('f', p-1-x)
+		}
+		if !alt {
+			mant, exp, _ := strings.Cut(body, "e")
+			if strings.Contains(mant, ".") {
+				mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+			}
+			body = mant
+			if exp != "" {
+				body += "e" + exp
+			}
+		} else if !strings.Contains(body, ".") {
+			mant, exp, hasExp := strings.Cut(body, "e")
+			body = mant + "."
+			if hasExp {
+				body += "e" + exp
+			}
+		}
+	}
+	if conv >= 'A' && conv <= 'Z' {
+		body = strings.ToUpper(body)
+	}
+	return padNum(spec, f.Signbit(), body, true, 0)
+}
+
+// padNum puts a number's sign and padding around its digits as C printf
+// does for spec: zeros go after the sign and a prefix of prefix bytes.
+func padNum(spec string, neg bool, body string, zeroOK bool, prefix int) string {
+	sign := ""
+	switch {
+	case neg:
+		sign = "-"
+	case strings.Contains(spec, "+"):
+		sign = "+"
+	case strings.Contains(spec, " "):
+		sign = " "
+	}
+	s := sign + body
+	fl := strings.TrimLeft(spec[1:], "-+ #0")
+	flags := spec[1 : len(spec)-len(fl)]
+	if i := strings.IndexByte(fl, '.'); i >= 0 {
+		fl = fl[:i]
+	}
+	width, _ := strconv.Atoi(fl)
+	if pad := width - len(s); pad > 0 {
+		switch {
+		case strings.Contains(flags, "-"):
+			s += strings.Repeat(" ", pad)
+		case strings.Contains(flags, "0") && zeroOK:
+			k := len(sign) + prefix
+			s = s[:k] + strings.Repeat("0", pad) + s[k:]
+		default:
+			s = strings.Repeat(" ", pad) + s
+		}
+	}
+	return s
 }

@@ -203,8 +203,9 @@ func printfQuote(s string) string {
 // escape modes for decodeEscapes.
 const (
 	escapeANSI   = iota // $'...'
-	escapeEcho          // echo -e, printf %b
+	escapeEcho          // echo -e
 	escapePrintf        // printf format
+	escapeB             // printf %b: echo -e's, plus \NNN without the 0
 )
 
 // decodeEscapes interprets backslash escapes. stop reports \c (echo -e and
@@ -259,7 +260,7 @@ func decodeEscapes(s string, mode int) (out string, stop bool) {
 				sb.WriteString(`\?`)
 			}
 		case 'c':
-			if mode == escapeEcho {
+			if mode == escapeEcho || mode == escapeB {
 				return sb.String(), true
 			}
 			if mode == escapeANSI && i+1 < len(s) {
@@ -292,7 +293,7 @@ func decodeEscapes(s string, mode int) (out string, stop bool) {
 		case '0', '1', '2', '3', '4', '5', '6', '7':
 			max := 3
 			start := i
-			if mode == escapeEcho && s[i] == '0' {
+			if (mode == escapeEcho || mode == escapeB) && s[i] == '0' {
 				// echo -e: \0nnn, up to three digits after the 0.
 				start = i + 1
 			} else if mode == escapeEcho {

@@ -95,7 +95,7 @@ func (r *runner) redirected(st *syntax.Stmt) int {
 		if r.exiting {
 			return status
 		}
-		if st := r.withRedirs(st.Redirs, func() int { return status }); st != 0 {
+		if st := r.nullRedirs(st.Redirs, status); st != 0 {
 			return st
 		}
 		return status
@@ -109,11 +109,24 @@ func (r *runner) redirected(st *syntax.Stmt) int {
 		return 0
 	}
 	if st.Cmd == nil {
-		// A redirection-only command: {var} is not assigned (bash).
-		r.noVarFD = true
-		defer func() { r.noVarFD = false }()
+		return r.nullRedirs(st.Redirs, 0)
 	}
 	return r.withRedirs(st.Redirs, func() int { return r.command(st.Cmd) })
+}
+
+// nullRedirs performs the redirections of a command with no command word
+// for their side effects. Like bash, it does so in a subshell when one is
+// {var}: the variable is set there, so a later redirection can use it,
+// and neither it nor its descriptor outlives the command.
+func (r *runner) nullRedirs(redirs []*syntax.Redirect, status int) int {
+	for _, rd := range redirs {
+		if rd.N != nil && strings.HasPrefix(rd.N.Value, "{") {
+			return r.runSubshell(func(c *runner) {
+				c.status = c.withRedirs(redirs, func() int { return status })
+			})
+		}
+	}
+	return r.withRedirs(redirs, func() int { return status })
 }
 
 // withRedirs runs fn with redirs applied to the descriptors.
@@ -402,6 +415,10 @@ func (r *runner) heredoc(rd *syntax.Redirect) string {
 	if rd.Hdoc == nil {
 		return ""
 	}
+	hdoc := rd.Hdoc
+	if rd.Op == syntax.DashHdoc {
+		hdoc = stripHdocTabs(hdoc)
+	}
 	quoted := false
 	for _, p := range rd.Word.Parts {
 		switch p := p.(type) {
@@ -415,14 +432,41 @@ func (r *runner) heredoc(rd *syntax.Redirect) string {
 	}
 	if quoted {
 		var sb strings.Builder
-		for _, p := range rd.Hdoc.Parts {
+		for _, p := range hdoc.Parts {
 			if l, ok := p.(*syntax.Lit); ok {
 				sb.WriteString(l.Value)
 			}
 		}
 		return sb.String()
 	}
-	return r.heredocBody(rd.Hdoc)
+	return r.heredocBody(hdoc)
+}
+
+// stripHdocTabs removes the leading tabs of every line of a <<- body,
+// which mvdan/sh's parser leaves in some bodies (the first line, the
+// terminator's). Tabs that come from an expansion stay, as in bash.
+func stripHdocTabs(w *syntax.Word) *syntax.Word {
+	out := &syntax.Word{Parts: make([]syntax.WordPart, 0, len(w.Parts))}
+	bol := true
+	for _, p := range w.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			out.Parts = append(out.Parts, p)
+			bol = false
+			continue
+		}
+		b := make([]byte, 0, len(l.Value))
+		for i := 0; i < len(l.Value); i++ {
+			c := l.Value[i]
+			if bol && c == '\t' {
+				continue
+			}
+			b = append(b, c)
+			bol = c == '\n'
+		}
+		out.Parts = append(out.Parts, &syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: string(b)})
+	}
+	return out
 }
 
 // closeProcs closes and waits for the process substitutions started since

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,6 +98,16 @@ type runner struct {
 	breakN     int
 	contN      int
 	returning  bool
+	retBefore  int // $? when the last return ran, for the RETURN trap
+	// lineShift is added to source lines for $LINENO inside a command or
+	// process substitution, which bash numbers from the end of the
+	// command holding it (it parses the text again then); stmtEnd is the
+	// last source line of the statement being run.
+	lineShift int
+	stmtEnd   uint
+	// savedOpts holds, per function call depth, the options local -
+	// saved; they are restored when that call returns.
+	savedOpts  map[int]map[string]bool
 	noErrExit  int // >0 inside if/while conditions, && || lists, !
 	funcNames  []string
 	sources    []string
@@ -127,6 +138,7 @@ type runner struct {
 	inCond      bool // evaluating [[ ]]: extglob patterns always work
 
 	expandingAlias map[string]bool // aliases being expanded, against recursion
+	lineAliases    map[string]bool // aliases defined on the line being run: not yet in effect
 	noVarFD        bool            // redirection-only command: {var} is not set
 }
 
@@ -165,8 +177,14 @@ func (r *runner) copyState() *runner {
 	c.scopes = make([]*scope, len(r.scopes))
 	for i, s := range r.scopes {
 		ns := &scope{vars: make(map[string]*variable, len(s.vars))}
+		// The copies are carved from one slice: one allocation per scope
+		// instead of one per variable.
+		pool := make([]variable, 0, len(s.vars))
 		for k, v := range s.vars {
-			ns.vars[k] = v.clone()
+			pool = append(pool, *v)
+			cv := &pool[len(pool)-1]
+			cv.cloneMaps()
+			ns.vars[k] = cv
 		}
 		c.scopes[i] = ns
 	}
@@ -261,7 +279,8 @@ func (r *runner) stmt(st *syntax.Stmt) {
 	if r.ctx.Err() != nil {
 		return
 	}
-	r.lineno = int(st.Pos().Line())
+	r.lineno = int(st.Pos().Line()) + r.lineShift
+	r.stmtEnd = st.End().Line()
 	if r.noexec {
 		return
 	}
@@ -538,9 +557,7 @@ func (r *runner) whileClause(c *syntax.WhileClause) int {
 
 func (r *runner) forClause(c *syntax.ForClause) int {
 	if c.Select {
-		r.errorf("select: not supported in the isolate tier")
-		r.sh.setUnsupported(fmt.Errorf("select: %w", ErrUnsupported))
-		return 2
+		return r.selectClause(c)
 	}
 	r.loopDepth++
 	defer func() { r.loopDepth-- }()
@@ -670,4 +687,79 @@ func (r *runner) background(st *syntax.Stmt) {
 		j.status = c.runProtected(func(c *runner) { c.stmt(&cp) })
 	}()
 	r.status = 0
+}
+
+// selectClause runs select NAME in WORDS: the menu and the PS3 prompt go
+// to stderr, each line read from stdin sets REPLY and NAME (the item it
+// numbers, or ""), and the body runs; an empty line shows the menu again
+// and end of input ends the loop with status 1.
+func (r *runner) selectClause(c *syntax.ForClause) int {
+	l, ok := c.Loop.(*syntax.WordIter)
+	if !ok {
+		return 2
+	}
+	var items []string
+	if l.InPos.IsValid() {
+		items = r.fields(l.Items...)
+	} else {
+		items = append(items, r.params...)
+	}
+	if len(items) == 0 {
+		return 0
+	}
+	r.loopDepth++
+	defer func() { r.loopDepth-- }()
+	menu := func() {
+		var sb strings.Builder
+		for i, it := range items {
+			fmt.Fprintf(&sb, "%d) %s\n", i+1, it)
+		}
+		r.write(2, sb.String())
+	}
+	prompt := func() {
+		ps3, ok := r.varValue("PS3")
+		if !ok {
+			ps3 = "#? "
+		}
+		r.write(2, ps3)
+	}
+	menu()
+	status := 0
+	for {
+		if !r.loopTick() {
+			return 1
+		}
+		prompt()
+		d := r.fds[0]
+		if d == nil || d.r == nil {
+			r.write(1, "\n")
+			return 1
+		}
+		line, eof := r.readRecord(d, '\n', -1, false)
+		if eof && line == "" {
+			r.write(1, "\n")
+			return 1
+		}
+		if line == "" {
+			menu()
+			continue
+		}
+		if err := r.setVar("REPLY", line); err != nil {
+			r.errorf("%s", err)
+			return 1
+		}
+		val := ""
+		if n, err := strconv.Atoi(strings.Trim(line, " \t")); err == nil && n >= 1 && n <= len(items) {
+			val = items[n-1]
+		}
+		if err := r.setVar(l.Name.Value, val); err != nil {
+			r.errorf("%s", err)
+			return 1
+		}
+		r.stmts(c.Do)
+		status = r.status
+		if r.loopControl() {
+			return status
+		}
+	}
 }

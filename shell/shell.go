@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -260,21 +261,48 @@ func (r *runner) script(src string) {
 	}
 	// The loop never breaks: stopping the parser's iterator early, or on
 	// an error, trips a range-over-func check inside it (found by FuzzRun).
+	// A parse error that reparse can work around parses the rewritten
+	// source again, skipping the lines that already ran.
 	var err error
-	for stmts, perr := range p.InteractiveSeq(strings.NewReader(src)) {
-		if perr != nil {
-			if err == nil {
-				err = perr
+	done := uint(0) // the offset where the statements already run end
+	for try := 0; ; try++ {
+		for stmts, perr := range p.InteractiveSeq(strings.NewReader(src)) {
+			if perr != nil {
+				if err == nil {
+					err = perr
+				}
+				continue
 			}
-			continue
+			for len(stmts) > 0 && stmts[0].Pos().Offset() < done {
+				stmts = stmts[1:]
+			}
+			if len(stmts) == 0 || err != nil || r.exiting || r.ctx.Err() != nil {
+				continue
+			}
+			if !r.shopts["extglob"] {
+				if perr := extglobOff(src, stmts); perr != nil {
+					err = perr
+					continue
+				}
+			}
+			done = stmts[len(stmts)-1].End().Offset()
+			r.lineAliases = nil
+			r.stmts(stmts)
+			if r.breakN > 0 || r.contN > 0 {
+				r.breakN, r.contN = 0, 0
+			}
 		}
-		if err != nil || r.exiting || r.ctx.Err() != nil {
-			continue
+		if err == nil || try == reparseMax || r.exiting || r.ctx.Err() != nil {
+			break
 		}
-		r.stmts(stmts)
-		if r.breakN > 0 || r.contN > 0 {
-			r.breakN, r.contN = 0, 0
+		fixed, warn, ok := reparse(src, err)
+		if !ok {
+			break
 		}
+		if warn != "" {
+			fmt.Fprintln(r.stderr(), warn)
+		}
+		src, err = fixed, nil
 	}
 	// Only a parser that finished normally goes back: one unwound by a
 	// panic (exit) may be mid-statement.
@@ -322,6 +350,17 @@ func expansionSyntax(msg string) bool {
 func (r *runner) evalString(src, name string) int {
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	f, err := p.Parse(strings.NewReader(src), "")
+	for try := 0; err != nil && try < reparseMax; try++ {
+		fixed, warn, ok := reparse(src, err)
+		if !ok {
+			break
+		}
+		if warn != "" {
+			fmt.Fprintln(r.stderr(), warn)
+		}
+		src = fixed
+		f, err = p.Parse(strings.NewReader(src), "")
+	}
 	if err != nil {
 		msg := err.Error()
 		var pe syntax.ParseError
@@ -332,7 +371,19 @@ func (r *runner) evalString(src, name string) int {
 		return 2
 	}
 	line := r.lineno
+	saved := r.lineAliases
+	r.lineAliases = nil // eval reads its text now: every alias so far applies
 	r.stmts(f.Stmts)
+	if len(r.lineAliases) > 0 {
+		// Aliases eval defined are still not in effect on this line.
+		m := maps.Clone(saved)
+		if m == nil {
+			m = map[string]bool{}
+		}
+		maps.Copy(m, r.lineAliases)
+		saved = m
+	}
+	r.lineAliases = saved
 	r.lineno = line
 	return r.status
 }

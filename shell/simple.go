@@ -25,7 +25,7 @@ func (r *runner) call(c *syntax.CallExpr, redirs []*syntax.Redirect) int {
 		return r.assignOnly(c.Assigns)
 	}
 	if r.shopts["expand_aliases"] && len(c.Assigns) == 0 {
-		if name := c.Args[0].Lit(); name != "" && !r.expandingAlias[name] {
+		if name := c.Args[0].Lit(); name != "" && !r.expandingAlias[name] && !r.lineAliases[name] {
 			if val, ok := r.alias[name]; ok {
 				return r.runAlias(name, val, c.Args[1:], redirs)
 			}
@@ -178,9 +178,38 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) int {
 		r.params = savedParams
 		r.depth--
 	}()
+	// The RETURN trap is not inherited unless functrace is on: the body
+	// starts without it, and one the body sets runs when it returns
+	// (and stays set, as in bash).
+	outer, hadOuter := r.traps["RETURN"]
+	trace := r.optionOn("functrace")
+	if !trace {
+		delete(r.traps, "RETURN")
+	}
 	r.stmt(body)
+	if m, ok := r.savedOpts[len(r.funcNames)]; ok {
+		for name, on := range m {
+			r.setOption(name, on)
+		}
+		r.savedOpts = maps.Clone(r.savedOpts)
+		delete(r.savedOpts, len(r.funcNames))
+	}
+	returned := r.returning
 	if r.returning {
 		r.returning = false
+	}
+	if cmd, ok := r.traps["RETURN"]; ok && cmd != "" && !r.exiting && !r.inTrap {
+		saved := r.status
+		if returned {
+			r.status = r.retBefore // return N sets $? after the trap
+		}
+		r.inTrap = true
+		r.evalString(cmd, "trap")
+		r.inTrap = false
+		r.returning = false
+		r.status = saved
+	} else if !ok && hadOuter {
+		r.traps["RETURN"] = outer
 	}
 	return r.status
 }
@@ -468,12 +497,13 @@ func (r *runner) cmdSubst(cs *syntax.CmdSubst) string {
 			rc.Close()
 			r.checkString(buf.String())
 			r.substStatus = 0
-			return strings.TrimRight(buf.String(), "\n")
+			return r.substText(buf.String())
 		}
 	}
 	var buf limitedBuffer
 	buf.max = r.sh.limits.StringBytes
 	c := r.copyState()
+	c.lineShift = r.substLineShift(cs.Left, cs.Stmts)
 	c.inCmdSubst = true
 	c.traceLevel++
 	c.fds[1] = &fdesc{w: &buf}
@@ -484,7 +514,18 @@ func (r *runner) cmdSubst(cs *syntax.CmdSubst) string {
 	}
 	r.substStatus = status
 	r.status = status
-	return strings.TrimRight(buf.b.String(), "\n")
+	return r.substText(buf.b.String())
+}
+
+// substText is a command substitution's value: trailing newlines go, and
+// NUL bytes, which no shell string can hold, are dropped with bash's
+// warning.
+func (r *runner) substText(s string) string {
+	if strings.IndexByte(s, 0) >= 0 {
+		r.errorf("warning: command substitution: ignored null byte in input")
+		s = strings.ReplaceAll(s, "\x00", "")
+	}
+	return strings.TrimRight(s, "\n")
 }
 
 // procSubst is a running <(...) or >(...).
@@ -521,6 +562,7 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) string {
 	}
 	p := newPipe(r.ctx)
 	c := r.copyState()
+	c.lineShift = r.substLineShift(ps.OpPos, ps.Stmts)
 	out := ps.Op == syntax.CmdOut
 	if out {
 		c.fds[0] = &fdesc{r: pipeReader{p}}
@@ -566,4 +608,20 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		return 0, errBrokenPipe
 	}
 	return l.b.Write(p)
+}
+
+// substLineShift is the lineShift of a substitution opened at pos: its
+// lines count from the last line of the statement that holds it, as
+// bash's re-parse of the text does (a newline right after the opening
+// parenthesis does not count).
+func (r *runner) substLineShift(pos syntax.Pos, stmts []*syntax.Stmt) int {
+	first := int(pos.Line())
+	if len(stmts) > 0 && int(stmts[0].Pos().Line()) > first {
+		first++
+	}
+	end := int(r.stmtEnd)
+	if end < first {
+		return r.lineShift
+	}
+	return r.lineShift + end - first
 }

@@ -36,20 +36,27 @@ type variable struct {
 
 func (v *variable) clone() *variable {
 	c := *v
+	c.cloneMaps()
+	return &c
+}
+
+// cloneMaps gives a shallow copy of a variable its own array elements.
+func (v *variable) cloneMaps() {
 	if v.idx != nil {
-		c.idx = make(map[int]string, len(v.idx))
+		idx := make(map[int]string, len(v.idx))
 		for k, x := range v.idx {
-			c.idx[k] = x
+			idx[k] = x
 		}
+		v.idx = idx
 	}
 	if v.assoc != nil {
-		c.assoc = make(map[string]string, len(v.assoc))
+		assoc := make(map[string]string, len(v.assoc))
 		for k, x := range v.assoc {
-			c.assoc[k] = x
+			assoc[k] = x
 		}
-		c.keys = slices.Clone(v.keys)
+		v.assoc = assoc
+		v.keys = slices.Clone(v.keys)
 	}
-	return &c
 }
 
 // indices returns the set indices of an indexed array in order.
@@ -73,7 +80,7 @@ func (v *variable) values() []string {
 		return out
 	case kindAssoc:
 		out := make([]string, 0, len(v.keys))
-		for _, k := range v.keys {
+		for _, k := range assocOrder(v.keys) {
 			out = append(out, v.assoc[k])
 		}
 		return out
@@ -94,7 +101,7 @@ func (v *variable) keyList() []string {
 		}
 		return out
 	case kindAssoc:
-		return slices.Clone(v.keys)
+		return slices.Clone(assocOrder(v.keys))
 	}
 	if !v.set {
 		return nil
@@ -295,7 +302,7 @@ func (r *runner) assign(name string, index *string, val string, appending bool) 
 // arrayIndex evaluates an indexed-array subscript; negative indices count
 // from the end.
 func (r *runner) arrayIndex(v *variable, sub string) int {
-	i := int(r.arithString(sub))
+	i := int(r.arithExpr(sub))
 	if i < 0 {
 		i += v.maxIndex() + 1
 		if i < 0 {
@@ -327,6 +334,9 @@ func (r *runner) unsetVar(name string) error {
 
 // environ returns the exported variables as NAME=value, sorted.
 func (r *runner) environ() []string {
+	if len(r.scopes) == 1 {
+		return environOf(r.scopes[0].vars)
+	}
 	// With one scope (no function running) no name can be shadowed, so the
 	// set of names already seen is only needed for deeper stacks.
 	var seen map[string]bool
@@ -349,6 +359,35 @@ func (r *runner) environ() []string {
 			if v.exported && v.set && v.kind == kindString {
 				out = append(out, k+"="+v.str)
 			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// environOf is environ for a single scope, where no name is shadowed. The
+// strings share one buffer: two allocations for the whole environment.
+func environOf(vars map[string]*variable) []string {
+	size, n := 0, 0
+	for k, v := range vars {
+		if v.exported && v.set && v.kind == kindString {
+			size += len(k) + 1 + len(v.str)
+			n++
+		}
+	}
+	out := make([]string, 0, n)
+	var b strings.Builder
+	b.Grow(size)
+	for k, v := range vars {
+		if v.exported && v.set && v.kind == kindString {
+			// The builder never grows past the capacity reserved above,
+			// so the bytes of each string taken here never move or
+			// change: later writes only go after them.
+			start := b.Len()
+			b.WriteString(k)
+			b.WriteByte('=')
+			b.WriteString(v.str)
+			out = append(out, b.String()[start:])
 		}
 	}
 	sort.Strings(out)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -166,11 +168,19 @@ func (b *billyFS) TempFile(dir, prefix string) (billy.File, error) {
 }
 
 // ReadDir implements billy.Dir: entries sorted by name, as lstat sees
-// them.
+// them. Each entry is stat'ed while the directory is open, so that
+// DirEntry.Info is one fstatat relative to it rather than a lookup of
+// the entry's whole path.
 func (b *billyFS) ReadDir(name string) ([]fs.FileInfo, error) {
-	ents, err := b.v.ReadDir(b.full(name))
+	p := b.full(name)
+	f, err := b.v.OpenFile(p, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: p, Err: unwrapPathErr(err)}
 	}
 	out := make([]fs.FileInfo, 0, len(ents))
 	for _, e := range ents {
@@ -183,6 +193,7 @@ func (b *billyFS) ReadDir(name string) ([]fs.FileInfo, error) {
 		}
 		out = append(out, fi)
 	}
+	slices.SortFunc(out, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
 }
 

@@ -21,8 +21,11 @@ import (
 // errors.Is(err, fs.ErrNotExist) works and a tool can print the same message
 // GNU coreutils would. Opening a FIFO, socket or device never blocks and
 // never touches a host device: such files can be listed and stat'ed, and
-// opening them fails with [ErrSpecialFile] without the file ever being
-// opened, whether or not the filesystem is mounted nodev.
+// opening them fails with [ErrSpecialFile]. A device node is never opened,
+// whether or not the filesystem is mounted nodev. A FIFO is never opened
+// on a filesystem without nodev; on a nodev one (the pool) [Root] may open
+// it without blocking for an instant before refusing it, which wakes a
+// process blocked opening its other end.
 //
 // FileInfo.Sys, from Stat, Lstat, File.Stat and DirEntry.Info alike, is a
 // *unix.Stat_t (golang.org/x/sys/unix). To stat every entry of a

@@ -28,12 +28,19 @@ const MaxPathLen = 4096
 // and ".." inside the root: a path resolves exactly as it would for a
 // process chrooted at the root.
 //
-// Files are opened in two steps: an O_PATH descriptor is resolved and
-// fstat'ed first, and only a regular file or directory is then re-opened
-// for I/O (through /proc/self/fd). So a FIFO, socket or device node is
-// never opened, even on a filesystem mounted without nodev. Creating a new
-// file (O_CREAT|O_EXCL) and opening with O_DIRECTORY take one openat2,
-// because the kernel itself refuses to open anything else for them.
+// On a filesystem mounted without nodev, files are opened in two steps:
+// an O_PATH descriptor is resolved and fstat'ed first, and only a regular
+// file or directory is then re-opened for I/O (through /proc/self/fd). So
+// a FIFO, socket or device node is never opened there. On a nodev mount
+// (the pool is mounted nodev; checked once, by OpenRoot) a file is opened
+// directly with O_NONBLOCK and then fstat'ed: a device node cannot be
+// opened there at all, a socket cannot be opened anyway, and a FIFO opens
+// without waiting and is closed again at once. Either way a special file
+// is refused with [ErrSpecialFile] and nothing blocks; the one visible
+// difference is that a peer blocked opening that FIFO's other end is
+// woken. Creating a new file (O_CREAT|O_EXCL) and opening with
+// O_DIRECTORY take one openat2, because the kernel itself refuses to open
+// anything else for them.
 //
 // Stat and Lstat of a name whose directory part is canonical (no
 // symlinks, ".", ".." or "//") use a small cache of directory handles
@@ -52,6 +59,9 @@ type Root struct {
 	fd  int    // O_PATH descriptor of the root directory
 	dev uint64 // st_dev of the root directory
 	ino uint64 // st_ino of the root directory
+	// nodev: the root's mount has nodev, so device nodes under it cannot
+	// be opened and files may be opened directly (see openDirect).
+	nodev bool
 
 	cache dirCache // directory handles for Stat and Lstat; see root_cache.go
 
@@ -102,7 +112,13 @@ func OpenRoot(dir string) (*Root, error) {
 		unix.Close(fd)
 		return nil, &fs.PathError{Op: "open root", Path: dir, Err: err}
 	}
-	return &Root{dir: dir, fd: fd, dev: st.Dev, ino: st.Ino}, nil
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open root", Path: dir, Err: err}
+	}
+	nodev := sfs.Flags&unix.ST_NODEV != 0
+	return &Root{dir: dir, fd: fd, dev: st.Dev, ino: st.Ino, nodev: nodev}, nil
 }
 
 // Close releases the root's directory handle (once calls in flight end).
@@ -244,6 +260,11 @@ func (r *Root) statUncached(op, name string, flags uint64) (fs.FileInfo, error) 
 // not canonical or not cached, or follow is set and it is a symlink).
 func (r *Root) statCached(op, name string, follow bool) (fs.FileInfo, error, bool) {
 	dir, base, ok := canonicalSplit(name)
+	if !ok && len(name) > 2 && strings.HasSuffix(name, "/.") && canonicalDir(name[:len(name)-2]) {
+		// "dir/." (ls -a's "." entry, ls of "."): the directory itself,
+		// looked up as "." in its cached handle, as the kernel would.
+		dir, base, ok = name[:len(name)-2], ".", true
+	}
 	if !ok || len(name) >= MaxPathLen || strings.IndexByte(name, 0) >= 0 {
 		return nil, nil, false
 	}

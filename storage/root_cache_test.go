@@ -103,7 +103,7 @@ func TestRootStatCacheRandom(t *testing.T) {
 	dirs := []string{"/workspace/a", "/workspace/b", "/workspace/a/x", "/workspace/b/x", "/workspace/a/x/y", "/tmp/t"}
 	names := []string{}
 	for _, d := range dirs {
-		names = append(names, d, d+"/f", d+"/l", d+"/x/f")
+		names = append(names, d, d+"/f", d+"/l", d+"/x/f", d+"/.", d+"/l/.")
 	}
 	steps := 800
 	if testing.Short() {

@@ -39,7 +39,6 @@ func (f *file) ReadAt(b []byte, off int64) (int, error)   { return f.f.ReadAt(b,
 func (f *file) Write(b []byte) (int, error)               { return f.f.Write(b) }
 func (f *file) WriteAt(b []byte, off int64) (int, error)  { return f.f.WriteAt(b, off) }
 func (f *file) Seek(off int64, whence int) (int64, error) { return f.f.Seek(off, whence) }
-func (f *file) Close() error                              { return f.f.Close() }
 func (f *file) Truncate(size int64) error                 { return f.f.Truncate(size) }
 func (f *file) Sync() error                               { return f.f.Sync() }
 func (f *file) ReadFrom(r io.Reader) (int64, error)       { return f.f.ReadFrom(r) }
@@ -59,6 +58,30 @@ func (f *file) Stat() (fs.FileInfo, error) {
 		return nil, &fs.PathError{Op: "stat", Path: f.name, Err: err}
 	}
 	return fi, nil
+}
+
+// Close closes the file and returns its directory buffer to the pool.
+func (f *file) Close() error {
+	f.mu.Lock()
+	f.putDirbuf()
+	f.mu.Unlock()
+	return f.f.Close()
+}
+
+// dirbufPool holds getdents64 buffers: a tree walk opens one directory
+// after another, and a fresh 8 KiB buffer for each was most of a walk's
+// allocation.
+var dirbufPool = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
+
+// putDirbuf returns the directory buffer to the pool once nothing in it
+// is still to be read. f.mu is held.
+func (f *file) putDirbuf() {
+	if f.dirbuf == nil {
+		return
+	}
+	b := f.dirbuf
+	f.dirbuf, f.dirpos, f.dirend = nil, 0, 0
+	dirbufPool.Put(&b)
 }
 
 // control runs fn on the descriptor, holding it open meanwhile.
@@ -83,14 +106,14 @@ func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
 	if err := f.control(func(int) error { return nil }); err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: f.name, Err: err}
 	}
-	if f.dirbuf == nil {
-		f.dirbuf = make([]byte, 8192)
-	}
 	var out []fs.DirEntry
 	for n <= 0 || len(out) < n {
 		if f.dirpos >= f.dirend {
 			if f.direofs {
 				break
+			}
+			if f.dirbuf == nil {
+				f.dirbuf = *dirbufPool.Get().(*[]byte)
 			}
 			var cnt int
 			err := f.control(func(fd int) error {
@@ -108,6 +131,7 @@ func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
 			f.dirpos, f.dirend = 0, cnt
 			if cnt == 0 {
 				f.direofs = true
+				f.putDirbuf()
 				break
 			}
 		}

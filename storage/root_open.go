@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -33,23 +34,33 @@ var procFDDir = sync.OnceValues(func() (int, error) {
 
 // OpenFile implements [FS]. O_PATH and O_TMPFILE are refused (EINVAL).
 func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	fd, _, err := r.openFile("open", name, flag, perm)
+	fd, _, nonblock, err := r.openFile("open", name, flag, perm)
 	if err != nil {
 		return nil, err
+	}
+	if nonblock {
+		// F_SETFL changes only the status flags (O_APPEND, O_DIRECT,
+		// O_NOATIME, O_NONBLOCK), so flag is the value to restore.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flag); err != nil {
+			unix.Close(fd)
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
 	}
 	return newFile(r, fd, name), nil
 }
 
 // openFile opens name for I/O and returns the descriptor with the file's
-// size (-1 when unknown). It never opens anything but a regular file or
-// a directory; see [Root].
-func (r *Root) openFile(op, name string, flag int, perm fs.FileMode) (int, int64, error) {
+// size (-1 when unknown). It never returns anything but a regular file or
+// a directory; see [Root]. nonblock reports that the descriptor has
+// O_NONBLOCK although flag has not (the direct open adds it): for a
+// regular file or a directory that changes only what F_GETFL says.
+func (r *Root) openFile(op, name string, flag int, perm fs.FileMode) (fd int, size int64, nonblock bool, err error) {
 	p, err := rel(op, name)
 	if err != nil {
-		return -1, -1, err
+		return -1, -1, false, err
 	}
-	perr := func(err error) (int, int64, error) {
-		return -1, -1, &fs.PathError{Op: op, Path: name, Err: err}
+	perr := func(err error) (int, int64, bool, error) {
+		return -1, -1, false, &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	if flag&unix.O_PATH != 0 || flag&unix.O_TMPFILE == unix.O_TMPFILE {
 		return perr(syscall.EINVAL)
@@ -63,7 +74,7 @@ func (r *Root) openFile(op, name string, flag int, perm fs.FileMode) (int, int64
 		if err != nil {
 			return perr(err)
 		}
-		return fd, -1, nil
+		return fd, -1, false, nil
 	}
 	for range maxFollow {
 		if flag&unix.O_CREAT != 0 {
@@ -71,9 +82,26 @@ func (r *Root) openFile(op, name string, flag int, perm fs.FileMode) (int, int64
 			// an existing one, and never follows a final symlink.
 			fd, err := r.openat2(p, flags|unix.O_EXCL, mode)
 			if err == nil {
-				return fd, 0, nil
+				return fd, 0, false, nil
 			}
 			if err != unix.EEXIST || flag&unix.O_EXCL != 0 {
+				return perr(err)
+			}
+		}
+		if r.nodev {
+			fd, size, err := r.openDirect(p, flags&^(unix.O_CREAT|unix.O_EXCL), flag)
+			switch {
+			case err == nil:
+				return fd, size, flag&unix.O_NONBLOCK == 0, nil
+			case err == errTakeExact:
+				// Classify the failure the exact way (below).
+			case err == unix.ENOENT && flag&unix.O_CREAT != 0:
+				// As below: the file vanished, or a dangling symlink.
+				if next, ok := r.danglingTarget(p); ok {
+					p = next
+				}
+				continue
+			default:
 				return perr(err)
 			}
 		}
@@ -94,9 +122,62 @@ func (r *Root) openFile(op, name string, flag int, perm fs.FileMode) (int, int64
 		if err != nil {
 			return perr(err)
 		}
-		return fd, size, nil
+		return fd, size, false, nil
 	}
 	return perr(syscall.ELOOP)
+}
+
+// errTakeExact is openDirect's answer when only the exact two-step open
+// (O_PATH, fstat, re-open) can tell what the caller must get.
+var errTakeExact = errors.New("take the exact path")
+
+// openDirect opens p for I/O in one openat2 with O_NONBLOCK added, then
+// checks with fstat what it opened. Only a root on a nodev mount may use
+// it (RESOLVE_NO_XDEV keeps every lookup on that mount): there a device
+// node fails to open (EACCES) before any driver sees it, a socket fails
+// with ENXIO, and O_NONBLOCK makes a FIFO open return at once instead of
+// waiting for a peer. A FIFO that did open is closed again and refused.
+//
+// It returns errTakeExact for every failure it cannot classify as the
+// exact path would (a special file refusing to open, EAGAIN from a racing
+// rename or from a lease being broken, a permission error...); the
+// caller then repeats the open the exact way, which never retries
+// O_NONBLOCK's EAGAIN. ENOENT, ENOTDIR, ELOOP and EISDIR are the same
+// both ways and are returned as they are.
+func (r *Root) openDirect(p string, flags uint64, flag int) (int, int64, error) {
+	if !r.enter() {
+		return -1, -1, unix.EBADF
+	}
+	how := unix.OpenHow{Flags: flags | unix.O_NONBLOCK | unix.O_CLOEXEC, Resolve: resolveFlags}
+	fd, err := unix.Openat2(r.fd, p, &how)
+	r.leave()
+	switch err {
+	case nil:
+	case unix.ENOENT, unix.ENOTDIR, unix.ELOOP, unix.EISDIR:
+		// ELOOP: a symlink loop, or O_NOFOLLOW on a final symlink, which
+		// the exact path refuses with ELOOP too. EISDIR: write access to
+		// a directory.
+		return -1, -1, err
+	default:
+		return -1, -1, errTakeExact
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, -1, errTakeExact
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return fd, st.Size, nil
+	case unix.S_IFDIR:
+		if flag&unix.O_CREAT != 0 {
+			unix.Close(fd)
+			return -1, -1, syscall.EISDIR
+		}
+		return fd, st.Size, nil
+	}
+	unix.Close(fd)
+	return -1, -1, ErrSpecialFile
 }
 
 // reopen checks what the O_PATH descriptor pfd refers to and, only for a
@@ -173,7 +254,7 @@ func (r *Root) danglingTarget(p string) (next string, ok bool) {
 // os.ReadFile, in fewer system calls than OpenFile and Read. It follows
 // the same rules as OpenFile: a special file fails with [ErrSpecialFile].
 func (r *Root) ReadFile(name string) ([]byte, error) {
-	fd, size, err := r.openFile("open", name, os.O_RDONLY, 0)
+	fd, size, _, err := r.openFile("open", name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +287,7 @@ func (r *Root) ReadFile(name string) ([]byte, error) {
 // truncating it, like os.WriteFile, in fewer system calls than OpenFile
 // and Write.
 func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode) error {
-	fd, _, err := r.openFile("open", name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	fd, _, _, err := r.openFile("open", name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
 		return err
 	}

@@ -241,7 +241,7 @@ func (d *differ) stat(name string) (fs.FileInfo, error) {
 	if name == "-" {
 		return nil, nil
 	}
-	return d.c.FS.Stat(d.c.Abs(name))
+	return d.c.Stat(name)
 }
 
 // top compares the two operands.

@@ -88,9 +88,7 @@ type fuStat struct {
 func fuStatOf(fi fs.FileInfo) fuStat {
 	switch st := fi.Sys().(type) {
 	case *unix.Stat_t:
-		return fuStat{Dev: st.Dev, Ino: st.Ino, Nlink: st.Nlink, Rdev: st.Rdev, Mode: st.Mode, Uid: st.Uid, Gid: st.Gid,
-			Size: st.Size, Blocks: st.Blocks, Blksize: st.Blksize,
-			Atim: time.Unix(st.Atim.Unix()), Mtim: time.Unix(st.Mtim.Unix()), Ctim: time.Unix(st.Ctim.Unix())}
+		return fuStatOfUnix(st)
 	case *syscall.Stat_t:
 		return fuStat{Dev: st.Dev, Ino: st.Ino, Nlink: st.Nlink, Rdev: st.Rdev, Mode: st.Mode, Uid: st.Uid, Gid: st.Gid,
 			Size: st.Size, Blocks: st.Blocks, Blksize: st.Blksize,
@@ -107,6 +105,13 @@ func fuStatOf(fi fs.FileInfo) fuStat {
 		m |= unix.S_IFREG
 	}
 	return fuStat{Mode: m, Nlink: 1, Size: fi.Size(), Mtim: fi.ModTime(), Atim: fi.ModTime(), Ctim: fi.ModTime()}
+}
+
+// fuStatOfUnix is fuStatOf for a raw stat result.
+func fuStatOfUnix(st *unix.Stat_t) fuStat {
+	return fuStat{Dev: st.Dev, Ino: st.Ino, Nlink: st.Nlink, Rdev: st.Rdev, Mode: st.Mode, Uid: st.Uid, Gid: st.Gid,
+		Size: st.Size, Blocks: st.Blocks, Blksize: st.Blksize,
+		Atim: time.Unix(st.Atim.Unix()), Mtim: time.Unix(st.Mtim.Unix()), Ctim: time.Unix(st.Ctim.Unix())}
 }
 
 func (s *fuStat) isDir() bool  { return s.Mode&unix.S_IFMT == unix.S_IFDIR }
@@ -132,7 +137,14 @@ func fuStatPath(c *shell.Call, name string) (fuStat, error) {
 
 // fuModeString renders st_mode as ls -l does: "drwxr-xr-x".
 func fuModeString(m uint32) string {
-	b := []byte("?rwxrwxrwx")
+	return string(fuAppendMode(nil, m))
+}
+
+// fuAppendMode appends st_mode rendered as ls -l does to dst.
+func fuAppendMode(dst []byte, m uint32) []byte {
+	n := len(dst)
+	dst = append(dst, "?rwxrwxrwx"...)
+	b := dst[n:]
 	switch m & unix.S_IFMT {
 	case unix.S_IFREG:
 		b[0] = '-'
@@ -166,7 +178,7 @@ func fuModeString(m uint32) string {
 	fix(3, unix.S_ISUID, 's', 'S')
 	fix(6, unix.S_ISGID, 's', 'S')
 	fix(9, unix.S_ISVTX, 't', 'T')
-	return string(b)
+	return dst
 }
 
 // fuUser and fuGroup name an owner the way GNU tools would inside the
@@ -396,14 +408,35 @@ type fuDirEnt struct {
 // os's Info would lstat the sandbox path on the host's file system.
 // Without stat, only the file type bits of st.Mode are set.
 func fuReadDir(c *shell.Call, dir string, stat bool) ([]fuDirEnt, error) {
-	f, err := c.FS.OpenFile(c.Abs(dir), os.O_RDONLY, 0)
+	ents, _, err := fuReadDirFlag(c, dir, stat, false, os.O_RDONLY)
+	return ents, err
+}
+
+// fuReadDirSelf is fuReadDir for a caller that knows dir is a directory
+// (ls): it opens dir with O_DIRECTORY, which storage.Root does in one
+// openat2, and with self set it also returns the directory's own stat,
+// which is what an lstat of "dir/." finds: the same directory, already
+// open. That stat is nil when fstat fails.
+func fuReadDirSelf(c *shell.Call, dir string, stat, self bool) ([]fuDirEnt, *fuStat, error) {
+	return fuReadDirFlag(c, dir, stat, self, os.O_RDONLY|unix.O_DIRECTORY)
+}
+
+func fuReadDirFlag(c *shell.Call, dir string, stat, self bool, flag int) ([]fuDirEnt, *fuStat, error) {
+	f, err := c.FS.OpenFile(c.Abs(dir), flag, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
+	var selfSt *fuStat
+	if self {
+		if fi, err := f.Stat(); err == nil {
+			st := fuStatOf(fi)
+			selfSt = &st
+		}
+	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ents := make([]fuDirEnt, len(des))
 	fder, hasFD := f.(interface{ Fd() uintptr })
@@ -424,22 +457,14 @@ func fuReadDir(c *shell.Call, dir string, stat bool) ([]fuDirEnt, error) {
 				e.err = &fs.PathError{Op: "lstat", Path: fuJoin(dir, e.name), Err: err}
 				continue
 			}
-			e.st, e.ok = fuStatOf(&fuUnixInfo{st: &st}), true
+			e.st, e.ok = fuStatOfUnix(&st), true
 		default:
 			e.st, e.err = fuLstat(c, fuJoin(dir, e.name))
 			e.ok = e.err == nil
 		}
 	}
-	return ents, nil
+	return ents, selfSt, nil
 }
-
-// fuUnixInfo adapts a unix.Stat_t to the fuStatOf input.
-type fuUnixInfo struct {
-	fs.FileInfo
-	st *unix.Stat_t
-}
-
-func (i *fuUnixInfo) Sys() any { return i.st }
 
 // fuTypeBits converts a DirEntry type to st_mode file type bits.
 func fuTypeBits(t fs.FileMode) uint32 {

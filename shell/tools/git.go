@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -47,6 +46,9 @@ type gitCtx struct {
 	noIgnore  bool // ls-files -o without --exclude-standard
 	// indexTime is the index file's mtime: entries not older are racy.
 	indexTime time.Time
+	// written holds the tree objects this invocation stored, for the
+	// cache tree.
+	written map[plumbing.Hash]bool
 }
 
 // gitNetwork lists subcommands that need a remote and so run in a container.
@@ -348,15 +350,6 @@ func (g *gitCtx) headRef() (branch plumbing.ReferenceName, h plumbing.Hash, deta
 		return "", plumbing.ZeroHash, false, fmt.Errorf("resolve %s: %w", branch, err)
 	}
 	return branch, r.Hash(), false, nil
-}
-
-// index reads the index (an empty one when there is none).
-func (g *gitCtx) index() (*index.Index, error) {
-	idx, err := g.st.Index()
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	return idx, nil
 }
 
 // gitTreeEntry is one file of a flattened tree.

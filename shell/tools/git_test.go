@@ -23,7 +23,8 @@ import (
 // and status must match, stderr loosely; at the end the worktrees
 // (without .git) must match and real git's "status --porcelain" and
 // "log" on our repository must equal its output on its own: that proves
-// our objects, refs and index are valid.
+// our objects, refs and index are valid ("write-tree" trusts the
+// index's cache tree, so it proves ours).
 type gitScenario struct {
 	name  string
 	files map[string]string
@@ -210,7 +211,7 @@ func runGitCases(t *testing.T, cases []gitScenario) {
 			if _, err := os.Stat(filepath.Join(gnuDir, ".git")); err != nil || !gitMutates(tc.steps) || testing.Short() {
 				return
 			}
-			for _, v := range []string{"status --porcelain -uall", "log --all --format=%H%x09%P%x09%T%x09%s", "ls-files -s", "show-ref"} {
+			for _, v := range []string{"status --porcelain -uall", "log --all --format=%H%x09%P%x09%T%x09%s", "ls-files -s", "show-ref", "write-tree"} {
 				want, _, ws := runRealGit(t, gnuDir, gitSplitStep(v), date)
 				got, gerr, gs := runRealGit(t, ourDir, gitSplitStep(v), date)
 				if want != got || ws != gs {

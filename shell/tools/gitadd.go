@@ -39,12 +39,18 @@ func (g *gitCtx) stageFile(p string, fi fs.FileInfo) (*index.Entry, error) {
 
 // stageFileInfo builds an index entry (without hash) from stat data.
 func (g *gitCtx) stageFileInfo(p string, fi fs.FileInfo) (*index.Entry, error) {
-	e := &index.Entry{Name: p, Mode: gitWorktreeMode(fi), Size: uint32(fi.Size()), ModifiedAt: fi.ModTime()}
+	e := &index.Entry{Name: p, Mode: gitWorktreeMode(fi)}
+	gitSetStat(e, fi)
+	return e, nil
+}
+
+// gitSetStat records fi's stat data in e.
+func gitSetStat(e *index.Entry, fi fs.FileInfo) {
+	e.Size, e.ModifiedAt = uint32(fi.Size()), fi.ModTime()
 	if st, ok := fi.Sys().(*unix.Stat_t); ok {
 		e.CreatedAt = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
 		e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
 	}
-	return e, nil
 }
 
 // gitSetEntry replaces or inserts e in idx.
@@ -67,20 +73,6 @@ func gitRemoveEntry(idx *index.Index, p string) {
 		}
 	}
 	idx.Entries = out
-}
-
-// saveIndex writes idx sorted, as git requires.
-func (g *gitCtx) saveIndex(idx *index.Index) error {
-	sort.Slice(idx.Entries, func(i, j int) bool { return idx.Entries[i].Name < idx.Entries[j].Name })
-	if idx.Version == 0 {
-		idx.Version = 2
-	}
-	idx.Cache = nil
-	idx.ResolveUndo = nil
-	if err := g.st.SetIndex(idx); err != nil {
-		return fmt.Errorf("write index: %w", err)
-	}
-	return nil
 }
 
 // gitUnder reports whether repository path p is spec or below it.
@@ -133,7 +125,7 @@ func (g *gitCtx) stageChanges(s *gitScan, specs []string, untracked bool) error 
 	// Refresh stat data of unchanged entries so that later scans are fast.
 	for _, e := range s.idx.Entries {
 		if fi, ok := s.wt[e.Name]; ok && s.unstaged[e.Name] == 0 && match(e.Name) {
-			e.ModifiedAt, e.Size = fi.ModTime(), uint32(fi.Size())
+			gitSetStat(e, fi)
 		}
 	}
 	return nil
@@ -238,7 +230,7 @@ func gitRm(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		fmt.Fprintln(g.c.Stderr, "usage: git rm [<options>] [--] [<file>...]")
 		return 129
 	}
-	s, err := g.scan(ctx, "no")
+	s, err := g.scanHead(ctx, "no")
 	if err != nil {
 		return g.fatal("%v", err)
 	}

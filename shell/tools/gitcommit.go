@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -29,52 +27,59 @@ func gitIndexFiles(idx *index.Index) map[string]gitTreeEntry {
 }
 
 // writeTree stores the trees for the index entries and returns the root.
+// Trees the cache tree already records as valid exist and are not
+// written again.
 func (g *gitCtx) writeTree(idx *index.Index) (plumbing.Hash, error) {
-	type node struct {
-		files map[string]gitTreeEntry
-		dirs  map[string]*node
+	gitSortEntries(idx.Entries)
+	known := map[plumbing.Hash]bool{}
+	if idx.Cache != nil {
+		for _, t := range idx.Cache.Entries {
+			if t.Entries >= 0 {
+				known[t.Hash] = true
+			}
+		}
 	}
-	newNode := func() *node { return &node{files: map[string]gitTreeEntry{}, dirs: map[string]*node{}} }
-	root := newNode()
-	for _, e := range idx.Entries {
-		n := root
-		parts := strings.Split(e.Name, "/")
-		for _, d := range parts[:len(parts)-1] {
-			if n.dirs[d] == nil {
-				n.dirs[d] = newNode()
-			}
-			n = n.dirs[d]
-		}
-		n.files[parts[len(parts)-1]] = gitTreeEntry{hash: e.Hash, mode: uint32(e.Mode)}
+	if g.written == nil {
+		g.written = map[plumbing.Hash]bool{}
 	}
-	var write func(n *node) (plumbing.Hash, error)
-	write = func(n *node) (plumbing.Hash, error) {
-		t := &object.Tree{}
-		for name, f := range n.files {
-			t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: filemode.FileMode(f.mode), Hash: f.hash})
+	var write func(n *gitTreeNode) error
+	write = func(n *gitTreeNode) error {
+		if known[n.hash] || g.written[n.hash] {
+			return nil
 		}
-		for name, d := range n.dirs {
-			h, err := write(d)
-			if err != nil {
-				return plumbing.ZeroHash, err
+		for _, c := range n.subs {
+			if err := write(c); err != nil {
+				return err
 			}
-			t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
-		// Git sorts tree entries as if directory names ended with '/'.
-		key := func(e object.TreeEntry) string {
-			if e.Mode == filemode.Dir {
-				return e.Name + "/"
-			}
-			return e.Name
-		}
-		sort.Slice(t.Entries, func(i, j int) bool { return key(t.Entries[i]) < key(t.Entries[j]) })
 		o := g.st.NewEncodedObject()
-		if err := t.Encode(o); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+		o.SetType(plumbing.TreeObject)
+		o.SetSize(int64(len(n.data)))
+		w, err := o.Writer()
+		if err != nil {
+			return fmt.Errorf("write tree: %w", err)
 		}
-		return g.st.SetEncodedObject(o)
+		if _, err := w.Write(n.data); err != nil {
+			return fmt.Errorf("write tree: %w", err)
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("write tree: %w", err)
+		}
+		h, err := g.st.SetEncodedObject(o)
+		if err != nil {
+			return fmt.Errorf("write tree: %w", err)
+		}
+		if h != n.hash {
+			return fmt.Errorf("write tree: stored %s as %s", n.hash, h)
+		}
+		g.written[h] = true
+		return nil
 	}
-	return write(root)
+	root := gitBuildTrees(idx.Entries, true)
+	if err := write(root); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return root.hash, nil
 }
 
 // gitCleanMessage applies git's "whitespace" cleanup: trailing spaces

@@ -38,7 +38,7 @@ func gitMv(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		}
 		dst = path.Join(dst, path.Base(src))
 	}
-	s, err := g.scan(ctx, "no")
+	s, err := g.scanHead(ctx, "no")
 	if err != nil {
 		return g.fatal("%v", err)
 	}
@@ -88,7 +88,7 @@ func gitRestore(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	if len(args) == 0 {
 		return g.fatal("you must specify path(s) to restore")
 	}
-	s, err := g.scan(ctx, "no")
+	s, err := g.scanHead(ctx, "no")
 	if err != nil {
 		return g.fatal("%v", err)
 	}

@@ -165,7 +165,7 @@ func gitReset(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	if target.IsZero() {
 		return g.c.Fail("git reset on an unborn branch")
 	}
-	s, err := g.scan(ctx, "no")
+	s, err := g.scanHead(ctx, "no")
 	if err != nil {
 		return g.fatal("%v", err)
 	}
@@ -226,7 +226,7 @@ func (g *gitCtx) resetReport(ctx context.Context, quiet bool) int {
 	if quiet {
 		return 0
 	}
-	s, err := g.scan(ctx, "no")
+	s, err := g.scanHead(ctx, "no")
 	if err != nil {
 		return g.fatal("%v", err)
 	}
@@ -284,7 +284,7 @@ func gitSwitch(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		}
 		return g.c.Fail("git checkout of a path or commit")
 	}
-	s, err := g.scan(ctx, "no")
+	s, err := g.scanHead(ctx, "no")
 	if err != nil {
 		return g.fatal("%v", err)
 	}

@@ -8,15 +8,18 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
-	"time"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sys/unix"
 )
 
 // This file computes and prints "git status". The scan is our own, not
@@ -26,23 +29,25 @@ import (
 
 var gitStatusOpts = NewOptions("s,short", "porcelain=?", "b,branch", "u,untracked-files=?", "long")
 
-// gitWtFile is one file found in the worktree.
-type gitWtFile struct {
-	info fs.FileInfo
-}
-
 // gitScan is the three-way comparison HEAD / index / worktree.
 type gitScan struct {
+	// head is HEAD's files, filled only by scanHead: status compares
+	// HEAD with the index through the cache tree instead.
 	head      map[string]gitTreeEntry
 	idx       *index.Index
-	byName    map[string]*index.Entry
 	staged    map[string]byte   // path -> A M D T R
 	renamedTo map[string]string // new path -> old path (staged renames)
 	unstaged  map[string]byte   // path -> M D T
 	untracked []string          // paths, "dir/" for collapsed dirs
-	wt        map[string]fs.FileInfo
-	headHash  plumbing.Hash
+	// wt holds the worktree files that are untracked or whose stat data
+	// differs from their index entry (changed, or to be refreshed).
+	wt       map[string]fs.FileInfo
+	headHash plumbing.Hash
+	deleted  map[string]plumbing.Hash // HEAD's blob of each staged deletion
 }
+
+// deletedHash is HEAD's blob of staged deletion p.
+func (s *gitScan) deletedHash(p string) plumbing.Hash { return s.deleted[p] }
 
 // gitWorktreeMode returns the index mode for a worktree file.
 func gitWorktreeMode(fi fs.FileInfo) filemode.FileMode {
@@ -55,6 +60,18 @@ func gitWorktreeMode(fi fs.FileInfo) filemode.FileMode {
 	return filemode.Regular
 }
 
+// scanHead is scan that also fills s.head.
+func (g *gitCtx) scanHead(ctx context.Context, untrackedMode string) (*gitScan, error) {
+	s, err := g.scan(ctx, untrackedMode)
+	if err != nil {
+		return nil, err
+	}
+	if s.head, err = g.headFiles(s.headHash, s.idx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // scan compares HEAD, the index and the worktree. untrackedMode is "no",
 // "normal" or "all".
 func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, error) {
@@ -63,20 +80,36 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 		return nil, err
 	}
 	s := &gitScan{staged: map[string]byte{}, unstaged: map[string]byte{}, renamedTo: map[string]string{},
-		wt: map[string]fs.FileInfo{}, byName: map[string]*index.Entry{}, headHash: hh}
+		wt: map[string]fs.FileInfo{}, headHash: hh}
 	if s.idx, err = g.index(); err != nil {
 		return nil, err
 	}
-	if s.head, err = g.headFiles(hh, s.idx); err != nil {
+	es := s.idx.Entries
+	// Staged: HEAD vs index.
+	added, deleted, err := g.headDiff(s, hh)
+	if err != nil {
 		return nil, err
 	}
-	g.indexTime = time.Now().Add(time.Hour)
-	if fi, err := g.c.FS.Stat(g.top + "/.git/index"); err == nil {
-		g.indexTime = fi.ModTime()
+	// Exact renames.
+	sort.Strings(deleted)
+	sort.Strings(added)
+	pos := make(map[string]int, len(es))
+	for i, e := range es {
+		pos[e.Name] = i
+	}
+	for _, d := range deleted {
+		for i, a := range added {
+			if a != "" && es[pos[a]].Hash == s.deletedHash(d) {
+				delete(s.staged, d)
+				s.staged[a] = 'R'
+				s.renamedTo[a] = d
+				added[i] = ""
+				break
+			}
+		}
 	}
 	trackedDirs := map[string]bool{}
-	for _, e := range s.idx.Entries {
-		s.byName[e.Name] = e
+	for _, e := range es {
 		for d := e.Name; ; {
 			i := strings.LastIndexByte(d, '/')
 			if i < 0 {
@@ -89,50 +122,17 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 			trackedDirs[d] = true
 		}
 	}
-	// Staged: HEAD vs index.
-	var added, deleted []string
-	for _, e := range s.idx.Entries {
-		h, ok := s.head[e.Name]
-		switch {
-		case !ok:
-			s.staged[e.Name] = 'A'
-			added = append(added, e.Name)
-		case h.hash != e.Hash:
-			s.staged[e.Name] = 'M'
-			if (h.mode == uint32(filemode.Symlink)) != (e.Mode == filemode.Symlink) {
-				s.staged[e.Name] = 'T'
-			}
-		case h.mode != uint32(e.Mode):
-			s.staged[e.Name] = 'M'
-		}
-	}
-	for p := range s.head {
-		if _, ok := s.byName[p]; !ok {
-			s.staged[p] = 'D'
-			deleted = append(deleted, p)
-		}
-	}
-	// Exact renames.
-	sort.Strings(deleted)
-	sort.Strings(added)
-	for _, d := range deleted {
-		for i, a := range added {
-			if a != "" && s.byName[a].Hash == s.head[d].hash {
-				delete(s.staged, d)
-				s.staged[a] = 'R'
-				s.renamedTo[a] = d
-				added[i] = ""
-				break
-			}
-		}
-	}
-	// Worktree walk.
+	// Worktree walk: tracked files are compared with their entries as
+	// they are found; seen marks them.
+	seen := make([]bool, len(es))
 	var ps []gitignore.Pattern
 	if b, err := g.readFile(g.top + "/.git/info/exclude"); err == nil && !g.noIgnore {
 		ps = append(ps, gitParseIgnore(b, nil)...)
 	}
+	pre := g.preloadDirs(ctx, trackedDirs)
 	var untrackedDirs []string
 	n := 0
+	var key []byte // scratch for "dir/name"
 	var walk func(dir string, parts []string, ps []gitignore.Pattern) (bool, error)
 	// walk returns whether dir holds any untracked, unignored file.
 	walk = func(dir string, parts []string, ps []gitignore.Pattern) (bool, error) {
@@ -140,7 +140,13 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 		if dir != "" {
 			full += "/" + dir
 		}
-		ents, err := g.readDir(full)
+		var ents []fs.DirEntry
+		var infos []fs.FileInfo
+		if l := pre[dir]; l != nil {
+			ents, infos, err = l.ents, l.infos, l.err
+		} else {
+			ents, infos, err = g.readDirStat(full)
+		}
 		if err != nil {
 			return false, nil
 		}
@@ -160,7 +166,7 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 		}
 		m := gitignore.NewMatcher(ps)
 		any := false
-		for _, e := range ents {
+		for i, e := range ents {
 			n++
 			if n%2048 == 0 && ctx.Err() != nil {
 				return false, ctx.Err()
@@ -169,13 +175,16 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 			if dir == "" && name == ".git" {
 				continue
 			}
-			p := name
+			key = key[:0]
 			if dir != "" {
-				p = dir + "/" + name
+				key = append(append(key, dir...), '/')
 			}
-			sub := append(parts[:len(parts):len(parts)], name)
-			if e.IsDir() {
-				if m.Match(sub, true) && !trackedDirs[p] {
+			key = append(key, name...)
+			fi := infos[i]
+			if fi == nil { // a directory
+				p := string(key)
+				sub := append(parts[:len(parts):len(parts)], name)
+				if !trackedDirs[p] && m.Match(sub, true) {
 					continue
 				}
 				mark := len(s.untracked)
@@ -197,20 +206,21 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 				}
 				continue
 			}
-			fi, err := e.Info()
-			if err != nil {
-				continue
-			}
 			if !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
 				continue
 			}
+			if k, ok := pos[string(key)]; ok {
+				seen[k] = true
+				if err := g.compareEntry(s, es[k], fi); err != nil {
+					return false, err
+				}
+				continue
+			}
+			p := string(key)
+			if m.Match(append(parts[:len(parts):len(parts)], name), false) {
+				continue
+			}
 			s.wt[p] = fi
-			if _, ok := s.byName[p]; ok {
-				continue
-			}
-			if m.Match(sub, false) {
-				continue
-			}
 			s.untracked = append(s.untracked, p)
 			any = true
 		}
@@ -223,27 +233,38 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 		s.untracked = nil
 	}
 	sort.Strings(s.untracked)
-	// Unstaged: index vs worktree.
-	for _, e := range s.idx.Entries {
-		fi, ok := s.wt[e.Name]
-		if !ok {
-			fi2, err := g.c.FS.Lstat(g.top + "/" + e.Name)
-			if err != nil || fi2.IsDir() {
-				s.unstaged[e.Name] = 'D'
-				continue
-			}
-			fi = fi2
-			s.wt[e.Name] = fi2
+	// Unstaged: index entries the walk did not meet (deleted, or below a
+	// directory it did not enter).
+	for k, e := range es {
+		if seen[k] {
+			continue
 		}
-		changed, err := g.entryChanged(e, fi)
-		if err != nil {
+		fi, err := g.c.FS.Lstat(g.top + "/" + e.Name)
+		if err != nil || fi.IsDir() {
+			s.unstaged[e.Name] = 'D'
+			continue
+		}
+		if err := g.compareEntry(s, e, fi); err != nil {
 			return nil, err
-		}
-		if changed != 0 {
-			s.unstaged[e.Name] = changed
 		}
 	}
 	return s, nil
+}
+
+// compareEntry records in s how worktree file fi differs from index
+// entry e.
+func (g *gitCtx) compareEntry(s *gitScan, e *index.Entry, fi fs.FileInfo) error {
+	changed, clean, err := g.entryChanged(e, fi)
+	if err != nil {
+		return err
+	}
+	if changed != 0 {
+		s.unstaged[e.Name] = changed
+	}
+	if !clean {
+		s.wt[e.Name] = fi
+	}
+	return nil
 }
 
 // errNestedRepo marks a directory holding its own .git: status shows it
@@ -265,39 +286,221 @@ func (g *gitCtx) headFiles(h plumbing.Hash, idx *index.Index) (map[string]gitTre
 	return g.flatTree(h)
 }
 
-// readDir lists a directory through an open descriptor, so that each
-// entry's Info is one fstatat relative to it.
-func (g *gitCtx) readDir(name string) ([]fs.DirEntry, error) {
-	f, err := g.c.FS.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
+// headDiff fills s.staged with the differences between commit hh's tree
+// and the index, and returns the added and deleted paths (rename
+// candidates). It reads only HEAD's trees for directories the cache tree
+// does not vouch for: a valid cache-tree directory whose hash is HEAD's
+// holds exactly HEAD's files.
+func (g *gitCtx) headDiff(s *gitScan, hh plumbing.Hash) (added, deleted []string, err error) {
+	es := s.idx.Entries
+	add := func(e *index.Entry) {
+		s.staged[e.Name] = 'A'
+		added = append(added, e.Name)
 	}
-	defer f.Close()
-	return f.ReadDir(-1)
+	if hh.IsZero() {
+		for _, e := range es {
+			add(e)
+		}
+		return added, nil, nil
+	}
+	cm, err := object.GetCommit(g.st, hh)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read commit %s: %w", hh, err)
+	}
+	s.deleted = map[string]plumbing.Hash{}
+	var cmp func(th plumbing.Hash, prefix string, lo, hi int, cn *gitCacheNode) error
+	cmp = func(th plumbing.Hash, prefix string, lo, hi int, cn *gitCacheNode) error {
+		if cn != nil && cn.valid && cn.hash == th && cn.count == hi-lo {
+			return nil
+		}
+		t, err := object.GetTree(g.st, th)
+		if err != nil {
+			return fmt.Errorf("read tree %s: %w", th, err)
+		}
+		i := lo
+		for _, te := range t.Entries {
+			p := prefix + te.Name
+			if te.Mode == filemode.Dir {
+				key := p + "/"
+				for i < hi && es[i].Name < key {
+					add(es[i])
+					i++
+				}
+				k := i
+				for k < hi && strings.HasPrefix(es[k].Name, key) {
+					k++
+				}
+				var sub *gitCacheNode
+				if cn != nil {
+					sub = cn.subs[te.Name]
+				}
+				if err := cmp(te.Hash, key, i, k, sub); err != nil {
+					return err
+				}
+				i = k
+				continue
+			}
+			if !te.Mode.IsFile() && te.Mode != filemode.Submodule {
+				continue
+			}
+			for i < hi && es[i].Name < p {
+				add(es[i])
+				i++
+			}
+			if i >= hi || es[i].Name != p {
+				s.staged[p] = 'D'
+				s.deleted[p] = te.Hash
+				deleted = append(deleted, p)
+				continue
+			}
+			e := es[i]
+			switch {
+			case te.Hash != e.Hash:
+				s.staged[p] = 'M'
+				if (te.Mode == filemode.Symlink) != (e.Mode == filemode.Symlink) {
+					s.staged[p] = 'T'
+				}
+			case te.Mode != e.Mode:
+				s.staged[p] = 'M'
+			}
+			for i < hi && es[i].Name == p {
+				i++ // and its other stages
+			}
+		}
+		for ; i < hi; i++ {
+			add(es[i])
+		}
+		return nil
+	}
+	if err := cmp(cm.TreeHash, "", 0, len(es), gitCacheNodes(s.idx.Cache)); err != nil {
+		return nil, nil, err
+	}
+	return added, deleted, nil
 }
 
-// entryChanged compares an index entry with its worktree file: 0 when
-// unchanged, 'M' or 'T' otherwise.
-func (g *gitCtx) entryChanged(e *index.Entry, fi fs.FileInfo) (byte, error) {
+// gitDirList is one directory listed by readDirStat.
+type gitDirList struct {
+	ents  []fs.DirEntry
+	infos []fs.FileInfo
+	err   error
+}
+
+// gitPreloadMin is the number of tracked directories from which status
+// lists them on several goroutines.
+const gitPreloadMin = 32
+
+// preloadDirs lists the top and every tracked directory (the walk enters
+// them all) on up to GOMAXPROCS goroutines, as git's preload-index lstats
+// the index on several threads: the walk is mostly system calls. It
+// returns them by path relative to the top ("" for the top); nil when
+// there are too few to be worth it.
+func (g *gitCtx) preloadDirs(ctx context.Context, tracked map[string]bool) map[string]*gitDirList {
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	if workers < 2 || len(tracked) < gitPreloadMin {
+		return nil
+	}
+	dirs := make([]string, 0, len(tracked)+1)
+	dirs = append(dirs, "")
+	for d := range tracked {
+		dirs = append(dirs, d)
+	}
+	lists := make([]gitDirList, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		// Each worker stops when no directory is left or ctx is done;
+		// preloadDirs waits for all of them.
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(dirs) {
+					return
+				}
+				full := g.top
+				if dirs[i] != "" {
+					full += "/" + dirs[i]
+				}
+				l := &lists[i]
+				l.ents, l.infos, l.err = g.readDirStat(full)
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	out := make(map[string]*gitDirList, len(dirs))
+	for i, d := range dirs {
+		out[d] = &lists[i]
+	}
+	return out
+}
+
+// readDirStat lists a directory and lstats each entry that is not a
+// directory while the directory is open, so that each is one fstatat
+// relative to it. infos[i] is nil for a directory, and for an entry that
+// vanished since it was listed.
+func (g *gitCtx) readDirStat(name string) ([]fs.DirEntry, []fs.FileInfo, error) {
+	f, err := g.c.FS.OpenFile(name, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, nil, err
+	}
+	infos := make([]fs.FileInfo, len(ents))
+	for i, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && !fi.IsDir() {
+			infos[i] = fi
+		}
+	}
+	return ents, infos, nil
+}
+
+// entryChanged compares an index entry with its worktree file: changed
+// is 0 when unchanged, 'M' or 'T' otherwise; clean reports that the
+// stat data matched, so the file was not read.
+func (g *gitCtx) entryChanged(e *index.Entry, fi fs.FileInfo) (changed byte, clean bool, err error) {
 	mode := gitWorktreeMode(fi)
 	if (mode == filemode.Symlink) != (e.Mode == filemode.Symlink) {
-		return 'T', nil
+		return 'T', false, nil
 	}
 	if mode != e.Mode {
-		return 'M', nil
+		return 'M', false, nil
 	}
+	// An entry not older than the index file is "racy": the file may have
+	// changed within the same timestamp after it was staged.
 	racy := !e.ModifiedAt.Before(g.indexTime)
-	if uint32(fi.Size()) == e.Size && fi.ModTime().Equal(e.ModifiedAt) && !e.ModifiedAt.IsZero() && !racy {
-		return 0, nil
+	if !racy && gitStatMatches(e, fi) {
+		return 0, true, nil
 	}
 	data, err := g.readWork(e.Name, fi)
 	if err != nil {
-		return 'M', nil
+		return 'M', false, nil
 	}
 	if plumbing.ComputeHash(plumbing.BlobObject, data) != e.Hash {
-		return 'M', nil
+		return 'M', false, nil
 	}
-	return 0, nil
+	return 0, false, nil
+}
+
+// gitStatMatches is git's stat check: size, mtime, ctime, inode, owner
+// (not the device: it changes when a sandbox is forked).
+func gitStatMatches(e *index.Entry, fi fs.FileInfo) bool {
+	if uint32(fi.Size()) != e.Size || e.ModifiedAt.IsZero() || !fi.ModTime().Equal(e.ModifiedAt) {
+		return false
+	}
+	st, ok := fi.Sys().(*unix.Stat_t)
+	if !ok {
+		return true // size and mtime are all there is
+	}
+	return uint32(st.Ino) == e.Inode && st.Uid == e.UID && st.Gid == e.GID &&
+		e.CreatedAt.Unix() == st.Ctim.Sec && int64(e.CreatedAt.Nanosecond()) == st.Ctim.Nsec
 }
 
 func gitParseIgnore(b []byte, domain []string) []gitignore.Pattern {

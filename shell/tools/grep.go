@@ -405,7 +405,7 @@ func (g *grepper) fileErr(name string, err error) {
 // operand searches a command-line file or directory.
 func (g *grepper) operand(ctx context.Context, name string, implicit bool) {
 	abs := g.c.Abs(name)
-	fi, err := g.c.FS.Stat(abs)
+	fi, err := g.c.Stat(name)
 	if err != nil {
 		if g.cfg.recursive == 1 {
 			if lfi, lerr := g.c.FS.Lstat(abs); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 {
@@ -441,7 +441,13 @@ func (g *grepper) searchFile(ctx context.Context, abs, name string, fi fs.FileIn
 	if !fi.Mode().IsRegular() && !fi.IsDir() && g.cfg.devSkip {
 		return
 	}
-	f, err := g.c.FS.OpenFile(abs, 0, 0)
+	var f io.ReadCloser
+	var err error
+	if shell.IsDevice(name) {
+		f, err = g.c.Open(name)
+	} else {
+		f, err = g.c.FS.OpenFile(abs, 0, 0)
+	}
 	if err != nil {
 		g.fileErr(name, err)
 		return

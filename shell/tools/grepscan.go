@@ -319,6 +319,13 @@ func (g *grepper) search(ctx context.Context, r io.Reader, name string, regular 
 			break
 		}
 	}
+	if fsn.stop && cfg.maxCount >= 0 && fsn.count >= cfg.maxCount && r == g.c.Stdin {
+		// GNU grep leaves a seekable standard input just after the last
+		// line it used, for the next command ({ grep -m1 x; cat; } < f).
+		if s, ok := r.(io.Seeker); ok && len(fsn.buf) > fsn.pos {
+			s.Seek(-int64(len(fsn.buf)-fsn.pos), io.SeekCurrent)
+		}
+	}
 	g.finishFile(fsn)
 }
 

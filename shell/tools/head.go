@@ -120,7 +120,16 @@ func runHead(ctx context.Context, c *shell.Call) int {
 		case bytes:
 			rerr = headElideBytes(out, r, count)
 		case !elide:
-			rerr = headLines(out, r, delim, count)
+			var extra int
+			extra, rerr = headLines(out, r, delim, count)
+			if extra > 0 && (name == "-" || name == "/dev/stdin") {
+				// Like GNU head, give back what was read past the last
+				// line, so the next command on a shared file descriptor
+				// starts there ({ head -n 1; cat; } < f).
+				if s, ok := c.Stdin.(io.Seeker); ok {
+					s.Seek(-int64(extra), io.SeekCurrent)
+				}
+			}
 		default:
 			rerr = headElideLines(ctx, out, r, delim, count)
 		}
@@ -143,9 +152,11 @@ func runHead(ctx context.Context, c *shell.Call) int {
 	return status
 }
 
-func headLines(out *txOut, r io.Reader, delim byte, n uint64) error {
+// headLines copies the first n lines of r and returns how many bytes it
+// read beyond them.
+func headLines(out *txOut, r io.Reader, delim byte, n uint64) (int, error) {
 	if n == 0 {
-		return nil
+		return 0, nil
 	}
 	bp := bytes32K.get()
 	defer bytes32K.put(bp)
@@ -158,18 +169,18 @@ func headLines(out *txOut, r io.Reader, delim byte, n uint64) error {
 				n--
 				if n == 0 {
 					_, werr := out.Write(chunk[:i+1])
-					return werr
+					return len(chunk) - i - 1, werr
 				}
 			}
 		}
 		if _, werr := out.Write(chunk); werr != nil {
-			return werr
+			return 0, werr
 		}
 		if err == io.EOF {
-			return nil
+			return 0, nil
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 }

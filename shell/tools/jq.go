@@ -30,6 +30,7 @@ type jqOpts struct {
 	names                                                              []string
 	values                                                             []any
 	named                                                              map[string]any
+	namedKeys                                                          []string // named's keys in command-line order
 	positional                                                         []any
 	unsupported                                                        string
 	fromFile                                                           bool // -f: the first operand names the filter's file
@@ -144,8 +145,12 @@ func parseJQArgs(c *shell.Call, args []string, order *jqOrder) (*jqOpts, error) 
 				if err != nil {
 					return o, err
 				}
+				if _, dup := o.named[name]; dup {
+					continue // jq 1.6 keeps the first binding of a name
+				}
 				o.names = append(o.names, "$"+name)
 				o.values = append(o.values, v)
+				o.namedKeys = append(o.namedKeys, name)
 				o.named[name] = v
 			case "args":
 				restMode = "args"

@@ -22,6 +22,7 @@ type jqInputs struct {
 	failed int
 	stop   bool
 	opened bool
+	carry  string // with -R, a last line without newline, continued by the next file
 }
 
 func (in *jqInputs) where() string {
@@ -38,11 +39,24 @@ func (in *jqInputs) Next() (any, bool) {
 	for !in.stop {
 		if in.dec == nil && in.lines == nil {
 			if !in.open() {
+				if r.o.rawIn && in.carry != "" {
+					line := in.carry
+					in.carry = ""
+					return line, true
+				}
 				return nil, false
 			}
 		}
 		if r.o.rawIn {
 			line, err := in.lines.ReadString('\n')
+			if err != nil {
+				// jq reads its files as one stream: an unterminated
+				// last line runs on into the next file.
+				in.carry += line
+				in.closeCur()
+				continue
+			}
+			line, in.carry = in.carry+line, ""
 			if line != "" {
 				if r.o.slurp {
 					return line, true

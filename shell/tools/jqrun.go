@@ -175,6 +175,7 @@ func (r *jqRun) eval(code *gojq.Code, input any) {
 	}
 	args := map[string]any{"positional": positional, "named": r.o.named}
 	r.order.record(args, []string{"positional", "named"})
+	r.order.record(r.o.named, r.o.namedKeys)
 	vals := append([]any{args}, r.o.values...)
 	iter := code.RunWithContext(r.ctx, input, vals...)
 	r.ret = 14

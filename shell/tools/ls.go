@@ -97,6 +97,8 @@ type lister struct {
 	status int
 	first  bool // no directory header printed yet
 	multi  bool // print directory headers
+	// scratch is reused for rendering a mode string.
+	scratch []byte
 }
 
 func (l *lister) fail(st int) {
@@ -228,19 +230,29 @@ func (l *lister) readDir(dir string) ([]*lsEntry, error) {
 	cfg := l.cfg
 	needStat := cfg.format == lsLong || cfg.inode || cfg.size || cfg.indicator == 'F' ||
 		cfg.sort == lsByTime || cfg.sort == lsBySize || cfg.format == lsColumns || cfg.format == lsAcross
-	des, err := fuReadDir(l.c, dir, needStat)
+	des, self, err := fuReadDirSelf(l.c, dir, needStat, cfg.all)
 	if err != nil {
 		return nil, err
 	}
-	var ents []*lsEntry
+	// The entries are carved from one slice: one allocation, not one each.
+	pool := make([]lsEntry, 0, len(des)+2)
+	newEntry := func(e lsEntry) *lsEntry {
+		pool = append(pool, e)
+		return &pool[len(pool)-1]
+	}
+	ents := make([]*lsEntry, 0, len(des)+2)
 	if cfg.all {
-		for _, n := range []string{".", ".."} {
-			e := &lsEntry{name: n, path: fuJoin(dir, n)}
-			if st, err := fuLstat(l.c, e.path); err == nil {
-				e.st, e.statOK = st, true
-			}
-			ents = append(ents, e)
+		// "." is the directory just read; ".." stays a path lookup,
+		// which the view keeps inside the sandbox.
+		dot := newEntry(lsEntry{name: ".", path: fuJoin(dir, ".")})
+		if self != nil {
+			dot.st, dot.statOK = *self, true
 		}
+		dotdot := newEntry(lsEntry{name: "..", path: fuJoin(dir, "..")})
+		if st, err := fuLstat(l.c, dotdot.path); err == nil {
+			dotdot.st, dotdot.statOK = st, true
+		}
+		ents = append(ents, dot, dotdot)
 	}
 	tick := fuCtxEvery(l.ctx)
 	for _, de := range des {
@@ -251,7 +263,7 @@ func (l *lister) readDir(dir string) ([]*lsEntry, error) {
 		if n[0] == '.' && !cfg.all && !cfg.almostAll {
 			continue
 		}
-		e := &lsEntry{name: n, path: fuJoin(dir, n), st: de.st, statOK: de.ok}
+		e := newEntry(lsEntry{name: n, path: fuJoin(dir, n), st: de.st, statOK: de.ok})
 		if !de.ok {
 			l.w.Flush()
 			l.c.Errorf("cannot access %s: %s", fuQuote(e.path), fuErr(de.err))

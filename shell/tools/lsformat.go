@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bufio"
 	"fmt"
 	"slices"
 	"strconv"
@@ -125,6 +126,9 @@ func (l *lister) blockStr(e *lsEntry) string {
 
 // prefix renders the -i and -s columns.
 func (l *lister) prefix(e *lsEntry, inoW, blkW int) string {
+	if !l.cfg.inode && !l.cfg.size {
+		return ""
+	}
 	var sb strings.Builder
 	if l.cfg.inode {
 		fmt.Fprintf(&sb, "%*s ", inoW, l.inodeStr(e))
@@ -174,9 +178,13 @@ func devMajor(d uint64) uint32 { return uint32((d>>8)&0xfff) | uint32((d>>32)&^0
 func devMinor(d uint64) uint32 { return uint32(d&0xff) | uint32((d>>12)&^0xff) }
 
 func (l *lister) printLong(ents, sizing []*lsEntry) {
+	// The columns of each entry are rendered once: for sizing, and again
+	// for printing only when ents is not sizing itself.
+	cols := make([]lsLongCols, len(sizing))
 	var nlW, ownW, grpW, sizeW, majW, minW int
-	for _, e := range sizing {
-		k := l.longCols(e)
+	for i, e := range sizing {
+		k := &cols[i]
+		*k = l.longCols(e)
 		nlW = max(nlW, len(k.nlink))
 		ownW = max(ownW, utf8.RuneCountInString(k.owner))
 		grpW = max(grpW, utf8.RuneCountInString(k.group))
@@ -190,45 +198,74 @@ func (l *lister) printLong(ents, sizing []*lsEntry) {
 	if majW > 0 {
 		sizeW = max(sizeW, majW+2+minW)
 	}
+	same := len(ents) == len(sizing) && (len(ents) == 0 || &ents[0] == &sizing[0])
 	inoW, blkW := l.prefixWidths(sizing)
-	var sb strings.Builder
-	for _, e := range ents {
-		k := l.longCols(e)
-		sb.Reset()
-		sb.WriteString(l.prefix(e, inoW, blkW))
-		if e.statOK {
-			sb.WriteString(fuModeString(e.st.Mode))
+	w := l.w
+	for i, e := range ents {
+		var k lsLongCols
+		if same {
+			k = cols[i]
 		} else {
-			sb.WriteString("??????????")
+			k = l.longCols(e)
 		}
-		fmt.Fprintf(&sb, " %*s ", nlW, k.nlink)
+		w.WriteString(l.prefix(e, inoW, blkW))
+		if e.statOK {
+			l.scratch = fuAppendMode(l.scratch[:0], e.st.Mode)
+			w.Write(l.scratch)
+		} else {
+			w.WriteString("??????????")
+		}
+		// The padding is fmt's %*s and %-*s: by runes, with spaces.
+		w.WriteByte(' ')
+		lsPadLeft(w, k.nlink, nlW)
+		w.WriteByte(' ')
 		if !l.cfg.noOwner {
-			fmt.Fprintf(&sb, "%-*s ", ownW, k.owner)
+			lsPadRight(w, k.owner, ownW)
+			w.WriteByte(' ')
 		}
 		if !l.cfg.noGroup {
-			fmt.Fprintf(&sb, "%-*s ", grpW, k.group)
+			lsPadRight(w, k.group, grpW)
+			w.WriteByte(' ')
 		}
 		if k.dev {
-			fmt.Fprintf(&sb, "%*s, %*s ", majW+max(0, sizeW-(majW+2+minW)), k.major, minW, k.minor)
+			lsPadLeft(w, k.major, majW+max(0, sizeW-(majW+2+minW)))
+			w.WriteString(", ")
+			lsPadLeft(w, k.minor, minW)
 		} else {
-			fmt.Fprintf(&sb, "%*s ", sizeW, k.size)
+			lsPadLeft(w, k.size, sizeW)
 		}
-		sb.WriteString(k.time)
-		sb.WriteByte(' ')
-		sb.WriteString(e.name)
+		w.WriteByte(' ')
+		w.WriteString(k.time)
+		w.WriteByte(' ')
+		w.WriteString(e.name)
 		if e.st.isLink() && e.statOK {
 			if e.target != "" {
-				sb.WriteString(" -> ")
-				sb.WriteString(e.target)
+				w.WriteString(" -> ")
+				w.WriteString(e.target)
 				if e.tOK {
-					sb.WriteString(l.indicator(e.tst.Mode, true))
+					w.WriteString(l.indicator(e.tst.Mode, true))
 				}
 			}
 		} else {
-			sb.WriteString(l.indicator(e.st.Mode, e.statOK))
+			w.WriteString(l.indicator(e.st.Mode, e.statOK))
 		}
-		sb.WriteByte('\n')
-		l.w.WriteString(sb.String())
+		w.WriteByte('\n')
+	}
+}
+
+// lsPadLeft writes s right-aligned in width runes, as fmt's %*s.
+func lsPadLeft(w *bufio.Writer, s string, width int) {
+	for n := width - utf8.RuneCountInString(s); n > 0; n-- {
+		w.WriteByte(' ')
+	}
+	w.WriteString(s)
+}
+
+// lsPadRight writes s left-aligned in width runes, as fmt's %-*s.
+func lsPadRight(w *bufio.Writer, s string, width int) {
+	w.WriteString(s)
+	for n := width - utf8.RuneCountInString(s); n > 0; n-- {
+		w.WriteByte(' ')
 	}
 }
 
