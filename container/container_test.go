@@ -166,6 +166,13 @@ func TestContainment(t *testing.T) {
 	}
 	defer ln.Close()
 	hostPort := ln.Addr().(*net.TCPAddr).Port
+	// The CPU share is applied once the agent answers (see limitCPU).
+	for file, want := range map[string]string{"cpu.cfs_quota_us": "50000", "cpu.cfs_period_us": "100000", "cpu.cfs_burst_us": "50000"} {
+		b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/cpu/rung", string(c.Sandbox), file))
+		if err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s = %q, %v; want %s", file, b, err, want)
+		}
+	}
 	tests := []struct {
 		name    string
 		cmd     string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -201,11 +202,39 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	if err := waitAgent(ctx, c); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
+	if err := limitCPU(req.Sandbox, cpuLimits(req.Size)); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
 	m.mu.Lock()
 	m.containers[req.Sandbox] = c
 	m.mu.Unlock()
 	m.log.Info("container started", "sandbox", req.Sandbox, "image", req.Image.Ref(), "runtime", m.cfg.Runtime.Name)
 	return c, nil
+}
+
+// alreadyGone says whether a runtime's delete failed only because the
+// container's state is already gone (runc: "does not exist"; crun: its
+// state directory missing).
+func alreadyGone(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "not exist") || strings.Contains(msg, "No such file or directory")
+}
+
+// limitCPU applies lim to the container's cpu cgroup. The bundle carries
+// no CPU quota so that the agent's own start (a Go binary faulting in its
+// pages) is not throttled; no command runs before this.
+func limitCPU(id rung.SandboxID, lim cpuLimit) error {
+	dir := filepath.Join("/sys/fs/cgroup/cpu/rung", string(id))
+	for _, f := range []struct {
+		name  string
+		value int64
+	}{{"cpu.cfs_period_us", lim.period}, {"cpu.cfs_quota_us", lim.quota}, {"cpu.cfs_burst_us", lim.burst}} {
+		err := os.WriteFile(filepath.Join(dir, f.name), []byte(strconv.FormatInt(f.value, 10)), 0)
+		if err != nil && !(f.name == "cpu.cfs_burst_us" && errors.Is(err, fs.ErrNotExist)) { // burst: Linux 5.14+
+			return fmt.Errorf("cpu limit: %w", err)
+		}
+	}
+	return nil
 }
 
 // mountRootfs mounts overlayfs: the image's layers under the sandbox's
@@ -280,7 +309,7 @@ func (m *Manager) teardown(ctx context.Context, c *Container) error {
 		c.agent.Close()
 	}
 	var errs []error
-	if err := m.cfg.Runtime.delete(ctx, string(c.Sandbox)); err != nil && !strings.Contains(err.Error(), "does not exist") && !strings.Contains(err.Error(), "not exist") {
+	if err := m.cfg.Runtime.delete(ctx, string(c.Sandbox)); err != nil && !alreadyGone(err) {
 		errs = append(errs, err)
 	}
 	if err := unix.Unmount(c.rootfs, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {

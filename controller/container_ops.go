@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"rung.dev/rung"
@@ -143,22 +144,30 @@ func (c *Controller) stopContainerOf(ctx context.Context, id rung.SandboxID, why
 
 // running returns the sandbox's live container or ErrConflict.
 func (c *Controller) running(ctx context.Context, tenant rung.TenantID, ref string, start bool) (*container.Container, error) {
+	ctr, _, err := c.runningIn(ctx, tenant, ref, start)
+	return ctr, err
+}
+
+// runningIn is running that also returns the sandbox.
+func (c *Controller) runningIn(ctx context.Context, tenant rung.TenantID, ref string, start bool) (*container.Container, rung.Sandbox, error) {
 	t, err := c.containers()
 	if err != nil {
-		return nil, err
+		return nil, rung.Sandbox{}, err
 	}
 	a, err := c.acquire(ctx, tenant, ref)
 	if err != nil {
-		return nil, err
+		return nil, rung.Sandbox{}, err
 	}
 	defer c.release(a)
+	sb := c.sandbox(a).Sandbox
 	if start {
-		return t.ensure(ctx, c.sandbox(a).Sandbox)
+		ctr, err := t.ensure(ctx, sb)
+		return ctr, sb, err
 	}
 	if ctr := t.current(a.id); ctr != nil {
-		return ctr, nil
+		return ctr, sb, nil
 	}
-	return nil, rung.Errorf(rung.ErrConflict, "sandbox %s has no running container", a.id)
+	return nil, sb, rung.Errorf(rung.ErrConflict, "sandbox %s has no running container", a.id)
 }
 
 // ProcessRequest starts a background process in a sandbox's container.
@@ -168,18 +177,26 @@ type ProcessRequest = agent.ProcessRequest
 type ProcessInfo = agent.ProcessInfo
 
 // StartProcess starts a background process (a dev server, a watcher) in
-// the sandbox's container, starting the container if needed.
+// the sandbox's container, starting the container if needed. Its
+// environment is the image's, overlaid with the sandbox's and then with
+// req.Env ("NAME=value" entries).
 func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref string, req ProcessRequest) (ProcessInfo, error) {
 	if req.Command == "" && len(req.Argv) == 0 {
 		return ProcessInfo{}, rung.Errorf(rung.ErrInvalid, "process needs a command or argv")
 	}
-	ctr, err := c.running(ctx, tenant, ref, true)
+	ctr, sb, err := c.runningIn(ctx, tenant, ref, true)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	if len(req.Env) == 0 {
-		req.Env = ctr.Image.Config.Env
+	env := make(map[string]string, len(sb.Env)+len(req.Env))
+	for k, v := range sb.Env {
+		env[k] = v
 	}
+	for _, kv := range req.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	req.Env = execEnv(ctr.Image.Config.Env, env)
 	if req.Shell == "" {
 		req.Shell = ctr.Image.Config.Shell
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,14 @@ func (t *Containers) manager(sb rung.Sandbox) (*container.Manager, error) {
 	return t.Runc, nil
 }
 
+// defaultImage is the image of sandboxes created without one.
+func (t *Containers) defaultImage() string {
+	if t.DefaultImage == "" {
+		return "lite"
+	}
+	return t.DefaultImage
+}
+
 // ensure returns the sandbox's running container, starting it if needed.
 func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Container, error) {
 	m, err := t.manager(sb)
@@ -80,10 +89,7 @@ func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Co
 	m.Stop(context.WithoutCancel(ctx), sb.ID)
 	ref := sb.Image
 	if ref == "" {
-		ref = t.DefaultImage
-		if ref == "" {
-			ref = "lite"
-		}
+		ref = t.defaultImage()
 	}
 	im, err := t.Images.Get(ref)
 	if err != nil {
@@ -96,21 +102,28 @@ func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Co
 	if t.onStart != nil {
 		t.onStart(sb, ctr)
 	}
+	t.watch(sb.ID, ctr)
+	return ctr, nil
+}
+
+// watch reports ctr's exit, deliberate or not, to onExit. Every
+// container that serves a sandbox has one watcher: ensure starts it for
+// a cold start, a warm claim when it hands a spare to its sandbox.
+func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
 	t.watchers.Go(func() { // ends when the container exits, deliberately or not
 		<-ctr.Done()
 		t.mu.Lock()
-		why, deliberate := t.stopping[sb.ID]
-		delete(t.stopping, sb.ID)
+		why, deliberate := t.stopping[id]
+		delete(t.stopping, id)
 		onExit := t.onExit
 		t.mu.Unlock()
 		if !deliberate {
 			why = "the container's init exited"
 		}
 		if onExit != nil {
-			onExit(sb.ID, deliberate, why)
+			onExit(id, deliberate, why)
 		}
 	})
-	return ctr, nil
 }
 
 // current returns the sandbox's live container, or nil.
@@ -136,16 +149,9 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 			return 0, err
 		}
 	}
-	env := append([]string(nil), c.Image.Config.Env...)
-	keys := make([]string, 0, len(req.Env))
-	for k := range req.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+req.Env[k])
-	}
-	areq := agent.ExecRequest{Command: req.Command, Env: env, Dir: req.Dir, Stdin: stdin}
+	// The environment goes with every exec, never only at start: a warm
+	// spare's container was started before its sandbox (and env) existed.
+	areq := agent.ExecRequest{Command: req.Command, Env: execEnv(c.Image.Config.Env, req.Env), Dir: req.Dir, Stdin: stdin, MaxOutput: req.MaxOutput}
 	if dl, ok := ctx.Deadline(); ok {
 		areq.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
 	}
@@ -164,6 +170,9 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	}
 	if err != nil {
 		return 0, err
+	}
+	if exit.Truncated {
+		return rung.ExitLimit, errOutputLimit
 	}
 	if exit.Reason == "start_failed" && req.Stderr != nil {
 		fmt.Fprintf(req.Stderr, "%s\n", exit.Error)
@@ -221,4 +230,27 @@ func (t *Containers) Close(ctx context.Context) error {
 	}
 	t.watchers.Wait()
 	return err
+}
+
+// execEnv is base ("NAME=value" entries, the image's environment)
+// overlaid with extra (the sandbox's and the request's variables), one
+// entry per name: a sandbox's PATH replaces the image's rather than
+// sitting beside it, where which one wins would be up to the program.
+func execEnv(base []string, extra map[string]string) []string {
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := extra[name]; !ok {
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+extra[k])
+	}
+	return out
 }

@@ -8,6 +8,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,7 +38,14 @@ type TierRequest struct {
 	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  io.Writer
+	// MaxOutput bounds stdout plus stderr; a command that writes more is
+	// killed and Exec returns errOutputLimit. Zero: the tier's default.
+	MaxOutput int64
 }
+
+// errOutputLimit is a tier's answer for a command killed for writing
+// more than TierRequest.MaxOutput.
+var errOutputLimit = errors.New("output limit reached")
 
 // Limits bound what callers may use. Zero fields take the defaults.
 type Limits struct {
@@ -93,7 +101,11 @@ type Config struct {
 	// IdleGrace is how long an actor stays after its last operation
 	// before its goroutine exits; default 5 seconds.
 	IdleGrace time.Duration
-	Logger    *slog.Logger // nil discards
+	// Warm asks for spare sandboxes, started ahead of the creates that
+	// claim them (see [WarmSpec]); it needs Container to be a
+	// *Containers. Nil keeps no spares.
+	Warm   []WarmSpec
+	Logger *slog.Logger // nil discards
 }
 
 // Controller manages every sandbox of one daemon. It is safe for
@@ -110,6 +122,7 @@ type Controller struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // actor and alarm goroutines
 	wake   chan struct{}  // cap 1: the alarm goroutine should re-read the next alarm
+	warm   *warmPool      // nil: no spares
 
 	mu          sync.Mutex // guards the fields below
 	actors      map[rung.SandboxID]*actor
@@ -139,6 +152,10 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	if c.cfg.IdleGrace <= 0 {
 		c.cfg.IdleGrace = 5 * time.Second
 	}
+	var err error
+	if c.warm, err = newWarmPool(c.cfg, c.log); err != nil {
+		return nil, Report{}, err
+	}
 	rep, err := c.reconcile(ctx)
 	if err != nil {
 		return nil, rep, fmt.Errorf("reconcile: %w", err)
@@ -146,12 +163,15 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.wireContainers()
 	c.wg.Go(c.alarms) // stops when Close cancels c.ctx
+	if c.warm != nil {
+		c.wg.Go(func() { c.warm.run(c.ctx) }) // stops when Close cancels c.ctx, after destroying the spares
+	}
 	return c, rep, nil
 }
 
-// Close cancels running execs, stops every actor and the alarm goroutine
-// and waits for them. It does not close the store or the pool. It is
-// idempotent.
+// Close cancels running execs, stops every actor, the alarm goroutine
+// and the warm pool (destroying its spares) and waits for them. It does
+// not close the store or the pool. It is idempotent.
 func (c *Controller) Close() error {
 	c.mu.Lock()
 	c.closed = true

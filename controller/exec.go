@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -120,7 +121,11 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 	}
 	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
 	if d.Backend == rung.BackendContainer {
-		code, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		code, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
+		if errors.Is(err, errOutputLimit) {
+			out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
+			return rung.ExitLimit, "output_bytes", nil
+		}
 		if err != nil && ctx.Err() != nil {
 			fmt.Fprintf(stderr, "rung: exec ended: wall time limit (%s) reached\n", req.Timeout)
 			return rung.ExitLimit, "wall_time", nil

@@ -60,6 +60,16 @@ func (w streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// limitReached marks the output truncated and appends marker to stderr
+// beyond the limit, so that the caller reads why the command ended.
+func (o *output) limitReached(marker string) {
+	o.mu.Lock()
+	o.truncated = true
+	o.limit = o.kept + int64(len(marker))
+	o.mu.Unlock()
+	o.write("stderr", []byte(marker))
+}
+
 func (o *output) write(stream string, p []byte) {
 	if len(p) == 0 {
 		return

@@ -134,7 +134,9 @@ func cutLast(s, sep string) (string, string, bool) {
 
 // Create makes a sandbox for tenant: a store row in state "creating",
 // then its subvolume, then state "ready", so that a crash at any point
-// leaves something start-up reconciliation can finish or remove. Errors:
+// leaves something start-up reconciliation can finish or remove. A
+// create that matches a warm spare (see [WarmSpec]) takes the spare's id,
+// subvolume and running container and starts in state "running". Errors:
 // ErrInvalid, ErrPermission (size above the caps), ErrExists (name taken),
 // ErrLimit (too many sandboxes).
 func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req CreateRequest) (rung.Sandbox, error) {
@@ -164,7 +166,13 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if req.TTL > 0 {
 		sb.ExpiresAt = now.Add(req.TTL)
 	}
+	// A matching spare gives the sandbox its id, subvolume and running
+	// container (warm.go).
+	sp := c.claimSpare(&sb)
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {
+		if sp != nil {
+			c.warm.putBack(ctx, sp)
+		}
 		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", err)
 	}
 	// Past this point the row exists: undo it on failure, without the
@@ -172,7 +180,9 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	undo := func(cause error) (rung.Sandbox, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
+		if sp != nil {
+			c.warm.destroy(cctx, sp)
+		} else if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
 			c.log.WarnContext(ctx, "undo sandbox create: subvolume left for reconcile", "sandbox", sb.ID, "err", err)
 		}
 		if err := c.st.DeleteSandbox(cctx, sb.ID); err != nil {
@@ -180,17 +190,28 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 		}
 		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", cause)
 	}
-	if err := c.pool.Create(ctx, string(sb.ID)); err != nil {
-		return undo(err)
+	if sp == nil {
+		if err := c.pool.Create(ctx, string(sb.ID)); err != nil {
+			return undo(err)
+		}
+		if err := c.pool.SetQuota(ctx, string(sb.ID), size.DiskBytes); err != nil && !errors.Is(err, rung.ErrUnavailable) {
+			return undo(err)
+		}
+		sb.State = rung.StateReady
+	} else {
+		sb.State, sb.IdleAt = rung.StateRunning, now.Add(idleTimeout(sb))
 	}
-	if err := c.pool.SetQuota(ctx, string(sb.ID), size.DiskBytes); err != nil && !errors.Is(err, rung.ErrUnavailable) {
-		return undo(err)
-	}
-	sb.State = rung.StateReady
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return undo(err)
 	}
-	c.journal(ctx, sb.ID, "sandbox.created", map[string]any{"name": sb.Name, "size": sb.Size.String()})
+	created := map[string]any{"name": sb.Name, "size": sb.Size.String()}
+	if sp != nil {
+		created["warm"] = true
+	}
+	c.journal(ctx, sb.ID, "sandbox.created", created)
+	if sp != nil {
+		c.adoptSpare(ctx, sb, sp)
+	}
 	if !sb.ExpiresAt.IsZero() {
 		c.poke()
 	}

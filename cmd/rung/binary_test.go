@@ -25,7 +25,7 @@ var (
 )
 
 // rungBinary builds cmd/rung once per test run.
-func rungBinary(t *testing.T) string {
+func rungBinary(t testing.TB) string {
 	t.Helper()
 	testenv.Require(t, "root", "mkfs.btrfs", "go")
 	buildOnce.Do(func() {
@@ -70,11 +70,12 @@ type serveProc struct {
 	done  chan struct{}
 }
 
-// startServe starts `rung serve` on data and waits until it answers.
-func startServe(t *testing.T, bin, data string) *serveProc {
+// startServe starts `rung serve` on data, with extra flags, and waits
+// until it answers.
+func startServe(t *testing.T, bin, data string, flags ...string) *serveProc {
 	t.Helper()
 	p := &serveProc{addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, "serve", "--addr", p.addr, "--data", data)
+	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", p.addr, "--data", data}, flags...)...)
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -21,9 +21,21 @@ import (
 // tier: the static rung binary built for the test is the agent.
 func startContainerDaemon(t *testing.T) (*client.Client, *Daemon) {
 	t.Helper()
+	c, d, _ := startContainerDaemonWith(t, DaemonConfig{})
+	return c, d
+}
+
+// startContainerDaemonWith is startContainerDaemon with cfg's Warm and
+// Data (default a temporary directory) set; it also returns the API's
+// address.
+func startContainerDaemonWith(t testing.TB, cfg DaemonConfig) (*client.Client, *Daemon, string) {
+	t.Helper()
 	testenv.Require(t, "root", "mkfs.btrfs", "runc", "busybox")
 	bin := rungBinary(t)
-	d, err := OpenDaemon(t.Context(), DaemonConfig{Data: t.TempDir(), Tools: tools.All(), PoolImageSize: 2 << 30, AgentBinary: bin})
+	if cfg.Data == "" {
+		cfg.Data = t.TempDir()
+	}
+	d, err := OpenDaemon(t.Context(), DaemonConfig{Data: cfg.Data, Tools: tools.All(), PoolImageSize: 2 << 30, AgentBinary: bin, Warm: cfg.Warm, Logger: cfg.Logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +56,7 @@ func startContainerDaemon(t *testing.T) (*client.Client, *Daemon) {
 		}
 		<-done
 	})
-	return client.New(ln.Addr().String(), client.WithToken(d.Token)), d
+	return client.New(ln.Addr().String(), client.WithToken(d.Token)), d, ln.Addr().String()
 }
 
 // journalTypes returns the sandbox's journal entry types in order.

@@ -36,6 +36,11 @@ type DaemonConfig struct {
 	AgentBinary string
 	// NoContainers runs the isolate tier alone.
 	NoContainers bool
+	// Warm asks for spare sandboxes per image and size, started ahead
+	// of the creates that claim them (`rung serve --warm lite=2`). Nil
+	// keeps none; without the container tier it is ignored with a
+	// warning.
+	Warm []controller.WarmSpec
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,
@@ -83,7 +88,11 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 			d.containers = tier
 			ccfg.Container = tier
 			ccfg.CheckImage = imageChecker(cfg.Data, tier.Images)
+			ccfg.Warm = cfg.Warm
 		}
+	}
+	if ccfg.Container == nil && len(cfg.Warm) > 0 {
+		log.WarnContext(ctx, "warm pool ignored: it needs the container tier")
 	}
 	d.ctrl, d.Report, err = controller.New(ctx, ccfg)
 	if err != nil {

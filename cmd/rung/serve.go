@@ -11,11 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rung.dev/rung/controller"
 	"rung.dev/rung/shell/tools"
 )
 
 func newServe(g *globals) *cobra.Command {
 	var data, poolMount, level string
+	var warm []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -26,9 +28,17 @@ func newServe(g *globals) *cobra.Command {
 			if err := lv.UnmarshalText([]byte(level)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
+			var specs []controller.WarmSpec
+			for _, w := range warm {
+				spec, err := controller.ParseWarm(w)
+				if err != nil {
+					return fmt.Errorf("--warm: %w", err)
+				}
+				specs = append(specs, spec)
+			}
 			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 			ctx := cmd.Context()
-			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All()})
+			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs})
 			if err != nil {
 				return err
 			}
@@ -61,5 +71,6 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "data directory (default $RUNG_DATA or /var/lib/rung)")
 	cmd.Flags().StringVar(&poolMount, "pool-mount", "", "use this existing btrfs directory as the pool instead of an image")
 	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default lite) started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm lite=2 --warm debian:basic=1)")
 	return cmd
 }
