@@ -30,6 +30,14 @@ func TestMain(m *testing.M) {
 func startAgent(t *testing.T) *agent.Client {
 	t.Helper()
 	dir := t.TempDir()
+	spawnAgent(t, dir)
+	return waitHealthy(t, agent.NewClient(dir))
+}
+
+// spawnAgent runs this test binary as an agent serving in dir until the
+// test ends.
+func spawnAgent(t *testing.T, dir string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "RUNG_AGENT_TEST_DIR="+dir)
 	cmd.Stderr = os.Stderr
@@ -40,18 +48,25 @@ func startAgent(t *testing.T) *agent.Client {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	})
-	c := agent.NewClient(dir)
+}
+
+// waitHealthy waits until c's agent answers, then returns c.
+func waitHealthy(t *testing.T, c *agent.Client) *agent.Client {
+	t.Helper()
 	t.Cleanup(c.Close)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	for c.Health(ctx) != nil {
+	for {
+		err := c.Health(ctx)
+		if err == nil {
+			return c
+		}
 		select {
 		case <-ctx.Done():
-			t.Fatal("agent did not come up")
+			t.Fatalf("agent did not come up: %v", err)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return c
 }
 
 type result struct {
@@ -240,33 +255,10 @@ func TestWaitPort(t *testing.T) {
 // than a unix address holds, as under a deep data directory.
 func TestClientLongSocketPath(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "RUNG_AGENT_TEST_DIR="+dir)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
+	spawnAgent(t, dir)
 	long := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
 	if err := os.Symlink(dir, long); err != nil {
 		t.Fatal(err)
 	}
-	c := agent.NewClient(long)
-	t.Cleanup(c.Close)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	for {
-		err := c.Health(ctx)
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("agent behind a %d-byte socket path: %v", len(long)+len("/agent.sock"), err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	waitHealthy(t, agent.NewClient(long))
 }
