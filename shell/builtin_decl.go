@@ -251,7 +251,7 @@ func (r *runner) declareOne(o declOpts, it declItem) error {
 			return readonlyErr{name}
 		}
 		top := r.funcScope()
-		v = top.vars[name]
+		v = top.mine()[name]
 		if v == nil {
 			v = &variable{local: true}
 			if o.set['x'] || r.allexport {
@@ -262,10 +262,10 @@ func (r *runner) declareOne(o declOpts, it declItem) error {
 			top.vars[name] = v
 		}
 	} else if o.global || r.inFunc == 0 {
-		v = r.scopes[0].vars[r.resolveRefGlobal(name)]
+		v = r.scopes[0].mine()[r.resolveRefGlobal(name)]
 		if v == nil {
 			v = &variable{}
-			r.scopes[0].vars[name] = v
+			r.scopes[0].mine()[name] = v
 		}
 	} else {
 		v = r.ensureVar(name)
@@ -646,7 +646,7 @@ func biUnset(r *runner, args []string) int {
 	status := 0
 	for _, name := range a {
 		if mode == 'f' {
-			delete(r.funcs, name)
+			delete(r.funcsW(), name)
 			continue
 		}
 		base, idx, hasIdx := strings.Cut(name, "[")
@@ -681,7 +681,7 @@ func biUnset(r *runner, args []string) int {
 			continue
 		}
 		if r.lookupVar(r.resolveRef(name)) == nil && !explicit {
-			delete(r.funcs, name)
+			delete(r.funcsW(), name)
 			continue
 		}
 		if mode == 'n' {
@@ -694,7 +694,7 @@ func biUnset(r *runner, args []string) int {
 				}
 				for i := len(r.scopes) - 1; i >= 0; i-- {
 					if _, ok := r.scopes[i].vars[name]; ok {
-						delete(r.scopes[i].vars, name)
+						delete(r.scopes[i].mine(), name)
 						break
 					}
 				}

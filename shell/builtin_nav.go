@@ -468,7 +468,7 @@ func biAlias(r *runner, args []string) int {
 	for _, arg := range a {
 		name, val, ok := strings.Cut(arg, "=")
 		if ok {
-			r.alias[name] = val
+			r.aliasW()[name] = val
 			// bash expands aliases as it reads a line, so this one
 			// takes effect from the next line on.
 			m := maps.Clone(r.lineAliases)
@@ -494,7 +494,7 @@ func biUnalias(r *runner, args []string) int {
 	status := 0
 	for _, a := range args[1:] {
 		if a == "-a" {
-			clear(r.alias)
+			clear(r.aliasW())
 			continue
 		}
 		if _, ok := r.alias[a]; !ok {
@@ -502,7 +502,7 @@ func biUnalias(r *runner, args []string) int {
 			status = 1
 			continue
 		}
-		delete(r.alias, a)
+		delete(r.aliasW(), a)
 	}
 	return status
 }

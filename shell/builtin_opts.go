@@ -139,7 +139,7 @@ func (r *runner) setOption(name string, on bool) bool {
 	}
 	for _, o := range setOptions {
 		if o == name {
-			r.shopts["o:"+name] = on
+			r.shoptsW()["o:"+name] = on
 			return true
 		}
 	}
@@ -332,7 +332,7 @@ func biShopt(r *runner, args []string) int {
 			if useSet {
 				r.setOption(n, mode == 's')
 			} else {
-				r.shopts[n] = mode == 's'
+				r.shoptsW()[n] = mode == 's'
 			}
 		default:
 			show(n, on)
@@ -425,9 +425,9 @@ func biTrap(r *runner, args []string) int {
 			return 1
 		}
 		if action == "-" {
-			delete(r.traps, name)
+			delete(r.trapsW(), name)
 		} else {
-			r.traps[name] = action
+			r.trapsW()[name] = action
 		}
 	}
 	return 0

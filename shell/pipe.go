@@ -49,6 +49,30 @@ func newPipe(ctx context.Context) *pipe {
 	return p
 }
 
+// newPipes returns the n pipes of one pipeline, made in one allocation and
+// sharing one registration with ctx: cancelling ctx wakes them all. The
+// caller calls stop once the pipeline is over.
+func newPipes(ctx context.Context, n int) (pipes []*pipe, stop func() bool) {
+	ps := make([]pipe, n)
+	pipes = make([]*pipe, n)
+	for i := range ps {
+		p := &ps[i]
+		p.ctx, p.stop = ctx, noStop
+		p.cond.L = &p.mu
+		pipes[i] = p
+	}
+	stop = context.AfterFunc(ctx, func() {
+		for _, p := range pipes {
+			p.mu.Lock()
+			p.cond.Broadcast()
+			p.mu.Unlock()
+		}
+	})
+	return pipes, stop
+}
+
+func noStop() bool { return false }
+
 func (p *pipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -66,6 +90,9 @@ func (p *pipe) Read(b []byte) (int, error) {
 	p.off += n
 	if p.off == len(p.buf) {
 		p.buf, p.off = p.buf[:0], 0
+		if p.wclosed {
+			p.releaseLocked()
+		}
 	}
 	p.cond.Broadcast()
 	return n, nil
@@ -99,6 +126,9 @@ func (p *pipe) Write(b []byte) (int, error) {
 			continue
 		}
 		n := min(room, len(b))
+		if p.buf == nil {
+			p.buf = getPipeBuf()
+		}
 		if p.off > 0 && len(p.buf)+n > cap(p.buf) {
 			// Move the unread bytes to the front rather than grow.
 			k := copy(p.buf, p.buf[p.off:])
@@ -122,6 +152,9 @@ func (p *pipe) broken() bool {
 func (p *pipe) closeWrite() {
 	p.mu.Lock()
 	p.wclosed = true
+	if p.off == len(p.buf) {
+		p.releaseLocked()
+	}
 	p.cond.Broadcast()
 	p.mu.Unlock()
 }
@@ -130,10 +163,32 @@ func (p *pipe) closeRead() {
 	p.mu.Lock()
 	p.rclosed = true
 	p.unread = len(p.buf) - p.off
-	p.buf, p.off = nil, 0
+	p.releaseLocked()
 	p.cond.Broadcast()
 	p.mu.Unlock()
 	p.stop()
+}
+
+// releaseLocked gives the buffer back to pipeBufs once no byte in it will
+// be read again. The bytes never leave the pipe (Read copies them out), so
+// nothing else refers to it.
+func (p *pipe) releaseLocked() {
+	if p.buf != nil && cap(p.buf) <= pipeBuf {
+		b := p.buf[:0]
+		pipeBufs.Put(&b)
+	}
+	p.buf, p.off = nil, 0
+}
+
+// pipeBufs holds the buffers of finished pipes, so that a pipeline does
+// not grow a new buffer for every pipe.
+var pipeBufs sync.Pool
+
+func getPipeBuf() []byte {
+	if b, ok := pipeBufs.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, 0, 4<<10)
 }
 
 // pipeReader and pipeWriter are the two ends as fd values.
@@ -142,3 +197,33 @@ type pipeWriter struct{ p *pipe }
 
 func (r pipeReader) Read(b []byte) (int, error)  { return r.p.Read(b) }
 func (w pipeWriter) Write(b []byte) (int, error) { return w.p.Write(b) }
+
+// idleStageWorkers holds the inboxes of parked goroutines that run
+// pipeline stages. A stage runs deep in the interpreter and a tool, so a
+// fresh goroutine grows its stack by copying it several times; a parked
+// worker keeps its grown stack. At most cap(idleStageWorkers) wait.
+var idleStageWorkers = make(chan chan func(), 8)
+
+// goStage runs fn on a parked worker, or on a new goroutine when none is
+// idle.
+func goStage(fn func()) {
+	select {
+	case w := <-idleStageWorkers:
+		w <- fn
+	default:
+		w := make(chan func(), 1)
+		w <- fn
+		go stageWorker(w)
+	}
+}
+
+func stageWorker(w chan func()) {
+	for fn := range w {
+		fn()
+		select {
+		case idleStageWorkers <- w:
+		default:
+			return // enough workers wait already
+		}
+	}
+}

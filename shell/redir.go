@@ -105,7 +105,7 @@ func (r *runner) redirected(st *syntax.Stmt) int {
 		// and apply on every call.
 		body := *fd.Body
 		body.Redirs = append(append([]*syntax.Redirect(nil), fd.Body.Redirs...), st.Redirs...)
-		r.funcs[fd.Name.Value] = &body
+		r.funcsW()[fd.Name.Value] = &body
 		return 0
 	}
 	if st.Cmd == nil {

@@ -133,9 +133,12 @@ type runner struct {
 	substStatus int          // status of the last command substitution, -1 if none
 	procs       []*procSubst // running process substitutions
 	persistFDs  bool         // exec without a command: keep the redirections
-	traceLevel  int          // command substitution nesting, for PS4
-	arithDepth  int
-	inCond      bool // evaluating [[ ]]: extglob patterns always work
+	// sharedMaps says which of funcs, alias, traps and shopts are shared
+	// with another runner (see copyState): read only until copied.
+	sharedMaps uint8
+	traceLevel int // command substitution nesting, for PS4
+	arithDepth int
+	inCond     bool // evaluating [[ ]]: extglob patterns always work
 
 	expandingAlias map[string]bool // aliases being expanded, against recursion
 	lineAliases    map[string]bool // aliases defined on the line being run: not yet in effect
@@ -170,31 +173,28 @@ func (r *runner) stopped() bool {
 	return r.exiting || r.returning || r.breakN > 0 || r.contN > 0 || r.ctx.Err() != nil
 }
 
-// copyState returns a subshell of r: a deep copy of its variables and
-// functions, sharing the exec's counters.
+// copyState returns a subshell of r: a copy of its variables and
+// functions, sharing the exec's counters. The variables are copied on
+// write: both runners keep reading the same maps, and whichever changes a
+// scope first takes its own copy of it (see scope).
 func (r *runner) copyState() *runner {
 	c := *r
 	c.scopes = make([]*scope, len(r.scopes))
+	pool := make([]scope, len(r.scopes))
 	for i, s := range r.scopes {
-		ns := &scope{vars: make(map[string]*variable, len(s.vars))}
-		// The copies are carved from one slice: one allocation per scope
-		// instead of one per variable.
-		pool := make([]variable, 0, len(s.vars))
-		for k, v := range s.vars {
-			pool = append(pool, *v)
-			cv := &pool[len(pool)-1]
-			cv.cloneMaps()
-			ns.vars[k] = cv
-		}
-		c.scopes[i] = ns
+		s.share()
+		pool[i] = scope{vars: s.vars, temp: s.temp, frozen: s.frozen}
+		c.scopes[i] = &pool[i]
 	}
-	c.funcs = maps.Clone(r.funcs)
-	c.alias = maps.Clone(r.alias)
-	c.traps = maps.Clone(r.traps)
-	delete(c.traps, "EXIT")
+	// Functions, aliases, traps and shell options are shared the same way:
+	// both runners copy a map before their first change to it.
+	r.sharedMaps = shareAll
+	c.sharedMaps = shareAll
+	if _, ok := c.traps["EXIT"]; ok {
+		delete(c.trapsW(), "EXIT")
+	}
 	c.fds = maps.Clone(r.fds)
 	c.params = append([]string(nil), r.params...)
-	c.shopts = maps.Clone(r.shopts)
 	c.funcNames = append([]string(nil), r.funcNames...)
 	c.sources = append([]string(nil), r.sources...)
 	c.callLines = append([]int(nil), r.callLines...)
@@ -206,6 +206,58 @@ func (r *runner) copyState() *runner {
 	seed := r.rand.Uint64()
 	c.rand = rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
 	return &c
+}
+
+// Bits of runner.sharedMaps.
+const (
+	shareFuncs uint8 = 1 << iota
+	shareAlias
+	shareTraps
+	shareShopts
+	shareAll = shareFuncs | shareAlias | shareTraps | shareShopts
+)
+
+// funcsW, aliasW, trapsW and shoptsW return a map for changing, first
+// copying it if it is shared with another runner.
+func (r *runner) funcsW() map[string]*syntax.Stmt {
+	if r.sharedMaps&shareFuncs != 0 || r.funcs == nil {
+		r.funcs = cloneMap(r.funcs)
+		r.sharedMaps &^= shareFuncs
+	}
+	return r.funcs
+}
+
+func (r *runner) aliasW() map[string]string {
+	if r.sharedMaps&shareAlias != 0 || r.alias == nil {
+		r.alias = cloneMap(r.alias)
+		r.sharedMaps &^= shareAlias
+	}
+	return r.alias
+}
+
+func (r *runner) trapsW() map[string]string {
+	if r.sharedMaps&shareTraps != 0 || r.traps == nil {
+		r.traps = cloneMap(r.traps)
+		r.sharedMaps &^= shareTraps
+	}
+	return r.traps
+}
+
+func (r *runner) shoptsW() map[string]bool {
+	if r.sharedMaps&shareShopts != 0 || r.shopts == nil {
+		r.shopts = cloneMap(r.shopts)
+		r.sharedMaps &^= shareShopts
+	}
+	return r.shopts
+}
+
+// cloneMap is maps.Clone, but never nil.
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // runSubshell runs fn in a copy of r and returns its exit status.
@@ -239,7 +291,7 @@ func (r *runner) runExitTrap() {
 	if !ok || cmd == "" {
 		return
 	}
-	delete(r.traps, "EXIT")
+	delete(r.trapsW(), "EXIT")
 	saved := r.status
 	if r.exiting {
 		saved = r.exitCode
@@ -422,7 +474,7 @@ func (r *runner) command(cmd syntax.Command) int {
 			r.exiting, r.exitCode = true, 2
 			return 2
 		}
-		r.funcs[c.Name.Value] = c.Body
+		r.funcsW()[c.Name.Value] = c.Body
 		return 0
 	case *syntax.ArithmCmd:
 		if !r.tick() {

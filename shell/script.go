@@ -191,6 +191,8 @@ func (r *runner) childShell(params []string) *runner {
 			global.vars[k] = v.clone()
 		}
 	}
+	// global holds variables still shared with r (see scope).
+	global.share()
 	c.scopes = []*scope{global}
 	c.funcs = map[string]*syntax.Stmt{}
 	c.alias = map[string]string{}

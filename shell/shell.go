@@ -106,6 +106,16 @@ func New(cfg Config) *Shell { return &Shell{cfg: cfg} }
 func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if root, ok := s.cfg.FS.(*storage.Root); ok {
+		// The exec works on its own view of the root, whose stat cache
+		// reads pending change events once per exec rather than before
+		// every lookup (see storage.ExecView). Every use of the file view
+		// goes through r.sh.sh.cfg.FS, so a copy of s carries it (one
+		// allocation for both).
+		es := &execShell{Shell: *s, view: storage.ExecView{Root: root}}
+		es.cfg.FS = &es.view
+		s = &es.Shell
+	}
 	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now()}
 	sh.pids.Store(1)
 	stdout := req.Stdout
@@ -167,6 +177,12 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		res.ExitCode = 126
 	}
 	return res
+}
+
+// execShell is a Shell whose file view is one exec's view of a Root.
+type execShell struct {
+	Shell
+	view storage.ExecView
 }
 
 // panics records a recovered panic; the exec ends with status 126.

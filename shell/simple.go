@@ -60,7 +60,7 @@ func (r *runner) call(c *syntax.CallExpr, redirs []*syntax.Redirect) int {
 			if r.xtrace {
 				r.trace(name + "=" + quoteTrace(val))
 			}
-			tmp.vars[name] = &variable{set: true, str: val, exported: true}
+			tmp.mine()[name] = &variable{set: true, str: val, exported: true}
 		}
 	}
 	if r.xtrace {
@@ -184,7 +184,9 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) int {
 	outer, hadOuter := r.traps["RETURN"]
 	trace := r.optionOn("functrace")
 	if !trace {
-		delete(r.traps, "RETURN")
+		if _, ok := r.traps["RETURN"]; ok {
+			delete(r.trapsW(), "RETURN")
+		}
 	}
 	r.stmt(body)
 	if m, ok := r.savedOpts[len(r.funcNames)]; ok {
@@ -209,7 +211,7 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) int {
 		r.returning = false
 		r.status = saved
 	} else if !ok && hadOuter {
-		r.traps["RETURN"] = outer
+		r.trapsW()["RETURN"] = outer
 	}
 	return r.status
 }
@@ -397,6 +399,8 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 	var prev *pipe
 	r.noErrExit++
 	lastpipe := r.shopts["lastpipe"]
+	pipes, stopPipes := newPipes(r.ctx, n-1)
+	defer stopPipes()
 	for i, st := range stages {
 		var child *runner
 		if i == n-1 && lastpipe {
@@ -416,7 +420,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 		}
 		var next *pipe
 		if i < n-1 {
-			next = newPipe(r.ctx)
+			next = pipes[i]
 			d := &fdesc{w: pipeWriter{next}, pipe: next}
 			child.fds[1] = d
 			if all[i] {
@@ -446,7 +450,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 			run()
 		} else {
 			wg.Add(1)
-			go func() {
+			goStage(func() {
 				defer wg.Done()
 				defer func() {
 					if p := recover(); p != nil {
@@ -461,7 +465,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 					}
 				}()
 				run()
-			}()
+			})
 		}
 		prev = next
 	}

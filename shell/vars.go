@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // varKind says which of a variable's value fields is in use.
@@ -165,13 +166,74 @@ func (v *variable) maxIndex() int {
 }
 
 // scope is one level of dynamic scoping: the globals, or one function call.
+//
+// A subshell shares its parent's variables until it changes them: copyState
+// gives the copy its own scope values whose vars are the parent's map, and
+// marks both sides shared. A shared map and the variables in it are never
+// changed again by anyone; a runner that wants to change a shared scope, or
+// hand out one of its variables, first takes a deep copy (mine). Code that
+// only reads may use vars directly. Each scope value belongs to one runner.
 type scope struct {
 	vars map[string]*variable
 	temp bool // prefix assignments of one command (A=1 cmd)
+	// frozen is set while vars is shared with another runner's scope, and
+	// so read only. Every scope sharing the map shares it.
+	frozen *frozenVars
 }
 
-// lookupVar finds name from the innermost scope outwards.
+// frozenVars holds what has been derived from a shared, read-only vars
+// map, so that the runners sharing it derive it once. Safe for concurrent
+// use.
+type frozenVars struct {
+	env atomic.Pointer[[]string] // environOf(vars), once computed
+}
+
+// share marks s as shared; the caller then hands its vars to another scope
+// value with the same frozen.
+func (s *scope) share() {
+	if s.frozen == nil {
+		s.frozen = &frozenVars{}
+	}
+}
+
+// mine returns the scope's variables for changing, first copying them if
+// they are shared with another runner.
+func (s *scope) mine() map[string]*variable {
+	if s.frozen == nil {
+		return s.vars
+	}
+	vars := make(map[string]*variable, len(s.vars))
+	// The copies are carved from one slice: one allocation per scope
+	// instead of one per variable.
+	pool := make([]variable, 0, len(s.vars))
+	for k, v := range s.vars {
+		pool = append(pool, *v)
+		cv := &pool[len(pool)-1]
+		cv.cloneMaps()
+		vars[k] = cv
+	}
+	s.vars, s.frozen = vars, nil
+	return vars
+}
+
+// lookupVar finds name from the innermost scope outwards. The variable
+// returned may be changed: a shared scope holding it is copied first.
 func (r *runner) lookupVar(name string) *variable {
+	for i := len(r.scopes) - 1; i >= 0; i-- {
+		s := r.scopes[i]
+		if v, ok := s.vars[name]; ok {
+			if s.frozen != nil {
+				v = s.mine()[name]
+			}
+			return v
+		}
+	}
+	return nil
+}
+
+// peekVar is lookupVar for reading only: the variable returned must not
+// be changed, and it may be shared with other runners.
+func (r *runner) peekVar(name string) *variable {
 	for i := len(r.scopes) - 1; i >= 0; i-- {
 		if v, ok := r.scopes[i].vars[name]; ok {
 			return v
@@ -183,7 +245,7 @@ func (r *runner) lookupVar(name string) *variable {
 // resolveRef follows namerefs (at most 10 levels, as bash warns past that).
 func (r *runner) resolveRef(name string) string {
 	for range 10 {
-		v := r.lookupVar(name)
+		v := r.peekVar(name)
 		if v == nil || !v.nameref || !v.set {
 			return name
 		}
@@ -202,7 +264,10 @@ func (r *runner) getVar(name string) *variable {
 
 // varValue returns $name.
 func (r *runner) varValue(name string) (string, bool) {
-	v := r.getVar(name)
+	v := r.specialVar(name)
+	if v == nil {
+		v = r.peekVar(r.resolveRef(name))
+	}
 	if v == nil {
 		return "", false
 	}
@@ -220,7 +285,7 @@ func (r *runner) ensureVar(name string) *variable {
 	if r.allexport {
 		v.exported = true
 	}
-	r.scopes[0].vars[name] = v
+	r.scopes[0].mine()[name] = v
 	return v
 }
 
@@ -320,12 +385,13 @@ func (r *runner) unsetVar(name string) error {
 			if v.readonly {
 				return readonlyErr{name}
 			}
+			vars := r.scopes[i].mine()
 			if i > 0 && v.local {
 				// bash: unsetting a local leaves it unset in that scope.
-				r.scopes[i].vars[name] = &variable{local: true}
+				vars[name] = &variable{local: true}
 				return nil
 			}
-			delete(r.scopes[i].vars, name)
+			delete(vars, name)
 			return nil
 		}
 	}
@@ -335,7 +401,19 @@ func (r *runner) unsetVar(name string) error {
 // environ returns the exported variables as NAME=value, sorted.
 func (r *runner) environ() []string {
 	if len(r.scopes) == 1 {
-		return environOf(r.scopes[0].vars)
+		s := r.scopes[0]
+		if s.frozen == nil {
+			return environOf(s.vars)
+		}
+		// Every stage of a pipeline starts with its parent's variables:
+		// they build the environment once between them. The slice is
+		// clipped so that a caller appending to it never writes into it.
+		if p := s.frozen.env.Load(); p != nil {
+			return *p
+		}
+		env := slices.Clip(environOf(s.vars))
+		s.frozen.env.Store(&env)
+		return env
 	}
 	// With one scope (no function running) no name can be shadowed, so the
 	// set of names already seen is only needed for deeper stacks.

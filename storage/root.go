@@ -45,7 +45,9 @@ const MaxPathLen = 4096
 // Stat and Lstat of a name whose directory part is canonical (no
 // symlinks, ".", ".." or "//") use a small cache of directory handles
 // kept exact with inotify: one fstatat(2) of the final name, plus one
-// non-blocking read of pending change events (see dirCache).
+// non-blocking read of pending change events (see dirCache), which an
+// [ExecView] makes once per exec instead. "dir/." and "dir/.." of a
+// canonical dir are answered from the cached handles too.
 //
 // The entries "workspace" and "tmp" directly under the root are mount
 // points in the container: removing or renaming them fails with EBUSY.
@@ -226,16 +228,17 @@ func (r *Root) isMountPoint(dfd int, base string) bool {
 
 // Stat implements [FS].
 func (r *Root) Stat(name string) (fs.FileInfo, error) {
-	return r.stat("stat", name, unix.O_PATH)
+	return r.stat("stat", name, unix.O_PATH, nil)
 }
 
 // Lstat implements [FS].
 func (r *Root) Lstat(name string) (fs.FileInfo, error) {
-	return r.stat("lstat", name, unix.O_PATH|unix.O_NOFOLLOW)
+	return r.stat("lstat", name, unix.O_PATH|unix.O_NOFOLLOW, nil)
 }
 
-func (r *Root) stat(op, name string, flags uint64) (fs.FileInfo, error) {
-	if fi, err, ok := r.statCached(op, name, flags&unix.O_NOFOLLOW == 0); ok {
+// stat is Stat or Lstat; v is the exec view asking, or nil.
+func (r *Root) stat(op, name string, flags uint64, v *ExecView) (fs.FileInfo, error) {
+	if fi, err, ok := r.statCached(op, name, flags&unix.O_NOFOLLOW == 0, v); ok {
 		return fi, err
 	}
 	return r.statUncached(op, name, flags)
@@ -258,17 +261,25 @@ func (r *Root) statUncached(op, name string, flags uint64) (fs.FileInfo, error) 
 // statCached stats name through the cached handle of its directory; ok
 // is false when the name must take the uncached path (its directory is
 // not canonical or not cached, or follow is set and it is a symlink).
-func (r *Root) statCached(op, name string, follow bool) (fs.FileInfo, error, bool) {
+func (r *Root) statCached(op, name string, follow bool, v *ExecView) (fs.FileInfo, error, bool) {
 	dir, base, ok := canonicalSplit(name)
 	if !ok && len(name) > 2 && strings.HasSuffix(name, "/.") && canonicalDir(name[:len(name)-2]) {
 		// "dir/." (ls -a's "." entry, ls of "."): the directory itself,
 		// looked up as "." in its cached handle, as the kernel would.
 		dir, base, ok = name[:len(name)-2], ".", true
 	}
+	if !ok && strings.HasSuffix(name, "/..") {
+		// "dir/.." and "dir/./.." (ls -a's ".." entry) with a canonical
+		// dir: the cached parent of dir.
+		d := strings.TrimSuffix(name[:len(name)-3], "/.")
+		if len(name) < MaxPathLen && strings.IndexByte(name, 0) < 0 && len(d) > 1 && canonicalDir(d) {
+			return r.statParentCached(d, v)
+		}
+	}
 	if !ok || len(name) >= MaxPathLen || strings.IndexByte(name, 0) >= 0 {
 		return nil, nil, false
 	}
-	e := r.acquire(dir)
+	e := r.acquire(dir, v)
 	if e == nil {
 		return nil, nil, false
 	}
@@ -285,6 +296,47 @@ func (r *Root) statCached(op, name string, follow bool) (fs.FileInfo, error, boo
 	default:
 		return nil, nil, false
 	}
+}
+
+// statParentCached stats the parent of the canonical directory dir, as a
+// lookup of "dir/.." inside the root finds it. dir is looked up in the
+// cache (which fills its ancestors first), so it exists and is a
+// directory under the names its path gives; its parent is then the cached
+// directory one component up, or the root itself. ok is false when dir
+// cannot be cached; the caller then resolves the name with openat2.
+func (r *Root) statParentCached(dir string, v *ExecView) (fs.FileInfo, error, bool) {
+	e := r.acquire(dir, v)
+	if e == nil {
+		return nil, nil, false
+	}
+	r.release(e)
+	fi := &fileInfo{name: ".."}
+	parent := dir[:strings.LastIndexByte(dir, '/')]
+	var err error
+	if parent == "" {
+		if !r.enter() {
+			return nil, nil, false
+		}
+		err = unix.Fstat(r.fd, &fi.st)
+		r.leave()
+	} else {
+		c := &r.cache
+		c.mu.Lock()
+		p := c.byPath[parent]
+		if p != nil {
+			p.refs++
+		}
+		c.mu.Unlock()
+		if p == nil {
+			return nil, nil, false
+		}
+		err = unix.Fstat(p.fd, &fi.st)
+		r.release(p)
+	}
+	if err != nil {
+		return nil, nil, false
+	}
+	return fi, nil, true
 }
 
 // ReadDir implements [FS].

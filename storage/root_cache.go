@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -25,8 +27,10 @@ const dirCacheMax = 128
 // being removed, renamed or renamed over (rmdir of a directory whose
 // handle we hold reports IN_DELETE_SELF only once the handle closes, so
 // the parent's IN_DELETE is what counts), and the pending events are
-// read, without blocking, before every lookup. inotify queues an event before the rename or rmdir
-// that caused it returns, so a change that completed before a lookup
+// read, without blocking, before every lookup (through an [ExecView]:
+// before its first lookup and after its own Remove and Rename). inotify
+// queues an event before the rename or rmdir that caused it returns, so a
+// change that completed before a lookup
 // began is always seen by it; a change concurrent with a lookup may or may
 // not be, as for any two racing system calls. A handle is always a
 // directory inside the root that was resolved with RESOLVE_IN_ROOT, and
@@ -99,8 +103,10 @@ func canonicalDir(dir string) bool {
 
 // acquire returns the cached handle of canonical directory dir, filling
 // the cache on a miss, or nil when dir cannot be cached. The caller
-// passes the result to release.
-func (r *Root) acquire(dir string) *dirEnt {
+// passes the result to release. v is the exec view asking, or nil: the
+// pending events are read first unless v has read them since its last
+// Remove or Rename.
+func (r *Root) acquire(dir string, v *ExecView) *dirEnt {
 	if !r.enter() {
 		return nil
 	}
@@ -111,7 +117,16 @@ func (r *Root) acquire(dir string) *dirEnt {
 	if !c.ready(r.fd) {
 		return nil
 	}
-	c.drain()
+	if v == nil {
+		c.drain()
+	} else if gen := v.gen.Load(); v.drained.Load() != gen+1 {
+		c.drain()
+		// Only the generation read before draining is marked: a Remove or
+		// Rename through v that ended after that read bumps gen, so the
+		// next lookup drains again and sees its event. (Lookups are
+		// serialized by c.mu, so the mark only grows.)
+		v.drained.Store(gen + 1)
+	}
 	e := c.byPath[dir]
 	if e == nil {
 		e = r.fillLocked(dir)
@@ -307,4 +322,56 @@ func (c *dirCache) close() {
 		c.byPath = nil
 	}
 	c.closed = true
+}
+
+// ExecView is a [Root] as one exec (one command line of the isolate
+// shell) sees it; get one from [Root.ExecView]. It is the same file view,
+// except that Stat and Lstat read the stat cache's pending change events
+// only at the view's first cached lookup and again after each Remove or
+// Rename made through the view, not before every lookup. So the exec sees
+// its own changes at once, and changes made from outside (the container,
+// other callers of the Root) that completed before the exec began; a
+// change made from outside while the exec runs may go unseen by the
+// exec's later lookups, as if it had raced them. Resolution stays inside
+// the root either way: a cached handle is always a directory of the root
+// used with one final name.
+//
+// An ExecView is safe for concurrent use. Its Close does nothing; the
+// Root's owner closes the Root.
+type ExecView struct {
+	*Root
+	gen     atomic.Int64 // bumped after each Remove and Rename through the view
+	drained atomic.Int64 // 1 + the gen value the last drain started at; 0 before the first
+}
+
+var _ FS = (*ExecView)(nil)
+
+// ExecView returns a new view of r for one exec; see [ExecView]. (So is
+// ExecView{Root: r}: the zero counters are a view that has not read the
+// events yet.)
+func (r *Root) ExecView() *ExecView { return &ExecView{Root: r} }
+
+// Stat implements [FS].
+func (v *ExecView) Stat(name string) (fs.FileInfo, error) {
+	return v.stat("stat", name, unix.O_PATH, v)
+}
+
+// Lstat implements [FS].
+func (v *ExecView) Lstat(name string) (fs.FileInfo, error) {
+	return v.stat("lstat", name, unix.O_PATH|unix.O_NOFOLLOW, v)
+}
+
+// Close does nothing: the Root stays open (it is not the view's to close).
+func (v *ExecView) Close() error { return nil }
+
+// Remove implements [FS].
+func (v *ExecView) Remove(name string) error {
+	defer v.gen.Add(1)
+	return v.Root.Remove(name)
+}
+
+// Rename implements [FS].
+func (v *ExecView) Rename(oldname, newname string) error {
+	defer v.gen.Add(1)
+	return v.Root.Rename(oldname, newname)
 }

@@ -103,7 +103,7 @@ func TestRootStatCacheRandom(t *testing.T) {
 	dirs := []string{"/workspace/a", "/workspace/b", "/workspace/a/x", "/workspace/b/x", "/workspace/a/x/y", "/tmp/t"}
 	names := []string{}
 	for _, d := range dirs {
-		names = append(names, d, d+"/f", d+"/l", d+"/x/f", d+"/.", d+"/l/.")
+		names = append(names, d, d+"/f", d+"/l", d+"/x/f", d+"/.", d+"/l/.", d+"/..", d+"/./..", d+"/x/..", d+"/l/..")
 	}
 	steps := 800
 	if testing.Short() {
@@ -173,5 +173,68 @@ func TestRootStatCacheConcurrent(t *testing.T) {
 	must(t, v.Close())
 	if _, err := v.Stat("/workspace/d0/s/f"); err == nil {
 		t.Errorf("Stat after Close succeeded")
+	}
+}
+
+// TestExecViewOwnChanges changes the tree through an ExecView, which reads
+// change events only after its own Remove and Rename, and checks that its
+// Stat and Lstat always agree with the uncached path.
+func TestExecViewOwnChanges(t *testing.T) {
+	root := newView(t)
+	v := root.ExecView()
+	rng := rand.New(rand.NewPCG(3, 4))
+	dirs := []string{"/workspace/a", "/workspace/b", "/workspace/a/x", "/workspace/b/x", "/workspace/a/x/y"}
+	var names []string
+	for _, d := range dirs {
+		names = append(names, d, d+"/f", d+"/x/f", d+"/.", d+"/..", d+"/./..")
+	}
+	for step := range 400 {
+		d := dirs[rng.IntN(len(dirs))]
+		o := dirs[rng.IntN(len(dirs))]
+		switch rng.IntN(5) {
+		case 0:
+			v.Mkdir(d, 0o755)
+		case 1:
+			v.WriteFile(d+"/f", make([]byte, step%50), 0o644)
+		case 2:
+			v.Remove(d + "/f")
+			v.Remove(d)
+		case 3:
+			v.Rename(d, o)
+		case 4:
+			v.Rename(d, d+"-old")
+			v.Mkdir(d, 0o755)
+		}
+		for _, n := range names {
+			for _, follow := range []bool{true, false} {
+				flags, stat := uint64(unix.O_PATH), v.Stat
+				if !follow {
+					flags, stat = unix.O_PATH|unix.O_NOFOLLOW, v.Lstat
+				}
+				got := statDesc(stat(n))
+				want := statDesc(root.statUncached("stat", n, flags))
+				if got != want {
+					t.Fatalf("step %d: Stat(%q, follow=%v) = %s, uncached %s", step, n, follow, got, want)
+				}
+			}
+		}
+	}
+	// Changes from outside that completed before the view's first lookup
+	// are seen by it.
+	must(t, os.MkdirAll(root.h("/workspace/z/z"), 0o755))
+	if _, err := root.Stat("/workspace/z/z/f"); err == nil {
+		t.Fatal("f exists")
+	}
+	must(t, os.Rename(root.h("/workspace/z"), root.h("/workspace/z2")))
+	must(t, os.MkdirAll(root.h("/workspace/z/z"), 0o755))
+	must(t, os.WriteFile(root.h("/workspace/z/z/f"), nil, 0o644))
+	if _, err := root.ExecView().Stat("/workspace/z/z/f"); err != nil {
+		t.Errorf("a new view missed a change made before it: %v", err)
+	}
+	if err := v.Close(); err != nil {
+		t.Errorf("view Close: %v", err)
+	}
+	if _, err := root.Stat("/workspace"); err != nil {
+		t.Errorf("the view's Close closed the root: %v", err)
 	}
 }

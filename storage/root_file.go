@@ -1,27 +1,40 @@
 package storage
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// file is an open file of a [Root]. It holds an *os.File for its
-// descriptor handling (no use after Close, no descriptor reuse races) but
-// does not embed it: os.File's directory reading, Readdir and Chdir act on
-// the file's name as a host path, and that name is a sandbox path.
+// file is an open file of a [Root]. It works on its descriptor with plain
+// system calls, not through an *os.File: os.NewFile costs an fcntl(2) per
+// open (and os.File's directory reading, Readdir and Chdir would act on
+// the file's name as a host path, and that name is a sandbox path).
+// Errors are the ones os.File returns (*fs.PathError with the same Op
+// names, io.EOF, fs.ErrClosed after Close).
+//
+// The descriptor is closed by whichever of Close and the last call in
+// flight comes last (inUse, as for [Root]), so a call racing Close never
+// uses a descriptor number that was closed and reused by another open.
 type file struct {
-	f    *os.File
-	name string // sandbox path it was opened with
-	root *Root
+	fd      int
+	name    string // sandbox path it was opened with
+	root    *Root
+	append  bool // opened with O_APPEND: WriteAt is refused, as os.File does
+	regular bool // a regular file (for ReadEOF)
+
+	inUse atomic.Int64 // calls using fd, plus closedBit once Close was called
 
 	mu      sync.Mutex // guards the directory-reading state below
-	dirbuf  []byte     // getdents64 buffer; nil until ReadDir is called
+	dirbuf  *[]byte    // getdents64 buffer, from dirbufPool; nil until ReadDir is called
 	dirpos  int        // next record in dirbuf
 	dirend  int        // end of valid records in dirbuf
 	direofs bool       // getdents64 returned 0
@@ -29,25 +42,261 @@ type file struct {
 
 var _ File = (*file)(nil)
 
-func newFile(r *Root, fd int, name string) *file {
-	return &file{f: os.NewFile(uintptr(fd), name), name: name, root: r}
+func newFile(r *Root, fd int, name string, flag int) *file {
+	f := &file{fd: fd, name: name, root: r, append: flag&os.O_APPEND != 0}
+	// A file dropped without Close has its descriptor closed, as os.File
+	// does. (A finalizer rather than runtime.AddCleanup: it allocates
+	// nothing on the heap.) Close removes it.
+	runtime.SetFinalizer(f, (*file).finalize)
+	return f
 }
 
-func (f *file) Name() string                              { return f.name }
-func (f *file) Read(b []byte) (int, error)                { return f.f.Read(b) }
-func (f *file) ReadAt(b []byte, off int64) (int, error)   { return f.f.ReadAt(b, off) }
-func (f *file) Write(b []byte) (int, error)               { return f.f.Write(b) }
-func (f *file) WriteAt(b []byte, off int64) (int, error)  { return f.f.WriteAt(b, off) }
-func (f *file) Seek(off int64, whence int) (int64, error) { return f.f.Seek(off, whence) }
-func (f *file) Truncate(size int64) error                 { return f.f.Truncate(size) }
-func (f *file) Sync() error                               { return f.f.Sync() }
-func (f *file) ReadFrom(r io.Reader) (int64, error)       { return f.f.ReadFrom(r) }
-func (f *file) WriteTo(w io.Writer) (int64, error)        { return f.f.WriteTo(w) }
-func (f *file) SyscallConn() (syscall.RawConn, error)     { return f.f.SyscallConn() }
+// finalize closes the descriptor of a file dropped without Close; nothing
+// can be using it then.
+func (f *file) finalize() {
+	if f.inUse.Or(closedBit)&closedBit == 0 {
+		unix.Close(f.fd)
+	}
+}
+
+// maxRW caps one read or write call, as os.File does (some kernels and
+// file systems mishandle larger counts).
+const maxRW = 1 << 30
+
+// enter marks a use of f.fd; ok is false after Close.
+func (f *file) enter() bool {
+	if f.inUse.Add(1)&closedBit != 0 {
+		f.leave()
+		return false
+	}
+	return true
+}
+
+// leave ends a use of f.fd, closing it if Close is waiting for that.
+func (f *file) leave() {
+	if f.inUse.Add(-1) == closedBit && f.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
+		unix.Close(f.fd)
+	}
+}
+
+func (f *file) pathErr(op string, err error) error {
+	return &fs.PathError{Op: op, Path: f.name, Err: err}
+}
+
+func (f *file) Name() string { return f.name }
+
+func (f *file) Read(b []byte) (int, error) {
+	if !f.enter() {
+		return 0, f.pathErr("read", fs.ErrClosed)
+	}
+	defer f.leave()
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := unix.Read(f.fd, b[:min(len(b), maxRW)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, f.pathErr("read", err)
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// ReadEOF is Read, except that on a regular file a read that returns
+// fewer bytes than len(b) also returns io.EOF: a regular file's read comes
+// up short only where the file ended at that moment, so the zero-byte read
+// that would report the end is saved. A reader that loops to EOF (cat)
+// uses it.
+func (f *file) ReadEOF(b []byte) (int, error) {
+	n, err := f.Read(b)
+	if err == nil && f.regular && n < min(len(b), maxRW) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (f *file) ReadAt(b []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, f.pathErr("readat", errors.New("negative offset"))
+	}
+	if !f.enter() {
+		return 0, f.pathErr("read", fs.ErrClosed)
+	}
+	defer f.leave()
+	n := 0
+	for n < len(b) {
+		m, err := unix.Pread(f.fd, b[n:n+min(len(b)-n, maxRW)], off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, f.pathErr("read", err)
+		}
+		if m == 0 {
+			return n, io.EOF
+		}
+		n += m
+		off += int64(m)
+	}
+	return n, nil
+}
+
+func (f *file) Write(b []byte) (int, error) {
+	if !f.enter() {
+		return 0, f.pathErr("write", fs.ErrClosed)
+	}
+	defer f.leave()
+	n := 0
+	for n < len(b) {
+		m, err := unix.Write(f.fd, b[n:n+min(len(b)-n, maxRW)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, f.pathErr("write", err)
+		}
+		if m == 0 {
+			return n, f.pathErr("write", io.ErrUnexpectedEOF)
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func (f *file) WriteAt(b []byte, off int64) (int, error) {
+	if f.append {
+		return 0, errors.New("os: invalid use of WriteAt on file opened with O_APPEND")
+	}
+	if off < 0 {
+		return 0, f.pathErr("writeat", errors.New("negative offset"))
+	}
+	if !f.enter() {
+		return 0, f.pathErr("write", fs.ErrClosed)
+	}
+	defer f.leave()
+	n := 0
+	for n < len(b) {
+		m, err := unix.Pwrite(f.fd, b[n:n+min(len(b)-n, maxRW)], off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, f.pathErr("write", err)
+		}
+		if m == 0 {
+			return n, f.pathErr("write", io.ErrUnexpectedEOF)
+		}
+		n += m
+		off += int64(m)
+	}
+	return n, nil
+}
+
+func (f *file) Seek(off int64, whence int) (int64, error) {
+	var ret int64
+	err := f.control(func(fd int) error {
+		var err error
+		ret, err = unix.Seek(fd, off, whence)
+		return err
+	})
+	if err != nil {
+		return 0, f.pathErr("seek", err)
+	}
+	return ret, nil
+}
+
+func (f *file) Truncate(size int64) error {
+	if err := f.control(func(fd int) error { return retryEINTR(func() error { return unix.Ftruncate(fd, size) }) }); err != nil {
+		return f.pathErr("truncate", err)
+	}
+	return nil
+}
+
+func (f *file) Sync() error {
+	if err := f.control(func(fd int) error { return retryEINTR(func() error { return unix.Fsync(fd) }) }); err != nil {
+		return f.pathErr("sync", err)
+	}
+	return nil
+}
+
+func retryEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// withOSFile runs fn on an *os.File over a duplicate of the descriptor
+// (the same open file description, so the offset is shared), for the
+// copy fast paths of os.File's ReadFrom and WriteTo (copy_file_range,
+// splice, sendfile), which a plain descriptor would lose.
+func (f *file) withOSFile(fn func(*os.File) (int64, error)) (int64, error) {
+	var dup int
+	err := f.control(func(fd int) error {
+		var err error
+		dup, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return 0, f.pathErr("dup", err)
+	}
+	of := os.NewFile(uintptr(dup), f.name)
+	defer of.Close()
+	return fn(of)
+}
+
+// ReadFrom is os.File.ReadFrom on the file.
+func (f *file) ReadFrom(r io.Reader) (int64, error) {
+	return f.withOSFile(func(of *os.File) (int64, error) { return of.ReadFrom(r) })
+}
+
+// WriteTo is os.File.WriteTo on the file.
+func (f *file) WriteTo(w io.Writer) (int64, error) {
+	return f.withOSFile(func(of *os.File) (int64, error) { return of.WriteTo(w) })
+}
+
+// SyscallConn returns a raw connection to the descriptor (for flock). The
+// file is blocking, so Read and Write call their function once per try
+// until it reports done.
+func (f *file) SyscallConn() (syscall.RawConn, error) { return rawConn{f}, nil }
+
+type rawConn struct{ f *file }
+
+func (c rawConn) Control(fn func(fd uintptr)) error {
+	if !c.f.enter() {
+		return fs.ErrClosed
+	}
+	defer c.f.leave()
+	fn(uintptr(c.f.fd))
+	return nil
+}
+
+func (c rawConn) Read(fn func(fd uintptr) bool) error {
+	if !c.f.enter() {
+		return fs.ErrClosed
+	}
+	defer c.f.leave()
+	for !fn(uintptr(c.f.fd)) {
+	}
+	return nil
+}
+
+func (c rawConn) Write(fn func(fd uintptr) bool) error { return c.Read(fn) }
 
 // Fd returns the file's descriptor, as os.File.Fd (for flock). It stays
 // valid only until Close.
-func (f *file) Fd() uintptr { return f.f.Fd() }
+func (f *file) Fd() uintptr {
+	if f.inUse.Load()&closedBit != 0 {
+		return ^uintptr(0)
+	}
+	return uintptr(f.fd)
+}
 
 // Stat returns the file's FileInfo; Sys is a *unix.Stat_t, as for
 // [Root.Stat].
@@ -61,11 +310,21 @@ func (f *file) Stat() (fs.FileInfo, error) {
 }
 
 // Close closes the file and returns its directory buffer to the pool.
+// A second Close fails with fs.ErrClosed, as os.File's does.
 func (f *file) Close() error {
 	f.mu.Lock()
 	f.putDirbuf()
 	f.mu.Unlock()
-	return f.f.Close()
+	if f.inUse.Or(closedBit)&closedBit != 0 {
+		return f.pathErr("close", fs.ErrClosed)
+	}
+	runtime.SetFinalizer(f, nil)
+	if f.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
+		if err := unix.Close(f.fd); err != nil && err != unix.EINTR {
+			return f.pathErr("close", err)
+		}
+	}
+	return nil // the last call in flight closes it
 }
 
 // dirbufPool holds getdents64 buffers: a tree walk opens one directory
@@ -81,20 +340,17 @@ func (f *file) putDirbuf() {
 	}
 	b := f.dirbuf
 	f.dirbuf, f.dirpos, f.dirend = nil, 0, 0
-	dirbufPool.Put(&b)
+	dirbufPool.Put(b)
 }
 
-// control runs fn on the descriptor, holding it open meanwhile.
+// control runs fn on the descriptor, holding it open meanwhile. After
+// Close it returns fs.ErrClosed.
 func (f *file) control(fn func(fd int) error) error {
-	rc, err := f.f.SyscallConn()
-	if err != nil {
-		return err
+	if !f.enter() {
+		return fs.ErrClosed
 	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
+	defer f.leave()
+	return fn(f.fd)
 }
 
 // ReadDir reads the directory's entries in directory order, like
@@ -106,27 +362,29 @@ func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
 	if err := f.control(func(int) error { return nil }); err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: f.name, Err: err}
 	}
-	var out []fs.DirEntry
-	for n <= 0 || len(out) < n {
+	// The entries are collected by value and pointed to at the end: two
+	// allocations for a small directory instead of one per entry.
+	var vals []dirEntry
+	for n <= 0 || len(vals) < n {
 		if f.dirpos >= f.dirend {
 			if f.direofs {
 				break
 			}
 			if f.dirbuf == nil {
-				f.dirbuf = *dirbufPool.Get().(*[]byte)
+				f.dirbuf = dirbufPool.Get().(*[]byte)
 			}
 			var cnt int
 			err := f.control(func(fd int) error {
 				var err error
 				for {
-					cnt, err = unix.Getdents(fd, f.dirbuf)
+					cnt, err = unix.Getdents(fd, *f.dirbuf)
 					if err != unix.EINTR {
 						return err
 					}
 				}
 			})
 			if err != nil {
-				return out, &fs.PathError{Op: "readdir", Path: f.name, Err: err}
+				return dirEntries(vals), &fs.PathError{Op: "readdir", Path: f.name, Err: err}
 			}
 			f.dirpos, f.dirend = 0, cnt
 			if cnt == 0 {
@@ -135,7 +393,7 @@ func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
 				break
 			}
 		}
-		name, typ, next := parseDirent(f.dirbuf[f.dirpos:f.dirend])
+		name, typ, next := parseDirent((*f.dirbuf)[f.dirpos:f.dirend])
 		if next == 0 {
 			f.dirpos = f.dirend // malformed: drop the rest of the buffer
 			continue
@@ -144,12 +402,27 @@ func (f *file) ReadDir(n int) ([]fs.DirEntry, error) {
 		if name == "." || name == ".." || name == "" {
 			continue
 		}
-		out = append(out, &dirEntry{dir: f, name: name, typ: typ})
+		if vals == nil {
+			vals = make([]dirEntry, 0, 16)
+		}
+		vals = append(vals, dirEntry{dir: f, name: name, typ: typ})
 	}
-	if n > 0 && len(out) == 0 {
+	if n > 0 && len(vals) == 0 {
 		return nil, io.EOF
 	}
-	return out, nil
+	return dirEntries(vals), nil
+}
+
+// dirEntries points to each of vals; nil for none.
+func dirEntries(vals []dirEntry) []fs.DirEntry {
+	if len(vals) == 0 {
+		return nil
+	}
+	out := make([]fs.DirEntry, len(vals))
+	for i := range vals {
+		out[i] = &vals[i]
+	}
+	return out
 }
 
 // Readdir is os.File.Readdir over ReadDir.

@@ -34,7 +34,7 @@ var procFDDir = sync.OnceValues(func() (int, error) {
 
 // OpenFile implements [FS]. O_PATH and O_TMPFILE are refused (EINVAL).
 func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	fd, _, nonblock, err := r.openFile("open", name, flag, perm)
+	fd, size, nonblock, err := r.openFile("open", name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -46,11 +46,13 @@ func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 		}
 	}
-	return newFile(r, fd, name), nil
+	f := newFile(r, fd, name, flag)
+	f.regular = size >= 0 && flag&unix.O_DIRECT == 0
+	return f, nil
 }
 
 // openFile opens name for I/O and returns the descriptor with the file's
-// size (-1 when unknown). It never returns anything but a regular file or
+// size: -1 for a directory or when it is not known to be a regular file. It never returns anything but a regular file or
 // a directory; see [Root]. nonblock reports that the descriptor has
 // O_NONBLOCK although flag has not (the direct open adds it): for a
 // regular file or a directory that changes only what F_GETFL says.
@@ -174,7 +176,7 @@ func (r *Root) openDirect(p string, flags uint64, flag int) (int, int64, error) 
 			unix.Close(fd)
 			return -1, -1, syscall.EISDIR
 		}
-		return fd, st.Size, nil
+		return fd, -1, nil
 	}
 	unix.Close(fd)
 	return -1, -1, ErrSpecialFile
@@ -207,6 +209,9 @@ func reopen(pfd int, flag int) (int, int64, error) {
 		fd, err := unix.Openat(dir, itoa(pfd), flags, 0)
 		if err == unix.EINTR {
 			continue
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return fd, -1, err
 		}
 		return fd, st.Size, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"rung.dev/rung/shell"
+	"rung.dev/rung/storage"
 )
 
 // cat concatenates files like GNU cat 9.1, streaming: a file is never
@@ -61,13 +62,18 @@ func runCat(ctx context.Context, c *shell.Call) int {
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
+	// With several operands, a special file is refused before any output
+	// (a stat each). With one, nothing is written before its open, and
+	// the open itself refuses a special file (storage.ErrSpecialFile), so
+	// the refusal is made there and the stat saved.
+	single := len(files) == 1
 	for _, f := range files {
-		if f == "-" || f == "/dev/stdin" || f == "/dev/null" || f == "/dev/zero" {
+		if single || f == "-" || f == "/dev/stdin" || f == "/dev/null" || f == "/dev/zero" {
 			continue
 		}
 		if fi, err := c.FS.Stat(c.Abs(f)); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 			if _, isFD := fuDevFD(f); !isFD {
-				return c.Fail("reading a FIFO, socket or device (" + f + ")")
+				return c.Fail(catSpecialMsg(f))
 			}
 		}
 	}
@@ -80,6 +86,9 @@ func runCat(ctx context.Context, c *shell.Call) int {
 			return 130
 		}
 		r, err := c.Open(f)
+		if err != nil && single && errors.Is(err, storage.ErrSpecialFile) {
+			return c.Fail(catSpecialMsg(f))
+		}
 		if err != nil {
 			w.Flush()
 			c.Errorf("%s: %s", f, fuErr(err))
@@ -88,6 +97,8 @@ func runCat(ctx context.Context, c *shell.Call) int {
 		}
 		cr := &ctxReader{ctx: ctx, r: r}
 		if plain {
+			// A file of the view reports EOF with its short read.
+			cr.eof, _ = r.(eofReader)
 			err = catPlain(w, cr)
 		} else {
 			err = st.copy(w, cr)
@@ -112,6 +123,10 @@ func runCat(ctx context.Context, c *shell.Call) int {
 	return status
 }
 
+func catSpecialMsg(f string) string {
+	return "reading a FIFO, socket or device (" + f + ")"
+}
+
 func fuDevFD(name string) (int, bool) {
 	const p = "/dev/fd/"
 	if len(name) <= len(p) || name[:len(p)] != p {
@@ -123,15 +138,25 @@ func fuDevFD(name string) (int, bool) {
 
 type catWriteErr struct{ error }
 
+// eofReader is a file whose ReadEOF returns io.EOF with a short read of a
+// regular file (storage's files): one read fewer per file.
+type eofReader interface {
+	ReadEOF(b []byte) (int, error)
+}
+
 // ctxReader checks ctx every read.
 type ctxReader struct {
 	ctx context.Context
 	r   io.Reader
+	eof eofReader // when set, read through it instead of r (cat)
 }
 
 func (r *ctxReader) Read(p []byte) (int, error) {
 	if err := r.ctx.Err(); err != nil {
 		return 0, err
+	}
+	if r.eof != nil {
+		return r.eof.ReadEOF(p)
 	}
 	return r.r.Read(p)
 }

@@ -541,13 +541,15 @@ func (g *grepper) prefix(fsn *grepFileScan, sep byte, n, off int64) {
 			g.out.WriteByte(sep)
 		}
 	}
-	var num [24]byte
+	// Numbers are formatted straight into the writer's free space: a
+	// local array would escape to the heap (Write may pass it on to the
+	// underlying writer), one allocation per selected line.
 	if cfg.lineN {
-		g.out.Write(strconv.AppendInt(num[:0], n, 10))
+		g.out.Write(strconv.AppendInt(g.out.AvailableBuffer(), n, 10))
 		g.out.WriteByte(sep)
 	}
 	if cfg.byteOff {
-		g.out.Write(strconv.AppendInt(num[:0], off, 10))
+		g.out.Write(strconv.AppendInt(g.out.AvailableBuffer(), off, 10))
 		g.out.WriteByte(sep)
 	}
 }

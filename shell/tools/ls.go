@@ -3,6 +3,7 @@ package tools
 import (
 	"bufio"
 	"context"
+	"sync"
 	"time"
 
 	"rung.dev/rung/shell"
@@ -84,8 +85,25 @@ func runLs(ctx context.Context, c *shell.Call) int {
 	w := writers64K.get(c.Stdout)
 	defer writers64K.put(w)
 	defer w.Flush()
-	l := &lister{c: c, cfg: cfg, w: w, ctx: ctx, first: true}
+	l := listers.Get().(*lister)
+	defer l.release()
+	l.c, l.cfg, l.w, l.ctx, l.first = c, cfg, w, ctx, true
 	return l.run(args)
+}
+
+// listers keeps listers, with their scratch buffers, between runs.
+var listers = sync.Pool{New: func() any { return new(lister) }}
+
+// release clears l, keeping its buffers (emptied, so they hold no
+// strings), and puts it back in listers.
+func (l *lister) release() {
+	scratch := l.scratch[:0]
+	ents := l.entBuf[:0]
+	clear(l.entBuf[:cap(l.entBuf)])
+	cols := l.colsBuf[:0]
+	clear(l.colsBuf[:cap(l.colsBuf)])
+	*l = lister{scratch: scratch, entBuf: ents, colsBuf: cols}
+	listers.Put(l)
 }
 
 // lister carries the state of one ls run.
@@ -97,8 +115,19 @@ type lister struct {
 	status int
 	first  bool // no directory header printed yet
 	multi  bool // print directory headers
+	// dotUnchecked: the lone operand "." was not lstat'ed (see run).
+	dotUnchecked bool
 	// scratch is reused for rendering a mode string.
 	scratch []byte
+	// entBuf holds the entries of the first directory read (readDir);
+	// entBufUsed is set once it is taken. colsBuf is printLong's.
+	entBuf     []lsEntry
+	entBufUsed bool
+	colsBuf    []lsLongCols
+	// The last default-style time rendering, by Unix second (formatTime).
+	lastSec    int64
+	lastRecent bool
+	lastTime   string
 }
 
 func (l *lister) fail(st int) {
@@ -113,6 +142,15 @@ func (l *lister) run(args []string) int {
 	}
 	derefArgs := !(l.cfg.dirsSelf || l.cfg.indicator == 'F' || l.cfg.format == lsLong)
 	var ents []*lsEntry
+	nargs := len(args)
+	if len(args) == 1 && args[0] == "." && !l.cfg.dirsSelf && !l.cfg.recursive {
+		// The lone operand ".": a directory (or an error), never a
+		// symlink, and its stat is not printed. Its lstat is left out;
+		// if opening it fails, listDir makes it and reports as below.
+		l.dotUnchecked = true
+		args = nil
+		ents = append(ents, &lsEntry{name: ".", path: ".", cmdDir: true})
+	}
 	for _, a := range args {
 		e := &lsEntry{name: a, path: a}
 		st, err := fuLstat(l.c, a)
@@ -140,7 +178,7 @@ func (l *lister) run(args []string) int {
 			files = append(files, e)
 		}
 	}
-	l.multi = len(args) > 1 || l.cfg.recursive
+	l.multi = nargs > 1 || l.cfg.recursive
 	if len(files) > 0 {
 		// GNU sizes the columns of command-line files over every operand.
 		l.printEntries(files, ents)
@@ -189,6 +227,15 @@ func (l *lister) listDir(dir string, cmdLine bool) error {
 		l.w.WriteString(":\n")
 	}
 	ents, err := l.readDir(dir)
+	if err != nil && l.dotUnchecked {
+		l.dotUnchecked = false
+		if _, lerr := fuLstat(l.c, dir); lerr != nil {
+			l.w.Flush()
+			l.c.Errorf("cannot access %s: %s", fuQuote(dir), fuErr(lerr))
+			l.fail(2)
+			return nil
+		}
+	}
 	if err != nil {
 		l.w.Flush()
 		l.c.Errorf("cannot open directory %s: %s", fuQuote(dir), fuErr(err))
@@ -234,8 +281,18 @@ func (l *lister) readDir(dir string) ([]*lsEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The entries are carved from one slice: one allocation, not one each.
-	pool := make([]lsEntry, 0, len(des)+2)
+	// The entries are carved from one slice: one allocation, not one
+	// each, and none for the first directory of a run once l.entBuf has
+	// grown (the lister is reused).
+	var pool []lsEntry
+	if !l.entBufUsed && cap(l.entBuf) >= len(des)+2 {
+		pool, l.entBufUsed = l.entBuf[:0], true
+	} else {
+		pool = make([]lsEntry, 0, len(des)+2)
+		if !l.entBufUsed && len(des) < 256 {
+			l.entBuf, l.entBufUsed = pool, true
+		}
+	}
 	newEntry := func(e lsEntry) *lsEntry {
 		pool = append(pool, e)
 		return &pool[len(pool)-1]

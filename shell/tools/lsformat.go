@@ -180,7 +180,10 @@ func devMinor(d uint64) uint32 { return uint32(d&0xff) | uint32((d>>12)&^0xff) }
 func (l *lister) printLong(ents, sizing []*lsEntry) {
 	// The columns of each entry are rendered once: for sizing, and again
 	// for printing only when ents is not sizing itself.
-	cols := make([]lsLongCols, len(sizing))
+	if cap(l.colsBuf) < len(sizing) {
+		l.colsBuf = make([]lsLongCols, len(sizing))
+	}
+	cols := l.colsBuf[:len(sizing)]
 	var nlW, ownW, grpW, sizeW, majW, minW int
 	for i, e := range sizing {
 		k := &cols[i]

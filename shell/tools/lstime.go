@@ -23,10 +23,21 @@ func (l *lister) formatTime(t time.Time) string {
 		}
 		return t.Format("2006-01-02 ")
 	case "", "locale":
-		if recent {
-			return t.Format("Jan _2 15:04")
+		// Files listed together often share a second (and the rendering
+		// shows only minutes): reuse the last rendering for the same
+		// second.
+		sec := t.Unix()
+		if l.lastTime != "" && sec == l.lastSec && recent == l.lastRecent {
+			return l.lastTime
 		}
-		return t.Format("Jan _2  2006")
+		var out string
+		if recent {
+			out = t.Format("Jan _2 15:04")
+		} else {
+			out = t.Format("Jan _2  2006")
+		}
+		l.lastSec, l.lastRecent, l.lastTime = sec, recent, out
+		return out
 	}
 	old, rec, two := strings.Cut(l.cfg.timeStyle[1:], "\n")
 	if !two {
