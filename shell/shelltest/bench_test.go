@@ -37,6 +37,22 @@ func benchRoot(b *testing.B, files map[string]string) string {
 	return dir
 }
 
+// benchIsolate times script in sh, after one untimed run that must
+// succeed (else the benchmark is skipped: a tool is missing).
+func benchIsolate(b *testing.B, sh *shell.Shell, script string) {
+	if res := sh.Run(b.Context(), shell.Request{Script: script}); res.ExitCode != 0 {
+		b.Skipf("script fails in the isolate tier (exit %d, %v): a tool is missing", res.ExitCode, res.Unsupported)
+	}
+	b.ReportAllocs()
+	var d []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		sh.Run(b.Context(), shell.Request{Script: script, Stdout: io.Discard})
+		d = append(d, time.Since(start))
+	}
+	reportPercentiles(b, d)
+}
+
 func reportPercentiles(b *testing.B, d []time.Duration) {
 	if len(d) == 0 {
 		return
@@ -71,19 +87,7 @@ func BenchmarkScripts(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer root.Close()
-			sh := shell.New(shell.Config{FS: root, Tools: all})
-			res := sh.Run(b.Context(), shell.Request{Script: tc.script})
-			if res.ExitCode != 0 {
-				b.Skipf("script fails in the isolate tier (exit %d, %v): a tool is missing", res.ExitCode, res.Unsupported)
-			}
-			b.ReportAllocs()
-			var d []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				sh.Run(b.Context(), shell.Request{Script: tc.script, Stdout: io.Discard})
-				d = append(d, time.Since(start))
-			}
-			reportPercentiles(b, d)
+			benchIsolate(b, shell.New(shell.Config{FS: root, Tools: all}), tc.script)
 		})
 		// The same on a sandbox of a real pool (btrfs, nodev), as in production.
 		b.Run(tc.name+"/isolate-pool", func(b *testing.B) {
@@ -100,18 +104,7 @@ func BenchmarkScripts(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer root.Close()
-			sh := shell.New(shell.Config{FS: root, Tools: all})
-			if res := sh.Run(b.Context(), shell.Request{Script: tc.script}); res.ExitCode != 0 {
-				b.Skipf("script fails in the isolate tier (exit %d, %v)", res.ExitCode, res.Unsupported)
-			}
-			b.ReportAllocs()
-			var d []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				sh.Run(b.Context(), shell.Request{Script: tc.script, Stdout: io.Discard})
-				d = append(d, time.Since(start))
-			}
-			reportPercentiles(b, d)
+			benchIsolate(b, shell.New(shell.Config{FS: root, Tools: all}), tc.script)
 		})
 		b.Run(tc.name+"/bash", func(b *testing.B) {
 			dir := benchRoot(b, tc.files)
