@@ -262,3 +262,15 @@ func TestClientLongSocketPath(t *testing.T) {
 	}
 	waitHealthy(t, agent.NewClient(long))
 }
+
+// TestCommandPreferredForOOM checks that a command runs with the highest
+// OOM score adjustment, so that the OOM killer picks it over the agent.
+// (The shell reads it after a pause: the agent sets it just after the
+// fork.)
+func TestCommandPreferredForOOM(t *testing.T) {
+	c := startAgent(t)
+	got := run(t, c, agent.ExecRequest{Command: "sleep 0.1; cat /proc/self/oom_score_adj"})
+	if got.Stdout != "1000\n" {
+		t.Errorf("command's oom_score_adj = %q, %+v; want 1000", got.Stdout, got.Exit)
+	}
+}

@@ -31,6 +31,18 @@ func reportPercentiles(b *testing.B, samples []time.Duration) {
 	b.ReportMetric(p(0.99), "p99-ms")
 }
 
+// timeEach runs op once per iteration and reports the percentiles of
+// its durations.
+func timeEach(b *testing.B, op func()) {
+	var samples []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		op()
+		samples = append(samples, time.Since(t0))
+	}
+	reportPercentiles(b, samples)
+}
+
 // BenchmarkColdStart compares rung's start-to-first-exec-result with the
 // raw runtime's `run` of the same bundle running /bin/true to completion
 // (same-bundle), with `run --detach` of it, and with runc running a
@@ -77,16 +89,14 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 	b.Run("runc/run-minimal", func(b *testing.B) {
 		bundle := rawBundle(b, e)
-		var samples []time.Duration
-		for i := 0; b.Loop(); i++ {
-			t0 := time.Now()
+		i := 0
+		timeEach(b, func() {
 			cmd := exec.Command("runc", "--root", filepath.Join(bundle, "state"), "run", "--bundle", bundle, "raw"+string(rune('a'+i%26))+time.Now().Format("150405.000000"))
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("runc run: %v: %s", err, out)
 			}
-			samples = append(samples, time.Since(t0))
-		}
-		reportPercentiles(b, samples)
+			i++
+		})
 	})
 }
 
@@ -120,28 +130,20 @@ func BenchmarkExec(b *testing.B) {
 	e := newEnv(b)
 	c, _ := e.start(b, rung.Size{})
 	b.Run("agent/true", func(b *testing.B) {
-		var samples []time.Duration
-		for b.Loop() {
-			t0 := time.Now()
+		timeEach(b, func() {
 			exit, err := c.Exec(b.Context(), agent.ExecRequest{Argv: []string{"true"}}, nil)
 			if err != nil || exit.Code != 0 {
 				b.Fatal(err, exit)
 			}
-			samples = append(samples, time.Since(t0))
-		}
-		reportPercentiles(b, samples)
+		})
 	})
 	b.Run("runc-exec/true", func(b *testing.B) {
-		var samples []time.Duration
-		for b.Loop() {
-			t0 := time.Now()
+		timeEach(b, func() {
 			cmd := exec.Command("runc", "--root", e.m.RuntimeRoot(), "exec", string(c.Sandbox), "true")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("runc exec: %v: %s", err, out)
 			}
-			samples = append(samples, time.Since(t0))
-		}
-		reportPercentiles(b, samples)
+		})
 	})
 }
 

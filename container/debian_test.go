@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/agent"
@@ -116,26 +115,18 @@ func BenchmarkGitStatusInContainer(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("container", func(b *testing.B) {
-		var samples []time.Duration
-		for b.Loop() {
-			t0 := time.Now()
+		timeEach(b, func() {
 			exit, err := c.Exec(b.Context(), agent.ExecRequest{Argv: []string{"git", "-C", "/workspace/repo", "status"}}, nil)
 			if err != nil || exit.Code != 0 {
 				b.Fatal(err, exit)
 			}
-			samples = append(samples, time.Since(t0))
-		}
-		reportPercentiles(b, samples)
+		})
 	})
 	b.Run("host", func(b *testing.B) {
-		var samples []time.Duration
-		for b.Loop() {
-			t0 := time.Now()
+		timeEach(b, func() {
 			if out, err := exec.Command("git", "-C", repo, "status").CombinedOutput(); err != nil {
 				b.Fatal(err, string(out))
 			}
-			samples = append(samples, time.Since(t0))
-		}
-		reportPercentiles(b, samples)
+		})
 	})
 }

@@ -3,7 +3,6 @@ package container
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,8 +13,9 @@ import (
 
 // RunSameBundle runs, through m's runtime and to completion, the bundle
 // m would start for req (same root filesystem, mounts, namespaces,
-// seccomp profile and cgroup limits) with argv as its process instead of
-// the agent. It returns how long the runtime's `run` took: the reference
+// seccomp profile, memory and pids limits; like rung's own bundle it has
+// no CPU quota, which Start applies once the agent answers) with argv as
+// its process instead of the agent. It returns how long the runtime's `run` took: the reference
 // that rung's own cold start is compared with. With detach it times
 // `run --detach` (what starting a long-lived container costs) and deletes
 // the container afterwards. The overlay is mounted before the clock
@@ -33,18 +33,9 @@ func RunSameBundle(ctx context.Context, m *Manager, req StartRequest, argv []str
 		return 0, err
 	}
 	defer unix.Unmount(rootfs, unix.MNT_DETACH)
-	spec := buildSpec(specInput{
-		ID: req.Sandbox, Rootfs: rootfs, Env: []string{"PATH=/bin"}, Size: req.Size, Hostname: "rung",
-		Workspace: filepath.Join(req.Subvolume, "fs", "workspace"),
-		Tmp:       filepath.Join(req.Subvolume, "fs", "tmp"),
-		AgentBin:  m.agentDir, RunDir: runDir,
-	})
+	spec := m.bundleSpec(req, dir, []string{"PATH=/bin"})
 	spec.Process.Args = argv
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return 0, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+	if err := writeSpec(dir, spec); err != nil {
 		return 0, err
 	}
 	rt := m.cfg.Runtime
@@ -58,7 +49,7 @@ func RunSameBundle(ctx context.Context, m *Manager, req StartRequest, argv []str
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	elapsed := time.Since(t0)
 	if err != nil {
 		return 0, fmt.Errorf("%s run: %w: %s", rt.Name, err, out.Bytes())

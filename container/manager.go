@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 	"rung.dev/rung"
 	"rung.dev/rung/agent"
@@ -172,17 +173,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	if len(env) == 0 {
 		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	}
-	spec := buildSpec(specInput{
-		ID: req.Sandbox, Rootfs: c.rootfs, Env: env, Size: req.Size, Hostname: "rung",
-		Workspace: filepath.Join(req.Subvolume, "fs", "workspace"),
-		Tmp:       filepath.Join(req.Subvolume, "fs", "tmp"),
-		AgentBin:  m.agentDir, RunDir: runDir,
-	})
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+	if err := writeSpec(dir, m.bundleSpec(req, dir, env)); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
 	pidFile := filepath.Join(dir, "pid")
@@ -210,6 +201,26 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	m.mu.Unlock()
 	m.log.Info("container started", "sandbox", req.Sandbox, "image", req.Image.Ref(), "runtime", m.cfg.Runtime.Name)
 	return c, nil
+}
+
+// bundleSpec is the OCI spec of req's container, whose bundle is dir:
+// the overlay mounted at dir/rootfs, the agent's socket in dir/run.
+func (m *Manager) bundleSpec(req StartRequest, dir string, env []string) *specs.Spec {
+	return buildSpec(specInput{
+		ID: req.Sandbox, Rootfs: filepath.Join(dir, "rootfs"), Env: env, Size: req.Size, Hostname: "rung",
+		Workspace: filepath.Join(req.Subvolume, "fs", "workspace"),
+		Tmp:       filepath.Join(req.Subvolume, "fs", "tmp"),
+		AgentBin:  m.agentDir, RunDir: filepath.Join(dir, "run"),
+	})
+}
+
+// writeSpec writes spec as the bundle dir's config.json.
+func writeSpec(dir string, spec *specs.Spec) error {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600)
 }
 
 // alreadyGone says whether a runtime's delete failed only because the

@@ -280,20 +280,19 @@ func (w *warmPool) fill(ctx context.Context) error {
 	gone := w.discard
 	w.discard = nil
 	w.mu.Unlock()
+	ims := make([]image.Image, len(w.specs))
 	for i, s := range w.specs {
 		im, err := w.t.Images.Get(s.Image)
 		if err != nil {
 			w.destroyAll(ctx, gone)
 			return fmt.Errorf("spare %s: %w", s, err)
 		}
+		ims[i] = im
 		gone = append(gone, w.prune(i, im.Ref())...)
 	}
 	w.destroyAll(ctx, gone)
 	for i, s := range w.specs {
-		im, err := w.t.Images.Get(s.Image)
-		if err != nil {
-			return fmt.Errorf("spare %s: %w", s, err)
-		}
+		im := ims[i]
 		for ctx.Err() == nil && w.reserve(i) {
 			sp, err := w.start(ctx, im, s.Size)
 			w.mu.Lock()

@@ -237,34 +237,19 @@ func srcWordEnd(s string, i int) int {
 			return i
 		case '\\':
 			i += 2
-		case '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return len(s)
-			}
-			i += j + 2
+		case '\'', '`':
+			i = srcPast(s, i, c)
 		case '"':
 			i = srcQuoteEnd(s, i+1)
-		case '`':
-			j := strings.IndexByte(s[i+1:], '`')
-			if j < 0 {
-				return len(s)
-			}
-			i += j + 2
 		case '$':
-			if i+1 < len(s) && s[i+1] == '(' {
+			switch {
+			case i+1 < len(s) && s[i+1] == '(':
 				i = srcParenEnd(s, i+1)
-				continue
+			case i+1 < len(s) && s[i+1] == '{':
+				i = srcPast(s, i, '}')
+			default:
+				i++
 			}
-			if i+1 < len(s) && s[i+1] == '{' {
-				j := strings.IndexByte(s[i+1:], '}')
-				if j < 0 {
-					return len(s)
-				}
-				i += j + 2
-				continue
-			}
-			i++
 		default:
 			i++
 		}
@@ -288,14 +273,19 @@ func srcQuoteEnd(s string, i int) int {
 			}
 			i++
 		case '`':
-			j := strings.IndexByte(s[i+1:], '`')
-			if j < 0 {
-				return len(s)
-			}
-			i += j + 2
+			i = srcPast(s, i, '`')
 		default:
 			i++
 		}
+	}
+	return len(s)
+}
+
+// srcPast returns the index after the first c following s[i], the
+// character that opened a quoted run; len(s) when there is none.
+func srcPast(s string, i int, c byte) int {
+	if j := strings.IndexByte(s[i+1:], c); j >= 0 {
+		return i + j + 2
 	}
 	return len(s)
 }
@@ -316,11 +306,7 @@ func srcParenEnd(s string, i int) int {
 		case '\\':
 			i++
 		case '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return len(s)
-			}
-			i += j + 1
+			i = srcPast(s, i, '\'') - 1
 		case '"':
 			i = srcQuoteEnd(s, i+1) - 1
 		}

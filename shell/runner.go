@@ -219,36 +219,19 @@ const (
 
 // funcsW, aliasW, trapsW and shoptsW return a map for changing, first
 // copying it if it is shared with another runner.
-func (r *runner) funcsW() map[string]*syntax.Stmt {
-	if r.sharedMaps&shareFuncs != 0 || r.funcs == nil {
-		r.funcs = cloneMap(r.funcs)
-		r.sharedMaps &^= shareFuncs
-	}
-	return r.funcs
-}
+func (r *runner) funcsW() map[string]*syntax.Stmt { return ownMap(&r.sharedMaps, shareFuncs, &r.funcs) }
+func (r *runner) aliasW() map[string]string       { return ownMap(&r.sharedMaps, shareAlias, &r.alias) }
+func (r *runner) trapsW() map[string]string       { return ownMap(&r.sharedMaps, shareTraps, &r.traps) }
+func (r *runner) shoptsW() map[string]bool        { return ownMap(&r.sharedMaps, shareShopts, &r.shopts) }
 
-func (r *runner) aliasW() map[string]string {
-	if r.sharedMaps&shareAlias != 0 || r.alias == nil {
-		r.alias = cloneMap(r.alias)
-		r.sharedMaps &^= shareAlias
+// ownMap returns *m for changing: a copy of it, stored back, when bit is
+// set in *shared (or *m is nil), which it then clears.
+func ownMap[K comparable, V any](shared *uint8, bit uint8, m *map[K]V) map[K]V {
+	if *shared&bit != 0 || *m == nil {
+		*m = cloneMap(*m)
+		*shared &^= bit
 	}
-	return r.alias
-}
-
-func (r *runner) trapsW() map[string]string {
-	if r.sharedMaps&shareTraps != 0 || r.traps == nil {
-		r.traps = cloneMap(r.traps)
-		r.sharedMaps &^= shareTraps
-	}
-	return r.traps
-}
-
-func (r *runner) shoptsW() map[string]bool {
-	if r.sharedMaps&shareShopts != 0 || r.shopts == nil {
-		r.shopts = cloneMap(r.shopts)
-		r.sharedMaps &^= shareShopts
-	}
-	return r.shopts
+	return *m
 }
 
 // cloneMap is maps.Clone, but never nil.

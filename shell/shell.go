@@ -311,12 +311,9 @@ func (r *runner) script(src string) {
 		if err == nil || try == reparseMax || r.exiting || r.ctx.Err() != nil {
 			break
 		}
-		fixed, warn, ok := reparse(src, err)
+		fixed, ok := r.reparseWarn(src, err)
 		if !ok {
 			break
-		}
-		if warn != "" {
-			fmt.Fprintln(r.stderr(), warn)
 		}
 		src, err = fixed, nil
 	}
@@ -326,6 +323,16 @@ func (r *runner) script(src string) {
 	if err != nil && !r.exiting && r.ctx.Err() == nil {
 		r.syntaxError(err)
 	}
+}
+
+// reparseWarn is reparse for a script the runner parses: the
+// warning bash would print while parsing goes to stderr.
+func (r *runner) reparseWarn(src string, err error) (fixed string, ok bool) {
+	fixed, warn, ok := reparse(src, err)
+	if warn != "" {
+		fmt.Fprintln(r.stderr(), warn)
+	}
+	return fixed, ok
 }
 
 // parsers keeps bash-variant parsers between scripts: a parser resets
@@ -367,12 +374,9 @@ func (r *runner) evalString(src, name string) int {
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	f, err := p.Parse(strings.NewReader(src), "")
 	for try := 0; err != nil && try < reparseMax; try++ {
-		fixed, warn, ok := reparse(src, err)
+		fixed, ok := r.reparseWarn(src, err)
 		if !ok {
 			break
-		}
-		if warn != "" {
-			fmt.Fprintln(r.stderr(), warn)
 		}
 		src = fixed
 		f, err = p.Parse(strings.NewReader(src), "")

@@ -182,11 +182,8 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) int {
 	// starts without it, and one the body sets runs when it returns
 	// (and stays set, as in bash).
 	outer, hadOuter := r.traps["RETURN"]
-	trace := r.optionOn("functrace")
-	if !trace {
-		if _, ok := r.traps["RETURN"]; ok {
-			delete(r.trapsW(), "RETURN")
-		}
+	if hadOuter && !r.optionOn("functrace") {
+		delete(r.trapsW(), "RETURN")
 	}
 	r.stmt(body)
 	if m, ok := r.savedOpts[len(r.funcNames)]; ok {

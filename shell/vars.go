@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -43,19 +44,9 @@ func (v *variable) clone() *variable {
 
 // cloneMaps gives a shallow copy of a variable its own array elements.
 func (v *variable) cloneMaps() {
-	if v.idx != nil {
-		idx := make(map[int]string, len(v.idx))
-		for k, x := range v.idx {
-			idx[k] = x
-		}
-		v.idx = idx
-	}
+	v.idx = maps.Clone(v.idx)
 	if v.assoc != nil {
-		assoc := make(map[string]string, len(v.assoc))
-		for k, x := range v.assoc {
-			assoc[k] = x
-		}
-		v.assoc = assoc
+		v.assoc = maps.Clone(v.assoc)
 		v.keys = slices.Clone(v.keys)
 	}
 }
@@ -415,12 +406,8 @@ func (r *runner) environ() []string {
 		s.frozen.env.Store(&env)
 		return env
 	}
-	// With one scope (no function running) no name can be shadowed, so the
-	// set of names already seen is only needed for deeper stacks.
-	var seen map[string]bool
-	if len(r.scopes) > 1 {
-		seen = map[string]bool{}
-	}
+	// A function is running: an inner scope's name shadows an outer one.
+	seen := map[string]bool{}
 	n := 0
 	for _, s := range r.scopes {
 		n = max(n, len(s.vars))
@@ -428,12 +415,10 @@ func (r *runner) environ() []string {
 	out := make([]string, 0, n)
 	for i := len(r.scopes) - 1; i >= 0; i-- {
 		for k, v := range r.scopes[i].vars {
-			if seen != nil {
-				if seen[k] {
-					continue
-				}
-				seen[k] = true
+			if seen[k] {
+				continue
 			}
+			seen[k] = true
 			if v.exported && v.set && v.kind == kindString {
 				out = append(out, k+"="+v.str)
 			}

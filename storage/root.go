@@ -57,21 +57,24 @@ const MaxPathLen = 4096
 //
 // Root is safe for concurrent use. Close releases its directory handle.
 type Root struct {
-	dir string // host path, for error messages to operators only
-	fd  int    // O_PATH descriptor of the root directory
-	dev uint64 // st_dev of the root directory
-	ino uint64 // st_ino of the root directory
+	dir    string // host path, for error messages to operators only
+	heldFD        // fd: O_PATH descriptor of the root directory
+	dev    uint64 // st_dev of the root directory
+	ino    uint64 // st_ino of the root directory
 	// nodev: the root's mount has nodev, so device nodes under it cannot
 	// be opened and files may be opened directly (see openDirect).
 	nodev bool
 
 	cache dirCache // directory handles for Stat and Lstat; see root_cache.go
+}
 
-	// inUse counts calls using fd, plus closedBit once Close was called:
-	// fd is closed by whichever of Close and the last call comes last, so
-	// a call racing Close never uses a descriptor number that was closed
-	// and reused by another open (possibly another sandbox's root).
-	inUse atomic.Int64
+// heldFD is a descriptor closed by whichever of its owner's Close and the
+// last call in flight comes last, so that a call racing Close never uses
+// a descriptor number that was closed and reused by another open. Root
+// and file embed it.
+type heldFD struct {
+	fd    int
+	inUse atomic.Int64 // calls using fd, plus closedBit once Close was called
 }
 
 const (
@@ -79,21 +82,37 @@ const (
 	doneBit   = 1 << 62
 )
 
-// enter marks a use of r.fd; ok is false after Close.
-func (r *Root) enter() bool {
-	if r.inUse.Add(1)&closedBit != 0 {
-		r.leave()
+// enter marks a use of fd; ok is false after Close.
+func (h *heldFD) enter() bool {
+	if h.inUse.Add(1)&closedBit != 0 {
+		h.leave()
 		return false
 	}
 	return true
 }
 
-// leave ends a use of r.fd, closing it if Close is waiting for that.
-func (r *Root) leave() {
-	if r.inUse.Add(-1) == closedBit && r.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
-		unix.Close(r.fd)
+// leave ends a use of fd, closing it if Close is waiting for that.
+func (h *heldFD) leave() {
+	if h.inUse.Add(-1) == closedBit && h.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
+		unix.Close(h.fd)
 	}
 }
+
+// markClosed marks the descriptor closed for new calls; it reports false
+// when it already was.
+func (h *heldFD) markClosed() bool { return h.inUse.Or(closedBit)&closedBit == 0 }
+
+// closeIdle closes the descriptor after markClosed if no call is in
+// flight; otherwise the last call's leave closes it.
+func (h *heldFD) closeIdle() error {
+	if !h.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
+		return nil
+	}
+	return unix.Close(h.fd)
+}
+
+// closed reports whether Close was called.
+func (h *heldFD) closed() bool { return h.inUse.Load()&closedBit != 0 }
 
 var _ FS = (*Root)(nil)
 
@@ -120,21 +139,18 @@ func OpenRoot(dir string) (*Root, error) {
 		return nil, &fs.PathError{Op: "open root", Path: dir, Err: err}
 	}
 	nodev := sfs.Flags&unix.ST_NODEV != 0
-	return &Root{dir: dir, fd: fd, dev: st.Dev, ino: st.Ino, nodev: nodev}, nil
+	return &Root{dir: dir, heldFD: heldFD{fd: fd}, dev: st.Dev, ino: st.Ino, nodev: nodev}, nil
 }
 
 // Close releases the root's directory handle (once calls in flight end).
 // Files already open stay valid; using the Root after Close fails with
 // EBADF, and so does a second Close.
 func (r *Root) Close() error {
-	if r.inUse.Or(closedBit)&closedBit != 0 {
+	if !r.markClosed() {
 		return &fs.PathError{Op: "close", Path: r.dir, Err: syscall.EBADF}
 	}
 	r.cache.close()
-	if r.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
-		return unix.Close(r.fd)
-	}
-	return nil // the last call in flight closes it
+	return r.closeIdle()
 }
 
 const resolveFlags = unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
@@ -262,6 +278,9 @@ func (r *Root) statUncached(op, name string, flags uint64) (fs.FileInfo, error) 
 // is false when the name must take the uncached path (its directory is
 // not canonical or not cached, or follow is set and it is a symlink).
 func (r *Root) statCached(op, name string, follow bool, v *ExecView) (fs.FileInfo, error, bool) {
+	if len(name) >= MaxPathLen || strings.IndexByte(name, 0) >= 0 {
+		return nil, nil, false
+	}
 	dir, base, ok := canonicalSplit(name)
 	if !ok && len(name) > 2 && strings.HasSuffix(name, "/.") && canonicalDir(name[:len(name)-2]) {
 		// "dir/." (ls -a's "." entry, ls of "."): the directory itself,
@@ -272,11 +291,11 @@ func (r *Root) statCached(op, name string, follow bool, v *ExecView) (fs.FileInf
 		// "dir/.." and "dir/./.." (ls -a's ".." entry) with a canonical
 		// dir: the cached parent of dir.
 		d := strings.TrimSuffix(name[:len(name)-3], "/.")
-		if len(name) < MaxPathLen && strings.IndexByte(name, 0) < 0 && len(d) > 1 && canonicalDir(d) {
+		if len(d) > 1 && canonicalDir(d) {
 			return r.statParentCached(d, v)
 		}
 	}
-	if !ok || len(name) >= MaxPathLen || strings.IndexByte(name, 0) >= 0 {
+	if !ok {
 		return nil, nil, false
 	}
 	e := r.acquire(dir, v)

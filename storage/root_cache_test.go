@@ -130,19 +130,7 @@ func TestRootStatCacheRandom(t *testing.T) {
 			os.RemoveAll(d)
 			os.Symlink(dirs[rng.IntN(len(dirs))], d)
 		}
-		for _, n := range names {
-			for _, follow := range []bool{true, false} {
-				flags, stat := uint64(unix.O_PATH), v.Stat
-				if !follow {
-					flags, stat = unix.O_PATH|unix.O_NOFOLLOW, v.Lstat
-				}
-				got := statDesc(stat(n))
-				want := statDesc(v.statUncached("stat", n, flags))
-				if got != want {
-					t.Fatalf("step %d: Stat(%q, follow=%v) = %s, uncached %s", step, n, follow, got, want)
-				}
-			}
-		}
+		checkStatsUncached(t, step, names, v, v.Root)
 	}
 }
 
@@ -205,19 +193,7 @@ func TestExecViewOwnChanges(t *testing.T) {
 			v.Rename(d, d+"-old")
 			v.Mkdir(d, 0o755)
 		}
-		for _, n := range names {
-			for _, follow := range []bool{true, false} {
-				flags, stat := uint64(unix.O_PATH), v.Stat
-				if !follow {
-					flags, stat = unix.O_PATH|unix.O_NOFOLLOW, v.Lstat
-				}
-				got := statDesc(stat(n))
-				want := statDesc(root.statUncached("stat", n, flags))
-				if got != want {
-					t.Fatalf("step %d: Stat(%q, follow=%v) = %s, uncached %s", step, n, follow, got, want)
-				}
-			}
-		}
+		checkStatsUncached(t, step, names, v, root.Root)
 	}
 	// Changes from outside that completed before the view's first lookup
 	// are seen by it.
@@ -236,5 +212,24 @@ func TestExecViewOwnChanges(t *testing.T) {
 	}
 	if _, err := root.Stat("/workspace"); err != nil {
 		t.Errorf("the view's Close closed the root: %v", err)
+	}
+}
+
+// checkStatsUncached fails unless v's Stat and Lstat of each name agree
+// with root's uncached path.
+func checkStatsUncached(t *testing.T, step int, names []string, v FS, root *Root) {
+	t.Helper()
+	for _, n := range names {
+		for _, follow := range []bool{true, false} {
+			flags, stat := uint64(unix.O_PATH), v.Stat
+			if !follow {
+				flags, stat = unix.O_PATH|unix.O_NOFOLLOW, v.Lstat
+			}
+			got := statDesc(stat(n))
+			want := statDesc(root.statUncached("stat", n, flags))
+			if got != want {
+				t.Fatalf("step %d: Stat(%q, follow=%v) = %s, uncached %s", step, n, follow, got, want)
+			}
+		}
 	}
 }

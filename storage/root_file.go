@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -22,16 +21,14 @@ import (
 // names, io.EOF, fs.ErrClosed after Close).
 //
 // The descriptor is closed by whichever of Close and the last call in
-// flight comes last (inUse, as for [Root]), so a call racing Close never
+// flight comes last (heldFD, as for [Root]), so a call racing Close never
 // uses a descriptor number that was closed and reused by another open.
 type file struct {
-	fd      int
+	heldFD
 	name    string // sandbox path it was opened with
 	root    *Root
 	append  bool // opened with O_APPEND: WriteAt is refused, as os.File does
 	regular bool // a regular file (for ReadEOF)
-
-	inUse atomic.Int64 // calls using fd, plus closedBit once Close was called
 
 	mu      sync.Mutex // guards the directory-reading state below
 	dirbuf  *[]byte    // getdents64 buffer, from dirbufPool; nil until ReadDir is called
@@ -43,7 +40,7 @@ type file struct {
 var _ File = (*file)(nil)
 
 func newFile(r *Root, fd int, name string, flag int) *file {
-	f := &file{fd: fd, name: name, root: r, append: flag&os.O_APPEND != 0}
+	f := &file{heldFD: heldFD{fd: fd}, name: name, root: r, append: flag&os.O_APPEND != 0}
 	// A file dropped without Close has its descriptor closed, as os.File
 	// does. (A finalizer rather than runtime.AddCleanup: it allocates
 	// nothing on the heap.) Close removes it.
@@ -54,7 +51,7 @@ func newFile(r *Root, fd int, name string, flag int) *file {
 // finalize closes the descriptor of a file dropped without Close; nothing
 // can be using it then.
 func (f *file) finalize() {
-	if f.inUse.Or(closedBit)&closedBit == 0 {
+	if f.markClosed() {
 		unix.Close(f.fd)
 	}
 }
@@ -62,22 +59,6 @@ func (f *file) finalize() {
 // maxRW caps one read or write call, as os.File does (some kernels and
 // file systems mishandle larger counts).
 const maxRW = 1 << 30
-
-// enter marks a use of f.fd; ok is false after Close.
-func (f *file) enter() bool {
-	if f.inUse.Add(1)&closedBit != 0 {
-		f.leave()
-		return false
-	}
-	return true
-}
-
-// leave ends a use of f.fd, closing it if Close is waiting for that.
-func (f *file) leave() {
-	if f.inUse.Add(-1) == closedBit && f.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
-		unix.Close(f.fd)
-	}
-}
 
 func (f *file) pathErr(op string, err error) error {
 	return &fs.PathError{Op: op, Path: f.name, Err: err}
@@ -124,48 +105,11 @@ func (f *file) ReadAt(b []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, f.pathErr("readat", errors.New("negative offset"))
 	}
-	if !f.enter() {
-		return 0, f.pathErr("read", fs.ErrClosed)
-	}
-	defer f.leave()
-	n := 0
-	for n < len(b) {
-		m, err := unix.Pread(f.fd, b[n:n+min(len(b)-n, maxRW)], off)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, f.pathErr("read", err)
-		}
-		if m == 0 {
-			return n, io.EOF
-		}
-		n += m
-		off += int64(m)
-	}
-	return n, nil
+	return f.full(pread, b, off)
 }
 
 func (f *file) Write(b []byte) (int, error) {
-	if !f.enter() {
-		return 0, f.pathErr("write", fs.ErrClosed)
-	}
-	defer f.leave()
-	n := 0
-	for n < len(b) {
-		m, err := unix.Write(f.fd, b[n:n+min(len(b)-n, maxRW)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, f.pathErr("write", err)
-		}
-		if m == 0 {
-			return n, f.pathErr("write", io.ErrUnexpectedEOF)
-		}
-		n += m
-	}
-	return n, nil
+	return f.full(write, b, 0)
 }
 
 func (f *file) WriteAt(b []byte, off int64) (int, error) {
@@ -175,21 +119,55 @@ func (f *file) WriteAt(b []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, f.pathErr("writeat", errors.New("negative offset"))
 	}
+	return f.full(pwrite, b, off)
+}
+
+// rwCall is the system call full makes. (A switch rather than a function
+// value, so that b does not escape to the heap.)
+type rwCall int8
+
+const (
+	pread rwCall = iota
+	pwrite
+	write
+)
+
+// full makes call until all of b is done, at most maxRW bytes a call,
+// advancing off (which write ignores). A read that returns nothing is
+// io.EOF; a write, io.ErrUnexpectedEOF.
+func (f *file) full(call rwCall, b []byte, off int64) (int, error) {
+	op := "write"
+	if call == pread {
+		op = "read"
+	}
 	if !f.enter() {
-		return 0, f.pathErr("write", fs.ErrClosed)
+		return 0, f.pathErr(op, fs.ErrClosed)
 	}
 	defer f.leave()
 	n := 0
 	for n < len(b) {
-		m, err := unix.Pwrite(f.fd, b[n:n+min(len(b)-n, maxRW)], off)
+		p := b[n : n+min(len(b)-n, maxRW)]
+		var m int
+		var err error
+		switch call {
+		case pread:
+			m, err = unix.Pread(f.fd, p, off)
+		case pwrite:
+			m, err = unix.Pwrite(f.fd, p, off)
+		default:
+			m, err = unix.Write(f.fd, p)
+		}
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return n, f.pathErr("write", err)
+			return n, f.pathErr(op, err)
 		}
 		if m == 0 {
-			return n, f.pathErr("write", io.ErrUnexpectedEOF)
+			if call == pread {
+				return n, io.EOF
+			}
+			return n, f.pathErr(op, io.ErrUnexpectedEOF)
 		}
 		n += m
 		off += int64(m)
@@ -269,22 +247,15 @@ func (f *file) SyscallConn() (syscall.RawConn, error) { return rawConn{f}, nil }
 type rawConn struct{ f *file }
 
 func (c rawConn) Control(fn func(fd uintptr)) error {
-	if !c.f.enter() {
-		return fs.ErrClosed
-	}
-	defer c.f.leave()
-	fn(uintptr(c.f.fd))
-	return nil
+	return c.f.control(func(fd int) error { fn(uintptr(fd)); return nil })
 }
 
 func (c rawConn) Read(fn func(fd uintptr) bool) error {
-	if !c.f.enter() {
-		return fs.ErrClosed
-	}
-	defer c.f.leave()
-	for !fn(uintptr(c.f.fd)) {
-	}
-	return nil
+	return c.f.control(func(fd int) error {
+		for !fn(uintptr(fd)) {
+		}
+		return nil
+	})
 }
 
 func (c rawConn) Write(fn func(fd uintptr) bool) error { return c.Read(fn) }
@@ -292,7 +263,7 @@ func (c rawConn) Write(fn func(fd uintptr) bool) error { return c.Read(fn) }
 // Fd returns the file's descriptor, as os.File.Fd (for flock). It stays
 // valid only until Close.
 func (f *file) Fd() uintptr {
-	if f.inUse.Load()&closedBit != 0 {
+	if f.closed() {
 		return ^uintptr(0)
 	}
 	return uintptr(f.fd)
@@ -315,16 +286,14 @@ func (f *file) Close() error {
 	f.mu.Lock()
 	f.putDirbuf()
 	f.mu.Unlock()
-	if f.inUse.Or(closedBit)&closedBit != 0 {
+	if !f.markClosed() {
 		return f.pathErr("close", fs.ErrClosed)
 	}
 	runtime.SetFinalizer(f, nil)
-	if f.inUse.CompareAndSwap(closedBit, closedBit|doneBit) {
-		if err := unix.Close(f.fd); err != nil && err != unix.EINTR {
-			return f.pathErr("close", err)
-		}
+	if err := f.closeIdle(); err != nil && err != unix.EINTR {
+		return f.pathErr("close", err)
 	}
-	return nil // the last call in flight closes it
+	return nil
 }
 
 // dirbufPool holds getdents64 buffers: a tree walk opens one directory

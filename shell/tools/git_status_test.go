@@ -41,6 +41,11 @@ func TestGitStatusCacheTree(t *testing.T) {
 		{name: "ours-from-scratch", files: map[string]string{"x/y/z": "z\n", "x/w": "w\n", "v": "v\n"}, setup: gitBase,
 			steps: []string{"git add .", "git status", "git commit -q -m one", "git status", "write x/y/z z2\\n", "git commit -q -am two",
 				"git status -s", "git log --stat"}},
+		// saveIndex's lock: an index.lock left behind makes add fail and
+		// leaves the index as it was.
+		{name: "index-locked", files: map[string]string{"a": "a\n"}, setup: gitOne,
+			steps: []string{"write a changed\\n", "write .git/index.lock x", "git add a", "git status -s",
+				"rm .git/index.lock", "git add a", "git status -s"}},
 	})
 }
 
@@ -134,6 +139,11 @@ func FuzzGitDecodeIndex(f *testing.F) {
 		}
 		if len(again.Entries) != len(idx.Entries) {
 			t.Fatalf("re-read: %d entries, want %d", len(again.Entries), len(idx.Entries))
+		}
+		for i, e := range idx.Entries {
+			if a := again.Entries[i]; a.Name != e.Name || a.Hash != e.Hash || a.Mode != e.Mode || a.Stage != e.Stage {
+				t.Fatalf("re-read entry %d: %q %s %o %d, want %q %s %o %d", i, a.Name, a.Hash, a.Mode, a.Stage, e.Name, e.Hash, e.Mode, e.Stage)
+			}
 		}
 	})
 }

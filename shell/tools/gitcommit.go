@@ -31,14 +31,7 @@ func gitIndexFiles(idx *index.Index) map[string]gitTreeEntry {
 // written again.
 func (g *gitCtx) writeTree(idx *index.Index) (plumbing.Hash, error) {
 	gitSortEntries(idx.Entries)
-	known := map[plumbing.Hash]bool{}
-	if idx.Cache != nil {
-		for _, t := range idx.Cache.Entries {
-			if t.Entries >= 0 {
-				known[t.Hash] = true
-			}
-		}
-	}
+	known := gitValidTrees(idx.Cache)
 	if g.written == nil {
 		g.written = map[plumbing.Hash]bool{}
 	}

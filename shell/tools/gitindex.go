@@ -474,14 +474,7 @@ func gitBuildTrees(es []*index.Entry, keep bool) *gitTreeNode {
 // object store has it. Git trusts a valid entry without checking, so an
 // entry is never valid for a tree that is not stored.
 func (g *gitCtx) cacheTree(idx *index.Index, root *gitTreeNode) *index.Tree {
-	known := map[plumbing.Hash]bool{}
-	if idx.Cache != nil {
-		for _, t := range idx.Cache.Entries {
-			if t.Entries >= 0 {
-				known[t.Hash] = true
-			}
-		}
-	}
+	known := gitValidTrees(idx.Cache)
 	for h := range g.written {
 		known[h] = true
 	}
@@ -514,6 +507,20 @@ func (g *gitCtx) cacheTree(idx *index.Index, root *gitTreeNode) *index.Tree {
 	}
 	walk(root)
 	return out
+}
+
+// gitValidTrees returns the tree hashes cache tree t records as valid:
+// trees known to be stored.
+func gitValidTrees(t *index.Tree) map[plumbing.Hash]bool {
+	known := map[plumbing.Hash]bool{}
+	if t != nil {
+		for _, e := range t.Entries {
+			if e.Entries >= 0 {
+				known[e.Hash] = true
+			}
+		}
+	}
+	return known
 }
 
 // gitCacheNode is the cache tree read with the index, as a tree.

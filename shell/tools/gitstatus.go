@@ -46,9 +46,6 @@ type gitScan struct {
 	deleted  map[string]plumbing.Hash // HEAD's blob of each staged deletion
 }
 
-// deletedHash is HEAD's blob of staged deletion p.
-func (s *gitScan) deletedHash(p string) plumbing.Hash { return s.deleted[p] }
-
 // gitWorktreeMode returns the index mode for a worktree file.
 func gitWorktreeMode(fi fs.FileInfo) filemode.FileMode {
 	switch {
@@ -99,7 +96,7 @@ func (g *gitCtx) scan(ctx context.Context, untrackedMode string) (*gitScan, erro
 	}
 	for _, d := range deleted {
 		for i, a := range added {
-			if a != "" && es[pos[a]].Hash == s.deletedHash(d) {
+			if a != "" && es[pos[a]].Hash == s.deleted[d] {
 				delete(s.staged, d)
 				s.staged[a] = 'R'
 				s.renamedTo[a] = d
