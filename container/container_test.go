@@ -321,3 +321,41 @@ func TestProbe(t *testing.T) {
 		t.Logf("%s: median %v", r.Runtime, r.Median)
 	}
 }
+
+// TestAgentThatNeverServes: when the container's init exits before its
+// agent listens, Start fails at once with that reason (not after the
+// agent's 10 s answer timeout) and leaves no mount behind.
+func TestAgentThatNeverServes(t *testing.T) {
+	testenv.Require(t, "root", "runc", "busybox")
+	base := t.TempDir()
+	images, err := image.Open(filepath.Join(base, "images"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lite, err := images.BuildLite(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// busybox run as "rung" finds no such applet and exits 127.
+	m, err := container.NewManager(container.Config{
+		StateDir: filepath.Join(base, "containers"), Runtime: container.Runtime{Name: "runc", Binary: "runc"},
+		Images: images, AgentBinary: "/bin/busybox",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	id := rung.NewSandboxID()
+	t0 := time.Now()
+	_, err = m.Start(t.Context(), container.StartRequest{Sandbox: id, Subvolume: subvolume(t), Image: lite, Size: rung.Presets["basic"]})
+	if err == nil || !strings.Contains(err.Error(), "exited before its agent served") {
+		t.Fatalf("Start = %v, want the init's exit explained", err)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("Start took %v to notice the exit", d)
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if bytes.Contains(mounts, []byte(string(id))) {
+		t.Errorf("a mount of %s is left", id)
+	}
+}

@@ -190,7 +190,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	}
 	c.cgroup = filepath.Join("/sys/fs/cgroup/memory/rung", string(req.Sandbox))
 	c.agent = agent.NewClient(runDir)
-	if err := waitAgent(ctx, c); err != nil {
+	if err := waitAgent(ctx, c, runDir); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
 	if err := limitCPU(req.Sandbox, cpuLimits(req.Size)); err != nil {
@@ -271,7 +271,9 @@ func (m *Manager) watch(c *Container) error {
 		return fmt.Errorf("pidfd_open: %w", err)
 	}
 	go func() { // ends when the process exits; closes fd
-		defer unix.Close(fd)
+		// Closing an inotify descriptor waits for an SRCU grace period
+		// (10-20 ms here): do it off the start's path.
+		defer func() { go unix.Close(fd) }()
 		defer close(c.done)
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		for {
@@ -283,10 +285,26 @@ func (m *Manager) watch(c *Container) error {
 	return nil
 }
 
-func waitAgent(ctx context.Context, c *Container) error {
+// waitAgent waits until c's agent answers on its socket in runDir. The
+// agent starts 3-5 ms after the runtime returns (Go's start-up of a large
+// binary); an inotify watch on runDir wakes the wait when the socket
+// appears, so the first answer is seen at once without polling the agent
+// while it starts on a shared CPU. The watch only shortens waits: without
+// it (inotify unavailable) the loop still polls with backoff.
+func waitAgent(ctx context.Context, c *Container, runDir string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	for delay := 500 * time.Microsecond; ; delay = min(delay*2, 20*time.Millisecond) {
+	watch := -1
+	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
+		// Closing an inotify descriptor waits for an SRCU grace period
+		// (10-20 ms here): do it off the start's path.
+		defer func() { go unix.Close(fd) }()
+		if _, err := unix.InotifyAddWatch(fd, runDir, unix.IN_CREATE|unix.IN_MOVED_TO); err == nil {
+			watch = fd
+		}
+	}
+	delay := time.Millisecond
+	for {
 		if err := c.agent.Health(ctx); err == nil {
 			return nil
 		}
@@ -295,7 +313,33 @@ func waitAgent(ctx context.Context, c *Container) error {
 			return errors.New("container exited before its agent served")
 		case <-ctx.Done():
 			return fmt.Errorf("agent did not answer: %w", ctx.Err())
-		case <-time.After(delay):
+		default:
+		}
+		if watch < 0 {
+			time.Sleep(delay)
+		} else if waitReadable(watch, delay) {
+			// Created: the agent listens right after it binds.
+			drain(watch)
+			delay = 100 * time.Microsecond
+			continue
+		}
+		delay = min(max(delay*2, time.Millisecond), 20*time.Millisecond)
+	}
+}
+
+// waitReadable reports whether fd became readable within d.
+func waitReadable(fd int, d time.Duration) bool {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Ppoll(fds, &ts, nil)
+	return err == nil && n > 0
+}
+
+func drain(fd int) {
+	var buf [4096]byte
+	for {
+		if n, err := unix.Read(fd, buf[:]); n <= 0 || err != nil {
+			return
 		}
 	}
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"rung.dev/rung/shell"
 )
@@ -19,6 +20,12 @@ import (
 // name, or its short letter when it has none.
 type Options struct {
 	Posix bool // stop at the first operand (env, xargs, find, timeout)
+	// The tables are built on first use: every tool declares its options
+	// at package level, and building them all at start-up would cost
+	// each process of the rung binary (the container's agent too) half a
+	// millisecond.
+	specs []string
+	once  sync.Once
 	short map[byte]*optSpec
 	long  map[string]*optSpec
 }
@@ -40,31 +47,37 @@ type Opt struct {
 
 // NewOptions builds an option table from specs (see [Options]).
 func NewOptions(specs ...string) *Options {
-	o := &Options{short: map[byte]*optSpec{}, long: map[string]*optSpec{}}
-	for _, s := range specs {
-		sp := &optSpec{}
-		switch {
-		case strings.HasSuffix(s, "=?"):
-			sp.arg, s = 2, strings.TrimSuffix(s, "=?")
-		case strings.HasSuffix(s, "="):
-			sp.arg, s = 1, strings.TrimSuffix(s, "=")
-		}
-		for _, name := range strings.Split(s, ",") {
-			if len(name) == 1 {
-				sp.short = name[0]
-				o.short[name[0]] = sp
+	return &Options{specs: specs}
+}
+
+// index builds the option tables from the specs, once.
+func (o *Options) index() {
+	o.once.Do(func() {
+		o.short, o.long = map[byte]*optSpec{}, map[string]*optSpec{}
+		for _, s := range o.specs {
+			sp := &optSpec{}
+			switch {
+			case strings.HasSuffix(s, "=?"):
+				sp.arg, s = 2, strings.TrimSuffix(s, "=?")
+			case strings.HasSuffix(s, "="):
+				sp.arg, s = 1, strings.TrimSuffix(s, "=")
+			}
+			for _, name := range strings.Split(s, ",") {
+				if len(name) == 1 {
+					sp.short = name[0]
+					o.short[name[0]] = sp
+				} else {
+					sp.long = name
+					o.long[name] = sp
+				}
+			}
+			if sp.long != "" {
+				sp.key = sp.long
 			} else {
-				sp.long = name
-				o.long[name] = sp
+				sp.key = string(sp.short)
 			}
 		}
-		if sp.long != "" {
-			sp.key = sp.long
-		} else {
-			sp.key = string(sp.short)
-		}
-	}
-	return o
+	})
 }
 
 // UsageError is a command-line error, worded as GNU getopt words it.
@@ -75,6 +88,7 @@ func (e *UsageError) Error() string { return e.Msg }
 // Parse splits args (without argv[0]) into options and operands. Words
 // equal to [shell.Unknown] are treated as operands.
 func (o *Options) Parse(args []string) ([]Opt, []string, error) {
+	o.index()
 	var opts []Opt
 	var operands []string
 	for i := 0; i < len(args); i++ {
@@ -135,6 +149,7 @@ func (o *Options) Parse(args []string) ([]Opt, []string, error) {
 }
 
 func (o *Options) lookupLong(name string) (*optSpec, error) {
+	o.index()
 	if sp, ok := o.long[name]; ok {
 		return sp, nil
 	}
