@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -89,10 +90,24 @@ type Result struct {
 // concurrent use: each Run has its own interpreter state.
 type Shell struct {
 	cfg Config
+	// base is the initial variables of the last exec, shared read-only
+	// (see scope). The next exec with the same environment and directory
+	// starts from them, and from the environment list derived from them,
+	// instead of building both again; its first change copies them.
+	// A pointer, because each exec runs on a copy of the Shell.
+	base *atomic.Pointer[baseVars]
+}
+
+// baseVars is one exec's initial variables and what they were built from.
+type baseVars struct {
+	dir   string
+	env   map[string]string // a copy of the request's
+	vars  map[string]*variable
+	share *frozenVars
 }
 
 // New returns a Shell for cfg.
-func New(cfg Config) *Shell { return &Shell{cfg: cfg} }
+func New(cfg Config) *Shell { return &Shell{cfg: cfg, base: new(atomic.Pointer[baseVars])} }
 
 // Run runs req.Script to completion, or until ctx is done (then the
 // result's Limit is "wall_time"). It never panics on any input: a panic in
@@ -203,7 +218,7 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 	r := &runner{
 		ctx:     ctx,
 		sh:      sh,
-		scopes:  []*scope{{vars: make(map[string]*variable, len(req.Env)+len(shellVars)+12)}},
+		scopes:  []*scope{nil},
 		funcs:   map[string]*syntax.Stmt{},
 		alias:   map[string]string{},
 		traps:   map[string]string{},
@@ -216,6 +231,13 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 		umask:   0o022,
 		hashall: true,
 	}
+	if s.base == nil {
+		s.base = new(atomic.Pointer[baseVars]) // a Shell made without New
+	}
+	if b := s.base.Load(); b != nil && b.dir == dir && maps.Equal(b.env, req.Env) {
+		r.scopes[0] = &scope{vars: b.vars, frozen: b.share}
+		return r
+	}
 	host := s.cfg.Hostname
 	if host == "" {
 		host = "rung"
@@ -224,6 +246,7 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 	if user == "" {
 		user = "root"
 	}
+	r.scopes[0] = &scope{vars: make(map[string]*variable, len(req.Env)+len(shellVars)+12)}
 	// The initial variables are carved from one slice: one allocation per
 	// exec instead of one per variable.
 	vars := r.scopes[0].vars
@@ -253,6 +276,9 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 	}
 	r.scopes[0].vars["BASH_VERSINFO"] = &variable{kind: kindIndexed, set: true, readonly: true,
 		idx: map[int]string{0: "5", 1: "2", 2: "15", 3: "1", 4: "release", 5: "x86_64-pc-linux-gnu"}}
+	first := r.scopes[0]
+	first.share()
+	s.base.Store(&baseVars{dir: dir, env: maps.Clone(req.Env), vars: first.vars, share: first.frozen})
 	return r
 }
 
