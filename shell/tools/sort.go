@@ -170,8 +170,12 @@ func runSort(ctx context.Context, c *shell.Call) int {
 	if merge {
 		all = s.merge(inputs)
 	} else {
-		for _, in := range inputs {
-			all = append(all, in...)
+		if len(inputs) == 1 {
+			all = inputs[0] // the common case: no copy
+		} else {
+			for _, in := range inputs {
+				all = append(all, in...)
+			}
 		}
 		s.sortLines(all)
 	}
