@@ -18,26 +18,23 @@ import (
 	"rung.dev/rung/container"
 )
 
+// percentile returns the q-quantile of samples (0 <= q <= 1), which it
+// leaves in their order.
+func percentile(samples []time.Duration, q float64) time.Duration {
+	s := slices.Sorted(slices.Values(samples))
+	return s[int(q*float64(len(s)-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 // reportPercentiles adds p50 and p99 of samples (one per iteration).
 func reportPercentiles(b *testing.B, samples []time.Duration) {
 	if len(samples) == 0 {
 		return
 	}
-	slices.Sort(samples)
-	p := func(q float64) float64 {
-		return float64(samples[int(q*float64(len(samples)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(p(0.5), "p50-ms")
-	b.ReportMetric(p(0.99), "p99-ms")
+	b.ReportMetric(ms(percentile(samples, 0.5)), "p50-ms")
+	b.ReportMetric(ms(percentile(samples, 0.99)), "p99-ms")
 }
-
-func median(samples []time.Duration) time.Duration {
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // timeEach runs op once per iteration and reports the percentiles of
 // its durations.
@@ -102,7 +99,7 @@ func BenchmarkColdStart(b *testing.B) {
 				}
 				b.StartTimer()
 			}
-			rung50, run50, detach50 := median(rungT), median(runT), median(detachT)
+			rung50, run50, detach50 := percentile(rungT, 0.5), percentile(runT, 0.5), percentile(detachT, 0.5)
 			reportPercentiles(b, rungT)
 			b.ReportMetric(ms(run50), "run-p50-ms")
 			b.ReportMetric(ms(detach50), "detach-p50-ms")

@@ -58,15 +58,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	testenv.Require(t, "root", "runc", "busybox")
-	base := t.TempDir()
-	images, err := image.Open(filepath.Join(base, "images"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lite, err := images.BuildLite(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	images, lite := liteImage(t)
 	rt := container.Runtime{Name: "runc", Binary: "runc"}
 	switch os.Getenv("RUNG_TEST_RUNTIME") {
 	case "runsc":
@@ -74,17 +66,39 @@ func newEnv(t testing.TB) *env {
 	case "crun":
 		rt = container.Crun("crun")
 	}
+	return &env{m: newManager(t, images, rt, agentBinary(t)), images: images, lite: lite}
+}
+
+// liteImage opens an image store in a temporary directory and builds the
+// lite image in it.
+func liteImage(t testing.TB) (*image.Store, image.Image) {
+	t.Helper()
+	images, err := image.Open(filepath.Join(t.TempDir(), "images"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lite, err := images.BuildLite(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return images, lite
+}
+
+// newManager returns a Manager over images running agentBin as each
+// container's agent, closed when the test ends.
+func newManager(t testing.TB, images *image.Store, rt container.Runtime, agentBin string) *container.Manager {
+	t.Helper()
 	m, err := container.NewManager(container.Config{
-		StateDir:    filepath.Join(base, "containers"),
+		StateDir:    filepath.Join(t.TempDir(), "containers"),
 		Runtime:     rt,
 		Images:      images,
-		AgentBinary: agentBinary(t),
+		AgentBinary: agentBin,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close(context.Background()) })
-	return &env{m: m, images: images, lite: lite}
+	return m
 }
 
 // subvolume makes a directory laid out like a sandbox's subvolume.
@@ -327,27 +341,12 @@ func TestProbe(t *testing.T) {
 // agent's 10 s answer timeout) and leaves no mount behind.
 func TestAgentThatNeverServes(t *testing.T) {
 	testenv.Require(t, "root", "runc", "busybox")
-	base := t.TempDir()
-	images, err := image.Open(filepath.Join(base, "images"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lite, err := images.BuildLite(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	images, lite := liteImage(t)
 	// busybox run as "rung" finds no such applet and exits 127.
-	m, err := container.NewManager(container.Config{
-		StateDir: filepath.Join(base, "containers"), Runtime: container.Runtime{Name: "runc", Binary: "runc"},
-		Images: images, AgentBinary: "/bin/busybox",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close(context.Background())
+	m := newManager(t, images, container.Runtime{Name: "runc", Binary: "runc"}, "/bin/busybox")
 	id := rung.NewSandboxID()
 	t0 := time.Now()
-	_, err = m.Start(t.Context(), container.StartRequest{Sandbox: id, Subvolume: subvolume(t), Image: lite, Size: rung.Presets["basic"]})
+	_, err := m.Start(t.Context(), container.StartRequest{Sandbox: id, Subvolume: subvolume(t), Image: lite, Size: rung.Presets["basic"]})
 	if err == nil || !strings.Contains(err.Error(), "exited before its agent served") {
 		t.Fatalf("Start = %v, want the init's exit explained", err)
 	}

@@ -26,25 +26,7 @@ func TestDebianPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Debian image with debootstrap")
 	}
-	images, err := image.Open(debianCache, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	im, err := images.Get("debian-python")
-	if err != nil {
-		im, err = images.BuildDebian(t.Context(), image.DebianConfig{Name: "debian-python", Packages: []string{"python3"}}, func(line string) { t.Log(line) })
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := container.NewManager(container.Config{
-		StateDir: filepath.Join(t.TempDir(), "containers"), Images: images, AgentBinary: agentBinary(t),
-		Runtime: container.Runtime{Name: "runc", Binary: "runc"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close(t.Context())
+	m, im := debianManager(t, "debian-python", "python3")
 	sub := subvolume(t)
 	os.WriteFile(filepath.Join(sub, "fs/workspace/in.txt"), []byte("from the host\n"), 0o644)
 	c, err := m.Start(t.Context(), container.StartRequest{Sandbox: rung.NewSandboxID(), Subvolume: sub, Image: im, Size: rung.Presets["basic"]})
@@ -67,25 +49,7 @@ func TestDebianPython(t *testing.T) {
 // directory. Builds (once, cached) a Debian image with git.
 func BenchmarkGitStatusInContainer(b *testing.B) {
 	testenv.Require(b, "root", "runc", "debootstrap", "git")
-	images, err := image.Open(debianCache, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	im, err := images.Get("debian-git")
-	if err != nil {
-		im, err = images.BuildDebian(b.Context(), image.DebianConfig{Name: "debian-git", Packages: []string{"git"}}, func(line string) { b.Log(line) })
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	m, err := container.NewManager(container.Config{
-		StateDir: filepath.Join(b.TempDir(), "containers"), Images: images, AgentBinary: agentBinary(b),
-		Runtime: container.Runtime{Name: "runc", Binary: "runc"},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close(b.Context())
+	m, im := debianManager(b, "debian-git", "git")
 	sub := subvolume(b)
 	repo := filepath.Join(sub, "fs/workspace/repo")
 	for i := range 5000 {
@@ -129,4 +93,22 @@ func BenchmarkGitStatusInContainer(b *testing.B) {
 			}
 		})
 	})
+}
+
+// debianManager returns a runc Manager and the cached Debian image name
+// (debootstrap minbase plus pkg), building the image on first use.
+func debianManager(t testing.TB, name, pkg string) (*container.Manager, image.Image) {
+	t.Helper()
+	images, err := image.Open(debianCache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := images.Get(name)
+	if err != nil {
+		im, err = images.BuildDebian(t.Context(), image.DebianConfig{Name: name, Packages: []string{pkg}}, func(line string) { t.Log(line) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return newManager(t, images, container.Runtime{Name: "runc", Binary: "runc"}, agentBinary(t)), im
 }

@@ -100,10 +100,10 @@ type Shell struct {
 
 // baseVars is one exec's initial variables and what they were built from.
 type baseVars struct {
-	dir   string
-	env   map[string]string // a copy of the request's
-	vars  map[string]*variable
-	share *frozenVars
+	dir    string
+	env    map[string]string // a copy of the request's
+	vars   map[string]*variable
+	frozen *frozenVars
 }
 
 // New returns a Shell for cfg.
@@ -231,11 +231,8 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 		umask:   0o022,
 		hashall: true,
 	}
-	if s.base == nil {
-		s.base = new(atomic.Pointer[baseVars]) // a Shell made without New
-	}
 	if b := s.base.Load(); b != nil && b.dir == dir && maps.Equal(b.env, req.Env) {
-		r.scopes[0] = &scope{vars: b.vars, frozen: b.share}
+		r.scopes[0] = &scope{vars: b.vars, frozen: b.frozen}
 		return r
 	}
 	host := s.cfg.Hostname
@@ -278,7 +275,7 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 		idx: map[int]string{0: "5", 1: "2", 2: "15", 3: "1", 4: "release", 5: "x86_64-pc-linux-gnu"}}
 	first := r.scopes[0]
 	first.share()
-	s.base.Store(&baseVars{dir: dir, env: maps.Clone(req.Env), vars: first.vars, share: first.frozen})
+	s.base.Store(&baseVars{dir: dir, env: maps.Clone(req.Env), vars: first.vars, frozen: first.frozen})
 	return r
 }
 

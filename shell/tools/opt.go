@@ -148,8 +148,8 @@ func (o *Options) Parse(args []string) ([]Opt, []string, error) {
 	return opts, operands, nil
 }
 
+// lookupLong is for Parse, which has built the tables.
 func (o *Options) lookupLong(name string) (*optSpec, error) {
-	o.index()
 	if sp, ok := o.long[name]; ok {
 		return sp, nil
 	}
