@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,16 @@ import (
 // child of its process, so it must run in a process of its own.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("RUNG_AGENT_TEST_DIR"); dir != "" {
-		if err := agent.Serve(context.Background(), agent.ServerConfig{SocketDir: dir}); err != nil {
+		cfg := agent.ServerConfig{SocketDir: dir}
+		if os.Getenv("RUNG_AGENT_TEST_LISTENER") == "3" { // passed in, as the container tier does
+			ln, err := net.FileListener(os.NewFile(3, "listener"))
+			if err != nil {
+				os.Stderr.WriteString(err.Error() + "\n")
+				os.Exit(1)
+			}
+			cfg.Listener = ln
+		}
+		if err := agent.Serve(context.Background(), cfg); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}
@@ -48,6 +58,55 @@ func spawnAgent(t *testing.T, dir string) {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	})
+}
+
+// A socket the host made and passed in is served, and a request made
+// before the agent runs waits for it rather than failing; a path too long
+// for a unix address works on both sides.
+func TestPassedListener(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := agent.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ln.File()
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := agent.NewClient(dir)
+	t.Cleanup(c.Close)
+	health := make(chan error, 1)
+	go func() { health <- c.Health(t.Context()) }() // before the agent exists
+	time.Sleep(50 * time.Millisecond)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RUNG_AGENT_TEST_DIR="+dir, "RUNG_AGENT_TEST_LISTENER=3")
+	cmd.ExtraFiles = []*os.File{f}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	if err := <-health; err != nil {
+		t.Fatalf("health queued before the agent started: %v", err)
+	}
+	var out bytes.Buffer
+	exit, err := c.Exec(t.Context(), agent.ExecRequest{Command: "echo hi", Dir: "/"}, func(f agent.Frame) { out.Write(f.Data) })
+	if err != nil || exit.Code != 0 || out.String() != "hi\n" {
+		t.Errorf("exec: %v %+v %q", err, exit, out.String())
+	}
+	fi, err := os.Stat(filepath.Join(dir, agent.SocketName))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket: %v, %v; want mode 0600", fi, err)
+	}
 }
 
 // waitHealthy waits until c's agent answers, then returns c.

@@ -27,6 +27,33 @@ type Client struct {
 // (sun_path is 108 bytes with the terminating NUL).
 const maxSocketPath = 107
 
+// Listen makes the agent's listening socket in socketDir (mode 0600 where
+// the file system allows), replacing a stale one. A path longer than a unix address holds is bound
+// through /proc/self/fd of the open directory, as [NewClient] dials it.
+// The host makes it this way for runtimes that pass it to the agent
+// ([ServerConfig.Listener]); otherwise the agent does.
+func Listen(socketDir string) (*net.UnixListener, error) {
+	sock := filepath.Join(socketDir, SocketName)
+	if len(sock) > maxSocketPath {
+		dir, err := os.OpenFile(socketDir, os.O_RDONLY|unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("agent listen: %w", err)
+		}
+		defer dir.Close()
+		sock = "/proc/self/fd/" + strconv.Itoa(int(dir.Fd())) + "/" + SocketName
+	}
+	os.Remove(sock)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("agent listen: %w", err)
+	}
+	// Defence in depth only: the host's run directory (0700) is what keeps
+	// other users out, and under runsc the socket's host side belongs to
+	// the gofer, which refuses the chmod.
+	os.Chmod(sock, 0o600)
+	return ln, nil
+}
+
 // NewClient returns a client for the agent listening in socketDir. A
 // socket whose path is longer than a unix address holds (a deep data
 // directory) is dialled through /proc/self/fd of the open directory.

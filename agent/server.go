@@ -22,9 +22,14 @@ import (
 // ServerConfig configures [Serve].
 type ServerConfig struct {
 	// SocketDir is the directory shared with the host; the agent listens
-	// on SocketDir/agent.sock. Required.
+	// on SocketDir/agent.sock. Required unless Listener is set.
 	SocketDir string
-	Logger    *slog.Logger // nil discards
+	// Listener, when set, is a socket the host made and already listens
+	// on (passed to the container's init); the agent serves it instead of
+	// creating SocketDir/agent.sock. Connections made before the agent
+	// runs wait in its backlog.
+	Listener net.Listener
+	Logger   *slog.Logger // nil discards
 }
 
 // Serve runs the agent until ctx is done or the process gets SIGTERM or
@@ -36,13 +41,22 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sock := filepath.Join(cfg.SocketDir, SocketName)
-	os.Remove(sock)
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		return fmt.Errorf("agent listen: %w", err)
+	ln := cfg.Listener
+	if ln == nil {
+		l, err := Listen(cfg.SocketDir)
+		if err != nil {
+			return err
+		}
+		ln = l
 	}
-	os.Chmod(sock, 0o600)
+	// os probes pidfd support once, forking a child, on the first process
+	// start; do it now, while the host is still setting up, rather than
+	// in the first exec.
+	go func() {
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Release()
+		}
+	}()
 
 	s := &server{reaper: newReaper(), log: log, groups: map[int]struct{}{}, procs: map[string]*process{}}
 	stop := make(chan struct{})
@@ -65,6 +79,7 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }() // stops on srv.Close below
 
+	var err error
 	select {
 	case <-ctx.Done():
 	case sig := <-sigs:

@@ -27,7 +27,8 @@ var (
 	buildErr  error
 )
 
-// agentBinary builds the static agent once per test run.
+// agentBinary builds the static rung binary once per test run: the
+// containers run the real agent, with its real start-up cost.
 func agentBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -36,8 +37,8 @@ func agentBinary(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		agentBin = filepath.Join(dir, "agentmain")
-		cmd := exec.Command("go", "build", "-o", agentBin, "./testdata/agentmain")
+		agentBin = filepath.Join(dir, "rung")
+		cmd := exec.Command("go", "build", "-o", agentBin, "rung.dev/rung/cmd/rung")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("build agent: %v\n%s", err, out)
@@ -167,6 +168,16 @@ func TestExecAndSharedWorkspace(t *testing.T) {
 	run(t, c, agent.ExecRequest{Command: "echo x > /etc/rung-test"})
 	if _, err := os.Stat(filepath.Join(sub, "rootfs/upper/etc/rung-test")); err != nil {
 		t.Errorf("rootfs change not in upper: %v", err)
+	}
+}
+
+// Commands get their three standard streams and nothing else of the
+// agent's: not the listening socket it inherits from the host.
+func TestCommandsInheritOnlyStdio(t *testing.T) {
+	e := newEnv(t)
+	c, _ := e.start(t, rung.Size{})
+	if got := run(t, c, agent.ExecRequest{Command: "ls /proc/$$/fd; true"}); got.stdout != "0\n1\n2\n" {
+		t.Errorf("a command's descriptors: %q, want 0 1 2", got.stdout)
 	}
 }
 

@@ -33,7 +33,7 @@ func RunSameBundle(ctx context.Context, m *Manager, req StartRequest, argv []str
 		return 0, err
 	}
 	defer unix.Unmount(rootfs, unix.MNT_DETACH)
-	spec := m.bundleSpec(req, dir, []string{"PATH=/bin"})
+	spec := m.bundleSpec(req, dir, []string{"PATH=/bin"}, false)
 	spec.Process.Args = argv
 	if err := writeSpec(dir, spec); err != nil {
 		return 0, err

@@ -1,12 +1,12 @@
 package container
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,6 +41,8 @@ type Manager struct {
 	cfg      Config
 	log      *slog.Logger
 	agentDir string // host directory holding the agent binary copy
+
+	primer cgroupPrimer
 
 	mu         sync.Mutex                    // guards containers
 	containers map[rung.SandboxID]*Container // running containers
@@ -150,6 +152,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	if m.Get(req.Sandbox) != nil {
 		return nil, rung.Errorf(rung.ErrConflict, "sandbox %s already has a running container", req.Sandbox)
 	}
+	m.primer.prime() // the runtime's cgroup writes come in a few ms
 	dir := filepath.Join(m.cfg.StateDir, string(req.Sandbox))
 	c := &Container{
 		Sandbox: req.Sandbox, Image: req.Image, Started: time.Now(),
@@ -169,16 +172,27 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	if err := m.mountRootfs(req, c.rootfs); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
+	var listener *os.File // the agent's socket, made here when the runtime can pass it in
+	if m.cfg.Runtime.passesFDs() {
+		if listener, err = listenAgent(runDir); err != nil {
+			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+		}
+		// The runtime's child holds its own copy once run returns.
+		defer listener.Close()
+	}
 	env := req.Image.Config.Env
 	if len(env) == 0 {
 		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	}
-	if err := writeSpec(dir, m.bundleSpec(req, dir, env)); err != nil {
+	if err := writeSpec(dir, m.bundleSpec(req, dir, env, listener != nil)); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
 	pidFile := filepath.Join(dir, "pid")
-	if err := m.cfg.Runtime.run(ctx, string(req.Sandbox), dir, pidFile, filepath.Join(dir, "runtime.log")); err != nil {
+	if err := m.cfg.Runtime.run(ctx, string(req.Sandbox), dir, pidFile, filepath.Join(dir, "runtime.log"), listener); err != nil {
 		return nil, rung.Errorf(rung.ErrUnavailable, "start container for %s: %v", req.Sandbox, err)
+	}
+	if listener != nil {
+		listener.Close() // now only the agent listens: if it dies, clients see it at once
 	}
 	pidb, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -191,6 +205,10 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	c.cgroup = filepath.Join("/sys/fs/cgroup/memory/rung", string(req.Sandbox))
 	c.agent = agent.NewClient(runDir)
 	if err := waitAgent(ctx, c, runDir); err != nil {
+		// The agent's stderr goes to the runtime's log: say why it died.
+		if msg, _ := os.ReadFile(filepath.Join(dir, "runtime.log")); len(bytes.TrimSpace(msg)) > 0 {
+			err = fmt.Errorf("%w: %s", err, lastLine(msg))
+		}
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
 	if err := limitCPU(req.Sandbox, cpuLimits(req.Size)); err != nil {
@@ -204,13 +222,16 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 }
 
 // bundleSpec is the OCI spec of req's container, whose bundle is dir:
-// the overlay mounted at dir/rootfs, the agent's socket in dir/run.
-func (m *Manager) bundleSpec(req StartRequest, dir string, env []string) *specs.Spec {
+// the overlay mounted at dir/rootfs, the agent's socket in dir/run. With
+// passedListener the agent serves the listening socket it inherits as
+// descriptor 3 instead of making its own.
+func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedListener bool) *specs.Spec {
 	return buildSpec(specInput{
 		ID: req.Sandbox, Rootfs: filepath.Join(dir, "rootfs"), Env: env, Size: req.Size, Hostname: "rung",
 		Workspace: filepath.Join(req.Subvolume, "fs", "workspace"),
 		Tmp:       filepath.Join(req.Subvolume, "fs", "tmp"),
 		AgentBin:  m.agentDir, RunDir: filepath.Join(dir, "run"),
+		PassedListener: passedListener,
 	})
 }
 
@@ -231,21 +252,17 @@ func alreadyGone(err error) bool {
 	return strings.Contains(msg, "not exist") || strings.Contains(msg, "No such file or directory")
 }
 
-// limitCPU applies lim to the container's cpu cgroup. The bundle carries
-// no CPU quota so that the agent's own start (a Go binary faulting in its
-// pages) is not throttled; no command runs before this.
-func limitCPU(id rung.SandboxID, lim cpuLimit) error {
-	dir := filepath.Join("/sys/fs/cgroup/cpu/rung", string(id))
-	for _, f := range []struct {
-		name  string
-		value int64
-	}{{"cpu.cfs_period_us", lim.period}, {"cpu.cfs_quota_us", lim.quota}, {"cpu.cfs_burst_us", lim.burst}} {
-		err := os.WriteFile(filepath.Join(dir, f.name), []byte(strconv.FormatInt(f.value, 10)), 0)
-		if err != nil && !(f.name == "cpu.cfs_burst_us" && errors.Is(err, fs.ErrNotExist)) { // burst: Linux 5.14+
-			return fmt.Errorf("cpu limit: %w", err)
-		}
+// listenAgent makes the agent's listening socket in runDir and returns
+// it as a file to pass to the runtime (the agent inherits it: see
+// bundleSpec). Closing the manager's copies leaves the socket in place.
+func listenAgent(runDir string) (*os.File, error) {
+	ln, err := agent.Listen(runDir)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	ln.SetUnlinkOnClose(false) // the agent's copy serves on at this path
+	defer ln.Close()
+	return ln.File()
 }
 
 // mountRootfs mounts overlayfs: the image's layers under the sandbox's
@@ -271,9 +288,7 @@ func (m *Manager) watch(c *Container) error {
 		return fmt.Errorf("pidfd_open: %w", err)
 	}
 	go func() { // ends when the process exits; closes fd
-		// Closing an inotify descriptor waits for an SRCU grace period
-		// (15-20 ms measured here): do it off the start's path.
-		defer func() { go unix.Close(fd) }()
+		defer unix.Close(fd)
 		defer close(c.done)
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		for {
@@ -287,10 +302,13 @@ func (m *Manager) watch(c *Container) error {
 
 // waitAgent waits until c's agent answers on its socket in runDir. The
 // agent starts 3-5 ms after the runtime returns (Go's start-up of a large
-// binary); an inotify watch on runDir wakes the wait when the socket
-// appears, so the first answer is seen at once without polling the agent
-// while it starts on a shared CPU. The watch only shortens waits: without
-// it (inotify unavailable) the loop still polls with backoff.
+// binary). When the manager made the socket, the first request waits in
+// its backlog and is answered as soon as the agent serves. Otherwise (the
+// agent makes it: runsc) an inotify watch on runDir wakes the wait when
+// the socket appears, so the first answer is seen at once without polling
+// the agent while it starts on a shared CPU. The watch only shortens
+// waits: without it (inotify unavailable) the loop still polls with
+// backoff.
 func waitAgent(ctx context.Context, c *Container, runDir string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

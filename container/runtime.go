@@ -44,19 +44,32 @@ func (r *Runtime) runCmd(ctx context.Context, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
+// passesFDs says whether the runtime hands descriptors beyond stdio to the
+// container's init (--preserve-fds): runc and crun do; runsc's sandbox
+// cannot take a host listening socket, so its agent makes its own.
+func (r *Runtime) passesFDs() bool { return r.Name != "runsc" }
+
 // run creates and starts container id from bundle, detached. With
 // --detach the runtime hands its own stdio to the container's init, so
 // they must be files, not pipes: a pipe would stay open for the
 // container's lifetime and Wait would never return. Both go to logPath,
-// which also explains a failure.
-func (r *Runtime) run(ctx context.Context, id, bundle, pidFile, logPath string) error {
+// which also explains a failure. A non-nil extra is passed to the init as
+// descriptor 3.
+func (r *Runtime) run(ctx context.Context, id, bundle, pidFile, logPath string, extra *os.File) error {
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := r.command(ctx, "run", "--detach", "--bundle", bundle, "--pid-file", pidFile, id)
+	args := []string{"run", "--detach", "--bundle", bundle, "--pid-file", pidFile}
+	if extra != nil {
+		args = append(args, "--preserve-fds", "1")
+	}
+	cmd := r.command(ctx, append(args, id)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if extra != nil {
+		cmd.ExtraFiles = []*os.File{extra}
+	}
 	if err := cmd.Run(); err != nil {
 		msg, _ := os.ReadFile(logPath)
 		return fmt.Errorf("%s run: %w: %s", r.Name, err, lastLine(msg))

@@ -23,6 +23,9 @@ type specInput struct {
 	Env       []string // image environment
 	Size      rung.Size
 	Hostname  string
+	// PassedListener: the agent serves the listening socket it inherits
+	// as descriptor 3 (see Manager.Start) instead of making one in RunDir.
+	PassedListener bool
 }
 
 // dockerCaps is Docker's default capability set without NET_RAW (raw
@@ -61,6 +64,10 @@ func buildSpec(in specInput) *specs.Spec {
 	rw := func(src, dst string) specs.Mount {
 		return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: []string{"rbind", "rw", "nosuid", "nodev"}}
 	}
+	args := []string{AgentDir + "/" + agentBinName, "agent", "--socket-dir", AgentRunDir}
+	if in.PassedListener {
+		args = append(args, "--listen-fd", "3")
+	}
 	return &specs.Spec{
 		// 1.0.2: the newest version every runtime here accepts (crun 1.8
 		// refuses 1.3.0, the module's own).
@@ -68,7 +75,7 @@ func buildSpec(in specInput) *specs.Spec {
 		Hostname: in.Hostname,
 		Root:     &specs.Root{Path: in.Rootfs},
 		Process: &specs.Process{
-			Args: []string{AgentDir + "/" + agentBinName, "agent", "--socket-dir", AgentRunDir},
+			Args: args,
 			Env:  in.Env,
 			Cwd:  "/workspace",
 			User: specs.User{UID: 0, GID: 0},
