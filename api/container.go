@@ -136,26 +136,49 @@ func (s *Server) processStdin(w http.ResponseWriter, r *http.Request, c caller) 
 	return nil
 }
 
-// waitPort answers 204 once ?port accepts TCP connections inside the
-// sandbox, or 504 after ?timeout_ms (default 30 s).
-func (s *Server) waitPort(w http.ResponseWriter, r *http.Request, c caller) error {
-	port, err := strconv.Atoi(r.URL.Query().Get("port"))
+// waitReady answers 204 once the sandbox's container is ready, or 504
+// after ?timeout_ms (default 30 s). Ready is either ?port accepting TCP
+// connections inside it, or ?command exiting 0 there (run every
+// ?interval_ms, default 250; each run is a journaled exec).
+func (s *Server) waitReady(w http.ResponseWriter, r *http.Request, c caller) error {
+	q := r.URL.Query()
+	timeout, err := queryMS(q.Get("timeout_ms"), "timeout_ms", 30*time.Second)
 	if err != nil {
-		return rung.Errorf(rung.ErrInvalid, "port must be a number")
+		return err
 	}
-	timeout := 30 * time.Second
-	if v := r.URL.Query().Get("timeout_ms"); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
+	switch port, command := q.Get("port"), q.Get("command"); {
+	case (port == "") == (command == ""):
+		return rung.Errorf(rung.ErrInvalid, "ready needs exactly one of port and command")
+	case command != "":
+		interval, err := queryMS(q.Get("interval_ms"), "interval_ms", 250*time.Millisecond)
 		if err != nil {
-			return rung.Errorf(rung.ErrInvalid, "timeout_ms must be a number")
+			return err
 		}
-		if timeout, err = msDuration(ms, "timeout_ms"); err != nil {
+		err = s.ctrl.WaitCommand(r.Context(), c.tenant, r.PathValue("id"), command, interval, timeout)
+		if err != nil {
+			return err
+		}
+	default:
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return rung.Errorf(rung.ErrInvalid, "port must be a number")
+		}
+		if err := s.ctrl.WaitPort(r.Context(), c.tenant, r.PathValue("id"), n, timeout); err != nil {
 			return err
 		}
 	}
-	if err := s.ctrl.WaitPort(r.Context(), c.tenant, r.PathValue("id"), port, timeout); err != nil {
-		return err
-	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// queryMS parses a query parameter of milliseconds, def when absent.
+func queryMS(v, name string, def time.Duration) (time.Duration, error) {
+	if v == "" {
+		return def, nil
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, rung.Errorf(rung.ErrInvalid, "%s must be a number", name)
+	}
+	return msDuration(ms, name)
 }

@@ -74,7 +74,7 @@ var routes = []route{
 	{pattern: "GET /v1/sandboxes/{id}/effects", h: (*Server).listEffects},
 	{pattern: "POST /v1/sandboxes/{id}/start", h: (*Server).startContainer},
 	{pattern: "POST /v1/sandboxes/{id}/stop", h: (*Server).stopContainer},
-	{pattern: "GET /v1/sandboxes/{id}/ready", h: (*Server).waitPort},
+	{pattern: "GET /v1/sandboxes/{id}/ready", h: (*Server).waitReady},
 	{pattern: "POST /v1/sandboxes/{id}/processes", h: (*Server).startProcess},
 	{pattern: "GET /v1/sandboxes/{id}/processes", h: (*Server).listProcesses},
 	{pattern: "GET /v1/sandboxes/{id}/processes/{pid}/output", h: (*Server).processOutput},

@@ -133,3 +133,12 @@ func (c *Client) WaitPort(ctx context.Context, id string, port int, timeout time
 	q := url.Values{"port": {strconv.Itoa(port)}, "timeout_ms": {strconv.FormatInt(timeout.Milliseconds(), 10)}}
 	return c.do(ctx, "GET", sbPath(id, "/ready"), q, nil, nil)
 }
+
+// WaitCommand waits until command, run in the sandbox's container every
+// interval, exits 0 (rung.ErrTimeout after timeout, naming the last
+// attempt's exit code and stderr). Each run is a journaled exec.
+func (c *Client) WaitCommand(ctx context.Context, id, command string, interval, timeout time.Duration) error {
+	q := url.Values{"command": {command}, "interval_ms": {strconv.FormatInt(interval.Milliseconds(), 10)},
+		"timeout_ms": {strconv.FormatInt(timeout.Milliseconds(), 10)}}
+	return c.do(ctx, "GET", sbPath(id, "/ready"), q, nil, nil)
+}

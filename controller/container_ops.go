@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"time"
@@ -268,6 +269,58 @@ func (c *Controller) WaitPort(ctx context.Context, tenant rung.TenantID, ref str
 	}
 	return nil
 }
+
+// WaitCommand runs command in the sandbox's running container every
+// interval until it exits 0 (readiness, distinct from "running"), or
+// timeout passes: rung.ErrTimeout, naming the attempts and the last one's
+// exit code and stderr. Each attempt is an ordinary container exec:
+// journaled, counted against the exec limits, in the sandbox's
+// environment, and cut off at the deadline.
+func (c *Controller) WaitCommand(ctx context.Context, tenant rung.TenantID, ref, command string, interval, timeout time.Duration) error {
+	if interval < minReadyInterval || interval > maxReadyInterval {
+		return rung.Errorf(rung.ErrInvalid, "interval must be between %s and %s", minReadyInterval, maxReadyInterval)
+	}
+	if _, err := c.running(ctx, tenant, ref, false); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	var last *rung.ExecResult // the last attempt that ended on its own
+	for attempt := 1; ; attempt++ {
+		res, err := c.Exec(ctx, tenant, ref, rung.ExecRequest{
+			Command: command, Backend: rung.BackendContainer,
+			Timeout: min(max(time.Until(deadline), time.Millisecond), c.lim.MaxExecTimeout),
+		}, ExecOptions{})
+		if err != nil {
+			return err
+		}
+		if res.ExitCode == 0 {
+			return nil
+		}
+		cutOff := res.ExitCode == rung.ExitLimit && !time.Now().Before(deadline)
+		if last == nil || !cutOff {
+			last = &res
+		}
+		wait := min(interval, time.Until(deadline))
+		if wait <= 0 {
+			return rung.Errorf(rung.ErrTimeout, "not ready after %s: %d attempts, the last to finish exited %d: %s",
+				timeout, attempt, last.ExitCode, clip(string(bytes.TrimSpace(last.Stderr))))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// The bounds of WaitCommand's interval: often enough for a service that
+// starts in milliseconds, never a busy loop of execs.
+const (
+	minReadyInterval = 10 * time.Millisecond
+	maxReadyInterval = time.Minute
+)
 
 // agentError classifies an agent's refusal.
 func agentError(err error) error {

@@ -138,22 +138,33 @@ func newContainerVerbs(g *globals) []*cobra.Command {
 		},
 	}
 	kill.Flags().StringVarP(&signal, "signal", "s", "SIGTERM", "signal name")
-	var timeout time.Duration
+	var timeout, interval time.Duration
 	var port int
+	var command string
 	ready := &cobra.Command{
-		Use:   "wait-port SANDBOX --port N [--timeout 30s]",
-		Short: "Wait until a TCP port inside the sandbox accepts connections",
-		Args:  cobra.ExactArgs(1),
+		Use:     "wait-ready SANDBOX (--port N | --command CMD) [--timeout 30s]",
+		Aliases: []string{"wait-port"},
+		Short:   "Wait until a TCP port inside the sandbox accepts connections, or until a command run there succeeds",
+		Long: "Wait until the sandbox's container is ready, which is not the same as running: until a TCP port\n" +
+			"inside it accepts connections (--port), or until a command run in it every --interval exits 0\n" +
+			"(--command; each run is a journaled exec). Exits non-zero with the last attempt's output on timeout.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.client()
 			if err != nil {
 				return err
 			}
+			if command != "" {
+				return c.WaitCommand(cmd.Context(), args[0], command, interval, timeout)
+			}
 			return c.WaitPort(cmd.Context(), args[0], port, timeout)
 		},
 	}
 	ready.Flags().IntVar(&port, "port", 0, "TCP port inside the sandbox")
+	ready.Flags().StringVar(&command, "command", "", "shell command run in the container until it exits 0")
+	ready.Flags().DurationVar(&interval, "interval", 250*time.Millisecond, "time between runs of --command")
 	ready.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait")
-	ready.MarkFlagRequired("port")
+	ready.MarkFlagsOneRequired("port", "command")
+	ready.MarkFlagsMutuallyExclusive("port", "command")
 	return []*cobra.Command{start, stop, spawn, ps, logs, kill, ready}
 }

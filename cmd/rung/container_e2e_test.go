@@ -166,6 +166,25 @@ func TestContainerTierEndToEnd(t *testing.T) {
 		t.Errorf("WaitPort on a closed port: %v, want timeout", err)
 	}
 
+	// Readiness by command: a run every interval until one exits 0, each
+	// one a journaled exec; on timeout the last attempt is named.
+	if _, err := c.StartProcess(ctx, id, client.ProcessRequest{Command: "sleep 0.3; touch /workspace/ready"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitCommand(ctx, id, "test -f /workspace/ready", 50*time.Millisecond, 10*time.Second); err != nil {
+		t.Fatalf("WaitCommand: %v", err)
+	}
+	if n := countExecs(t, c, id, "test -f /workspace/ready"); n < 2 {
+		t.Errorf("%d journaled attempts, want at least 2 (the file appears after 0.3 s)", n)
+	}
+	err = c.WaitCommand(ctx, id, "echo not-yet >&2; exit 3", 20*time.Millisecond, 200*time.Millisecond)
+	if !errors.Is(err, rung.ErrTimeout) || !strings.Contains(err.Error(), "exited 3") || !strings.Contains(err.Error(), "not-yet") {
+		t.Errorf("WaitCommand that never succeeds: %v, want a timeout naming exit 3 and its stderr", err)
+	}
+	if err := c.WaitCommand(ctx, id, "true", time.Millisecond, time.Second); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("a 1 ms interval: %v, want invalid", err)
+	}
+
 	// Stop: the sandbox stays usable by the isolate tier; the next
 	// container exec starts it again.
 	if err := c.StopContainer(ctx, id); err != nil {
@@ -253,4 +272,23 @@ func TestContainerGVisor(t *testing.T) {
 	if !strings.Contains(string(res.Stdout), "gVisor") {
 		t.Errorf("dmesg under isolation gvisor: %q (stderr %q), want gVisor's banner", res.Stdout, res.Stderr)
 	}
+}
+
+// countExecs counts the journal's exec.started entries for command.
+func countExecs(t *testing.T, c *client.Client, id, command string) int {
+	t.Helper()
+	entries, err := c.Journal(t.Context(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		var d struct {
+			Command string `json:"command"`
+		}
+		if e.Type == "exec.started" && json.Unmarshal(e.Data, &d) == nil && d.Command == command {
+			n++
+		}
+	}
+	return n
 }
