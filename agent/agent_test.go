@@ -3,10 +3,15 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,5 +336,168 @@ func TestCommandPreferredForOOM(t *testing.T) {
 	got := run(t, c, agent.ExecRequest{Command: "sleep 0.1; cat /proc/self/oom_score_adj"})
 	if got.Stdout != "1000\n" {
 		t.Errorf("command's oom_score_adj = %q, %+v; want 1000", got.Stdout, got.Exit)
+	}
+}
+
+// The agent's table bounds, mirrored: maxProcesses running, and of the
+// exited ones at most maxExited, with maxExitedOutput bytes between them.
+const (
+	maxProcesses    = 256
+	maxExited       = 64
+	maxExitedOutput = 32 << 20
+)
+
+// waitExit waits for a background process to exit without reading its
+// output (after is past any seq it can reach).
+func waitExit(t *testing.T, c *agent.Client, id string) *agent.Exit {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	exit, err := c.Output(ctx, id, 1<<40, true, func(agent.Frame) {})
+	if err != nil || exit == nil {
+		t.Fatalf("waiting for %s to exit: %+v, %v", id, exit, err)
+	}
+	return exit
+}
+
+// Exited processes leave the cap and the table: more starts than the cap
+// keep working, the list keeps the newest maxExited, and a dropped
+// process is as unknown as an id never given out.
+func TestExitedProcessesPruned(t *testing.T) {
+	t.Parallel()
+	c := startAgent(t)
+	ctx := t.Context()
+	var ids []string
+	for i := range maxProcesses + maxExited + 16 {
+		info, err := c.StartProcess(ctx, agent.ProcessRequest{Argv: []string{"true"}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}})
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		waitExit(t, c, info.ID)
+		ids = append(ids, info.ID)
+	}
+	procs, err := c.Processes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range procs {
+		if p.Running {
+			t.Errorf("%s still running after its exit", p.ID)
+		}
+		got = append(got, p.ID)
+	}
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(ids[len(ids)-maxExited:]))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listed processes (-want +got):\n%s", diff)
+	}
+	if exit := waitExit(t, c, ids[len(ids)-1]); exit.Code != 0 {
+		t.Errorf("newest exit = %+v, want code 0", exit)
+	}
+	_, unknown := c.Output(ctx, "prc_missing", 0, false, func(agent.Frame) {})
+	_, dropped := c.Output(ctx, ids[0], 0, false, func(agent.Frame) {})
+	if se, ok := errors.AsType[*agent.StatusError](unknown); !ok || se.Code != http.StatusNotFound {
+		t.Fatalf("output of an unknown id: %v, want 404", unknown)
+	}
+	if diff := cmp.Diff(unknown, dropped); diff != "" {
+		t.Errorf("output of a dropped process, (-unknown id +dropped):\n%s", diff)
+	}
+	if diff := cmp.Diff(unknown, c.Signal(ctx, ids[0], "SIGTERM")); diff != "" {
+		t.Errorf("signal to a dropped process, (-unknown id +dropped):\n%s", diff)
+	}
+}
+
+// Exited processes' output is bounded in bytes as well as in number: of
+// five full buffers only the newest that fit in maxExitedOutput stay.
+func TestExitedOutputBounded(t *testing.T) {
+	t.Parallel()
+	c := startAgent(t)
+	ctx := t.Context()
+	var ids []string
+	for range maxExitedOutput/agent.MaxRetainedOutput + 1 {
+		info, err := c.StartProcess(ctx, agent.ProcessRequest{
+			Command: fmt.Sprintf("head -c %d /dev/zero", agent.MaxRetainedOutput),
+			Dir:     "/", Env: []string{"PATH=/usr/bin:/bin"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitExit(t, c, info.ID)
+		ids = append(ids, info.ID)
+	}
+	procs, err := c.Processes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range procs {
+		got = append(got, p.ID)
+	}
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(ids[1:]))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listed processes (-want +got):\n%s", diff)
+	}
+}
+
+// Running processes still hit the cap, and one exiting frees its slot.
+func TestProcessCap(t *testing.T) {
+	t.Parallel()
+	c := startAgent(t)
+	ctx := t.Context()
+	req := agent.ProcessRequest{Argv: []string{"sleep", "600"}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}}
+	var first string
+	for i := range maxProcesses {
+		info, err := c.StartProcess(ctx, req)
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		if i == 0 {
+			first = info.ID
+		}
+	}
+	_, err := c.StartProcess(ctx, req)
+	if se, ok := errors.AsType[*agent.StatusError](err); !ok || se.Code != http.StatusTooManyRequests {
+		t.Fatalf("start past the cap: %v, want 429", err)
+	}
+	if err := c.Signal(ctx, first, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, c, first)
+	if _, err := c.StartProcess(ctx, req); err != nil {
+		t.Errorf("start after one exited: %v", err)
+	}
+}
+
+// WaitPort finds a server on either loopback address.
+func TestWaitPortListening(t *testing.T) {
+	t.Parallel()
+	c := startAgent(t)
+	tests := []struct {
+		name, addr string
+	}{
+		{"ipv4", "127.0.0.1:0"},
+		{"ipv6 only", "[::1]:0"}, // as Node and Vite listen on "localhost"
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", tc.addr)
+			if err != nil {
+				t.Skipf("no loopback at %s: %v", tc.addr, err)
+			}
+			defer ln.Close()
+			port := ln.Addr().(*net.TCPAddr).Port
+			if tc.name == "ipv6 only" {
+				// Something on 127.0.0.1 at the same port would answer instead.
+				if other, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+					other.Close()
+					t.Skipf("port %d is taken on 127.0.0.1 too", port)
+				}
+			}
+			if err := c.WaitPort(t.Context(), port, 10*time.Second); err != nil {
+				t.Errorf("WaitPort(%d) with a listener on %s: %v", port, ln.Addr(), err)
+			}
+		})
 	}
 }

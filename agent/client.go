@@ -108,11 +108,32 @@ func (c *Client) Health(ctx context.Context) error {
 // returns the exit frame. Cancelling ctx kills the command. An error means
 // there is no result (the agent or the container went away).
 func (c *Client) Exec(ctx context.Context, req ExecRequest, onFrame func(Frame)) (Exit, error) {
-	body, err := json.Marshal(req)
+	return c.ExecStream(ctx, req, nil, onFrame)
+}
+
+// ExecStream is Exec with the command's stdin streamed from stdin while it
+// runs, when stdin is not nil (req.Stdin must then be empty): output
+// arrives while stdin is still open, as a REPL needs. The command sees
+// the end of its stdin at stdin's EOF. Once the command has exited,
+// ExecStream stops reading stdin; a Read already blocked in stdin is the
+// caller's to end, by closing it.
+func (c *Client) ExecStream(ctx context.Context, req ExecRequest, stdin io.Reader, onFrame func(Frame)) (Exit, error) {
+	req.StdinStream = stdin != nil
+	head, err := json.Marshal(req)
 	if err != nil {
 		return Exit{}, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://agent/v1/exec", bytes.NewReader(body))
+	var body io.Reader = bytes.NewReader(head)
+	if stdin != nil {
+		pr, pw := io.Pipe()
+		go func() { // ends at stdin's EOF or error, or when pr is closed below
+			_, err := io.Copy(pw, stdin)
+			pw.CloseWithError(err)
+		}()
+		defer pr.CloseWithError(io.EOF) // the command is over: end the request body
+		body = io.MultiReader(bytes.NewReader(head), pr)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://agent/v1/exec", body)
 	if err != nil {
 		return Exit{}, err
 	}

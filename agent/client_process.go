@@ -34,8 +34,10 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ou
 	return nil
 }
 
-// StatusError is an agent's refusal: 404 for an unknown process, 400 for
-// a bad request, 422 when a command cannot start, 429 at the process cap.
+// StatusError is an agent's refusal: 404 for an unknown process (or an
+// exited one dropped from the table), 400 for a bad request, 422 when a
+// command cannot start, 429 when the most background processes a
+// container may run at once are running.
 type StatusError struct {
 	Code int
 	Msg  string
@@ -54,7 +56,9 @@ func (c *Client) StartProcess(ctx context.Context, req ProcessRequest) (ProcessI
 	return info, err
 }
 
-// Processes lists background processes, running and exited.
+// Processes lists background processes: every running one, and the
+// most recently exited (at most 64, with at most 32 MiB of output between
+// them; older ones are dropped).
 func (c *Client) Processes(ctx context.Context) ([]ProcessInfo, error) {
 	var out []ProcessInfo
 	err := c.do(ctx, http.MethodGet, "/v1/processes", nil, &out)
@@ -113,7 +117,8 @@ func (c *Client) Signal(ctx context.Context, id, signal string) error {
 }
 
 // WaitPort returns nil once a TCP port inside the container accepts
-// connections, or an error when timeout passes first.
+// connections on 127.0.0.1 or [::1] (a server on "localhost" may take
+// either), or a [*StatusError] with code 504 when timeout passes first.
 func (c *Client) WaitPort(ctx context.Context, port int, timeout time.Duration) error {
 	q := fmt.Sprintf("/v1/ready?port=%d&timeout_ms=%d", port, timeout.Milliseconds())
 	return c.do(ctx, http.MethodGet, q, nil, nil)

@@ -5,12 +5,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -43,15 +46,39 @@ type ProcessInfo struct {
 // oldest frames go first.
 const MaxRetainedOutput = 8 << 20
 
-// maxProcesses bounds background processes per container.
+// maxProcesses bounds the background processes running at once per
+// container; exited ones do not count. Starting one more fails with
+// [errTooManyProcesses].
 const maxProcesses = 256
 
+var errTooManyProcesses = errors.New("too many background processes")
+
+// Exited processes stay listed, their output and exit readable, until
+// newer exits push them out, oldest exit first: at most maxExited of them,
+// holding at most maxExitedOutput bytes of output between them. 64 is a
+// long history of builds, test runs and one-shot servers to look back on;
+// the byte bound matters more, since 64 full buffers ([MaxRetainedOutput]
+// each) would be 512 MiB, twice a lite sandbox's memory, and the agent's
+// memory is the container's. 32 MiB keeps the last four full buffers.
+// A dropped process is gone: asking for it is asking for an unknown id.
+const (
+	maxExited       = 64
+	maxExitedOutput = 32 << 20
+)
+
 type process struct {
-	id      string
+	id string
+	// Set before the process is listed, fixed after.
 	pid     int
 	argv    []string
 	started time.Time
 	stdin   *os.File
+
+	// Guarded by server.mu: where the process is in the table's life, for
+	// the cap and for pruning.
+	listed bool      // false while its slot is reserved and it starts
+	ended  time.Time // when it exited; zero while starting or running
+	kept   int64     // output bytes retained once it exited
 
 	mu      sync.Mutex // guards the fields below
 	frames  []Frame    // retained output, in seq order
@@ -105,15 +132,30 @@ func newProcessID() string {
 	return "prc_" + hex.EncodeToString(b[:])
 }
 
+// startProcess starts req in the background, or fails with
+// [errTooManyProcesses] at the cap.
 func (s *server) startProcess(req ProcessRequest) (*process, error) {
+	p := &process{id: newProcessID(), changed: make(chan struct{})}
+	// The slot is taken before the spawn, so that concurrent starts cannot
+	// all pass the count and then all insert.
+	s.mu.Lock()
+	if s.runningLocked() >= maxProcesses {
+		s.mu.Unlock()
+		return nil, errTooManyProcesses
+	}
+	s.procs[p.id] = p
+	s.mu.Unlock()
 	sp, err := s.spawn(req.Argv, req.Command, req.Shell, req.Dir, req.Env)
 	if err != nil {
+		s.mu.Lock()
+		delete(s.procs, p.id)
+		s.mu.Unlock()
 		return nil, err
 	}
 	pid, status, stdinW, outR, errR := sp.pid, sp.status, sp.stdin, sp.stdout, sp.stderr
-	p := &process{id: newProcessID(), pid: pid, argv: sp.argv, started: time.Now(), stdin: stdinW, changed: make(chan struct{})}
+	p.pid, p.argv, p.started, p.stdin = pid, sp.argv, time.Now(), stdinW
 	s.mu.Lock()
-	s.procs[p.id] = p
+	p.listed = true
 	s.mu.Unlock()
 
 	var copiers sync.WaitGroup
@@ -144,6 +186,9 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 		e := exitOf(ws)
 		exit := &e
 		s.forget(pid)
+		// Out of the cap before the exit shows, so that a client that saw
+		// it can start another at once.
+		s.retire(p)
 		p.mu.Lock()
 		p.exit = exit
 		close(p.changed)
@@ -153,9 +198,52 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 	return p, nil
 }
 
+// runningLocked counts the processes that hold a slot under the cap:
+// starting or running.
+func (s *server) runningLocked() int {
+	n := 0
+	for _, p := range s.procs {
+		if p.ended.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// retire marks p exited, once its output is complete, and drops the
+// oldest exited processes beyond maxExited and maxExitedOutput. p itself
+// stays: it is the newest, and its output fits in maxExitedOutput.
+func (s *server) retire(p *process) {
+	p.mu.Lock()
+	kept := p.bytes
+	p.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.ended, p.kept = time.Now(), kept
+	var exited []*process
+	var total int64
+	for _, q := range s.procs {
+		if !q.ended.IsZero() {
+			exited = append(exited, q)
+			total += q.kept
+		}
+	}
+	slices.SortFunc(exited, func(a, b *process) int { return a.ended.Compare(b.ended) })
+	for len(exited) > maxExited || total > maxExitedOutput {
+		delete(s.procs, exited[0].id)
+		total -= exited[0].kept
+		exited = exited[1:]
+	}
+}
+
+// process looks up the request's process; a dropped one is as unknown as
+// an id never given out.
 func (s *server) process(w http.ResponseWriter, r *http.Request) *process {
 	s.mu.Lock()
 	p := s.procs[r.PathValue("id")]
+	if p != nil && !p.listed {
+		p = nil
+	}
 	s.mu.Unlock()
 	if p == nil {
 		http.Error(w, "no such process", http.StatusNotFound)
@@ -171,14 +259,11 @@ func (s *server) handleStartProcess(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad process request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	s.mu.Lock()
-	n := len(s.procs)
-	s.mu.Unlock()
-	if n >= maxProcesses {
-		http.Error(w, "too many background processes", http.StatusTooManyRequests)
+	p, err := s.startProcess(req)
+	if errors.Is(err, errTooManyProcesses) {
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
 		return
 	}
-	p, err := s.startProcess(req)
 	if err != nil {
 		http.Error(w, startError(err), http.StatusUnprocessableEntity)
 		return
@@ -190,7 +275,9 @@ func (s *server) handleListProcesses(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	out := make([]ProcessInfo, 0, len(s.procs))
 	for _, p := range s.procs {
-		out = append(out, p.info())
+		if p.listed {
+			out = append(out, p.info())
+		}
 	}
 	s.mu.Unlock()
 	writeJSON(w, out)
@@ -266,7 +353,8 @@ func (s *server) handleSignal(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleReady answers 200 once something accepts TCP connections on
-// 127.0.0.1:?port inside the container, polling until ?timeout_ms.
+// ?port of 127.0.0.1 or [::1] inside the container, polling until
+// ?timeout_ms.
 func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
 	port, err := strconv.Atoi(r.URL.Query().Get("port"))
 	if err != nil || port <= 0 || port > 65535 {
@@ -276,11 +364,8 @@ func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
 	ms, _ := strconv.Atoi(r.URL.Query().Get("timeout_ms"))
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(max(ms, 1))*time.Millisecond)
 	defer cancel()
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	for delay := time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
-		var d net.Dialer
-		if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
-			c.Close()
+		if acceptsLoopback(ctx, port) {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
@@ -291,6 +376,35 @@ func (s *server) handleReady(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(delay):
 		}
 	}
+}
+
+// loopbacks are where a server "on localhost" listens: Node and Vite
+// often take only [::1]. On a host without IPv6 the [::1] dial fails at
+// once and 127.0.0.1 alone decides.
+var loopbacks = []string{"127.0.0.1", "::1"}
+
+// acceptsLoopback reports whether port accepts a TCP connection on any
+// loopback address. The dials run side by side: one can hang (a full
+// backlog drops SYNs) while the other would answer.
+func acceptsLoopback(ctx context.Context, port int) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var accepted atomic.Bool
+	var wg sync.WaitGroup
+	for _, host := range loopbacks {
+		wg.Go(func() { // ends when its dial does; the first success cancels the rest
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				return
+			}
+			c.Close()
+			accepted.Store(true)
+			cancel()
+		})
+	}
+	wg.Wait()
+	return accepted.Load()
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -23,6 +23,11 @@ type ExecRequest struct {
 	Env     []string `json:"env,omitempty"` // NAME=value; replaces the agent's environment
 	Dir     string   `json:"dir,omitempty"` // default /workspace
 	Stdin   []byte   `json:"stdin,omitempty"`
+	// StdinStream: the request body goes on after this JSON object with
+	// the command's stdin, streamed while the command runs (a REPL, a
+	// pipe from a WebSocket); its end closes the command's stdin. Stdin
+	// must then be empty.
+	StdinStream bool `json:"stdin_stream,omitempty"`
 	// TimeoutMS kills the command's process group after this many
 	// milliseconds. Zero means no timeout (the host's context still
 	// bounds it: closing the connection kills the command).

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +41,12 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	// Commands run as root beside the agent, without CAP_SYS_PTRACE: a
+	// process that is not dumpable cannot be traced by them, so none can
+	// take over the agent to forge results or read other commands' output.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	ln := cfg.Listener
 	if ln == nil {
@@ -117,12 +124,33 @@ func (s *server) signalAll(sig unix.Signal) {
 }
 
 func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
+	// Full duplex from the start: a streamed stdin is read while output
+	// is written, and a refusal must not first wait for the end of a body
+	// that is still streaming (the server otherwise drains it).
+	rc := http.NewResponseController(w)
+	if err := rc.EnableFullDuplex(); err != nil {
+		http.Error(w, "exec: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	var req ExecRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20))
+	head := &io.LimitedReader{R: r.Body, N: maxExecRequest} // the JSON object; a streamed stdin follows
+	dec := json.NewDecoder(head)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		http.Error(w, "bad exec request: "+err.Error(), http.StatusBadRequest)
 		return
+	}
+	var stdin io.Reader = bytes.NewReader(req.Stdin)
+	stopStdin := func() {}
+	if req.StdinStream {
+		if len(req.Stdin) > 0 {
+			http.Error(w, "bad exec request: stdin and stdin_stream both set", http.StatusBadRequest)
+			return
+		}
+		stdin = io.MultiReader(dec.Buffered(), r.Body)
+		// Once the command is over, a stdin copier blocked reading the
+		// body must return before the handler does.
+		stopStdin = func() { rc.SetReadDeadline(time.Now()) }
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
@@ -132,9 +160,13 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 	}
 	s.running.Add(1)
 	defer s.running.Done()
-	exit := s.run(r.Context(), req, out)
+	exit := s.run(r.Context(), req, stdin, stopStdin, out)
 	out.send(Frame{Exit: &exit})
 }
+
+// maxExecRequest bounds an exec request's JSON (inline stdin included);
+// a streamed stdin after it is not bounded.
+const maxExecRequest = 64 << 20
 
 // frameWriter serialises frames from the stdout and stderr copiers.
 type frameWriter struct {
@@ -189,7 +221,9 @@ func (f *frameWriter) chunk(stream string, data []byte) bool {
 	return !f.over
 }
 
-func (s *server) run(ctx context.Context, req ExecRequest, out *frameWriter) Exit {
+// run runs req with stdin as its standard input. Once the command has
+// exited, stopStdin is called and run waits for the stdin copier.
+func (s *server) run(ctx context.Context, req ExecRequest, stdin io.Reader, stopStdin func(), out *frameWriter) Exit {
 	out.limit = req.MaxOutput
 	if out.limit <= 0 {
 		out.limit = DefaultMaxOutput
@@ -206,8 +240,10 @@ func (s *server) run(ctx context.Context, req ExecRequest, out *frameWriter) Exi
 	defer s.forget(pid)
 	stdinW, outR, errR, status := sp.stdin, sp.stdout, sp.stderr, sp.status
 
-	go func() { // ends when the command closes stdin or exits
-		stdinW.Write(req.Stdin)
+	stdinDone := make(chan struct{})
+	go func() { // ends at stdin's end, when the command closes stdin or exits, or at stopStdin
+		defer close(stdinDone)
+		io.Copy(stdinW, stdin)
 		stdinW.Close()
 	}()
 	var copiers sync.WaitGroup
@@ -263,6 +299,8 @@ wait:
 	// so its whole process group goes.
 	unix.Kill(-pid, unix.SIGKILL)
 	copiers.Wait()
+	stopStdin()
+	<-stdinDone
 	exit := exitOf(ws)
 	if reason != "" {
 		exit.Reason = reason

@@ -21,33 +21,55 @@ import (
 	"rung.dev/rung/internal/testenv"
 )
 
+// staticBuild is one CGO_ENABLED=0 build of a package, shared by a test
+// run: static, so it runs in any image, busybox's included.
+type staticBuild struct {
+	pkg  string // import path or directory, as go build takes it
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	agentBin  string
-	buildErr  error
+	agentBuild  = &staticBuild{pkg: "rung.dev/rung/cmd/rung"}
+	escapeBuild = &staticBuild{pkg: "./testdata/escape"}
 )
+
+func (b *staticBuild) binary(t testing.TB) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rung-build-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, filepath.Base(b.pkg))
+		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("build %s: %v\n%s", b.pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
 
 // agentBinary builds the static rung binary once per test run: the
 // containers run the real agent, with its real start-up cost.
-func agentBinary(t testing.TB) string {
+func agentBinary(t testing.TB) string { return agentBuild.binary(t) }
+
+// copyExecutable copies the file at src to dst, executable.
+func copyExecutable(t testing.TB, src, dst string) {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "rung-agent-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		agentBin = filepath.Join(dir, "rung")
-		cmd := exec.Command("go", "build", "-o", agentBin, "rung.dev/rung/cmd/rung")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build agent: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return agentBin
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type env struct {
@@ -184,7 +206,9 @@ func TestCommandsInheritOnlyStdio(t *testing.T) {
 func TestContainment(t *testing.T) {
 	e := newEnv(t)
 	size := rung.Size{MilliCPU: 500, MemoryBytes: 64 << 20, DiskBytes: 1 << 30}
-	c, _ := e.start(t, size)
+	c, sub := e.start(t, size)
+	// The escape attempts busybox cannot make (see testdata/escape).
+	copyExecutable(t, escapeBuild.binary(t), filepath.Join(sub, "fs/workspace/escape"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +228,19 @@ func TestContainment(t *testing.T) {
 		timeout int64
 		check   func(o out) error
 	}{
+		// Before the fork bomb, while the container holds only a handful
+		// of small pids: the test's own pid then names no process inside.
+		{"ptrace of a host process fails: it is invisible", fmt.Sprintf("./escape ptrace %d", os.Getpid()), 0, prints("ESRCH")},
+		{"ptrace of the agent fails", "./escape ptrace 1", 0, prints("EPERM")},
+		{"clone into a new user namespace fails", "./escape clone-userns", 0, prints("EPERM")},
+		// ENOSYS, not EPERM: glibc then falls back to clone. (gVisor has
+		// no clone3 at all.)
+		{"clone3 fails as if missing", "./escape clone3-userns", 0, prints("ENOSYS")},
+		{"unshare of a user namespace fails", "unshare -U true", 0, nonZero},
+		{"io_uring fails", "./escape io-uring", 0, prints("EPERM EPERM EPERM")},
+		// Allowed, as in Docker: debuggers and strace work on the
+		// container's own processes.
+		{"ptrace of an own child works", "./escape ptrace-child", 0, prints("attached")},
 		{"fork bomb stops at the pids limit", "for i in $(seq 3000); do sleep 5 & done 2>/dev/null; echo spawned; ps | wc -l", 20000, func(o out) error {
 			n := 0
 			fmt.Sscan(strings.TrimPrefix(o.stdout, "spawned\n"), &n)
@@ -230,10 +267,20 @@ func TestContainment(t *testing.T) {
 		}},
 		{"raw sockets refused", "ping -c 1 -W 1 127.0.0.1", 5000, nonZero},
 	}
+	// runsc does not load the seccomp profile (see defaultSeccomp): the
+	// namespace or io_uring ring a command makes there is the Sentry's,
+	// and the host kernel never sees the call.
+	const inSentry = "known difference: under runsc the call reaches gVisor's kernel, not the host's, and gVisor allows it"
+	underGVisor := map[string]string{
+		"fork bomb stops at the pids limit":     "known difference: under gVisor the pids limit also binds the sentry's own threads, so a fork bomb ends the whole sandbox (see docs/decisions/container.md)",
+		"clone into a new user namespace fails": inSentry,
+		"unshare of a user namespace fails":     inSentry,
+		"io_uring fails":                        inSentry,
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if strings.HasPrefix(tc.name, "fork bomb") && os.Getenv("RUNG_TEST_RUNTIME") == "runsc" {
-				t.Skip("known difference: under gVisor the pids limit also binds the sentry's own threads, so a fork bomb ends the whole sandbox (see docs/decisions/container.md)")
+			if why := underGVisor[tc.name]; why != "" && os.Getenv("RUNG_TEST_RUNTIME") == "runsc" {
+				t.Skip(why)
 			}
 			o := run(t, c, agent.ExecRequest{Command: tc.cmd, TimeoutMS: tc.timeout})
 			if err := tc.check(o); err != nil {
@@ -271,6 +318,16 @@ func TestOOM(t *testing.T) {
 	}
 	if o := run(t, c, agent.ExecRequest{Command: "echo alive"}); o.stdout != "alive\n" {
 		t.Errorf("after OOM: %+v", o)
+	}
+}
+
+// prints checks that a command's standard output is want and a newline.
+func prints(want string) func(o out) error {
+	return func(o out) error {
+		if got := strings.TrimSuffix(o.stdout, "\n"); got != want {
+			return fmt.Errorf("printed %q, want %q", got, want)
+		}
+		return nil
 	}
 }
 
@@ -367,5 +424,32 @@ func TestAgentThatNeverServes(t *testing.T) {
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	if bytes.Contains(mounts, []byte(string(id))) {
 		t.Errorf("a mount of %s is left", id)
+	}
+}
+
+// TestThreadsAndSpawnInGlibc runs what glibc (2.34 and later) starts
+// with clone3, which the seccomp profile refuses: threads and
+// posix_spawn work only because it refuses with ENOSYS, on which glibc
+// falls back to clone.
+func TestThreadsAndSpawnInGlibc(t *testing.T) {
+	testenv.Require(t, "root", "runc", "debootstrap")
+	if testing.Short() {
+		t.Skip("builds a Debian image with debootstrap")
+	}
+	m, im := debianManager(t, "debian-python", "python3")
+	c, err := m.Start(t.Context(), container.StartRequest{Sandbox: rung.NewSandboxID(), Subvolume: subvolume(t), Image: im, Size: rung.Presets["basic"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `import os, threading
+t = threading.Thread(target=print, args=("thread",)); t.start(); t.join()
+pid = os.posix_spawn("/bin/true", ["true"], os.environ)
+print("spawned", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+pid = os.fork()
+if pid == 0: os._exit(7)
+print("forked", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))`
+	o := run(t, c, agent.ExecRequest{Argv: []string{"python3", "-c", script}})
+	if want := "thread\nspawned 0\nforked 7\n"; o.stdout != want || o.exit.Code != 0 {
+		t.Errorf("python3 = %+v, want stdout %q", o, want)
 	}
 }

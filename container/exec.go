@@ -3,6 +3,7 @@ package container
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,12 @@ import (
 // container's OOM-kill counter is reported with Reason "oom". If the
 // container dies during the exec, the error wraps rung.ErrUnavailable.
 func (c *Container) Exec(ctx context.Context, req agent.ExecRequest, onFrame func(agent.Frame)) (agent.Exit, error) {
+	return c.ExecStream(ctx, req, nil, onFrame)
+}
+
+// ExecStream is Exec with the command's stdin streamed from stdin (see
+// [agent.Client.ExecStream]); nil means req.Stdin.
+func (c *Container) ExecStream(ctx context.Context, req agent.ExecRequest, stdin io.Reader, onFrame func(agent.Frame)) (agent.Exit, error) {
 	if req.Shell == "" {
 		req.Shell = c.Image.Config.Shell
 	}
@@ -24,7 +31,7 @@ func (c *Container) Exec(ctx context.Context, req agent.ExecRequest, onFrame fun
 		req.Env = c.Image.Config.Env
 	}
 	before := c.oomKills()
-	exit, err := c.agent.Exec(ctx, req, onFrame)
+	exit, err := c.agent.ExecStream(ctx, req, stdin, onFrame)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exit, ctx.Err()

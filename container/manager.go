@@ -387,6 +387,11 @@ func (m *Manager) teardown(ctx context.Context, c *Container) error {
 	if err := m.cfg.Runtime.delete(ctx, string(c.Sandbox)); err != nil && !alreadyGone(err) {
 		errs = append(errs, err)
 	}
+	// A runtime killed half-way through a start (a daemon crash, a
+	// cancelled start) leaves the cgroups it made, which delete ignores.
+	if _, err := removeCgroups(rungCgroupDirs(), c.Sandbox, 0); err != nil {
+		errs = append(errs, err)
+	}
 	if err := unix.Unmount(c.rootfs, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {
 		errs = append(errs, fmt.Errorf("unmount rootfs: %w", err))
 	}
@@ -416,7 +421,12 @@ func (m *Manager) Close(ctx context.Context) error {
 
 // ReapStale removes every container, rootfs mount and state directory an
 // earlier daemon left (after a crash), and returns the sandboxes whose
-// containers it removed.
+// containers it removed; their cgroups go with them. It then sweeps the
+// stale cgroups of other sandboxes under /rung, in every hierarchy: those
+// that hold no process and have not changed for a minute, whoever made
+// them. Other managers and daemons share /rung, but the sweep never
+// removes a live container's cgroups: they hold its processes, and a
+// runtime's start in progress is younger than a minute.
 func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
 	var reaped []rung.SandboxID
 	states, err := m.cfg.Runtime.list(ctx)
@@ -433,14 +443,27 @@ func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
 			seen[e.Name()] = true
 		}
 	}
+	var errs []error
 	for id := range seen {
 		c := &Container{Sandbox: rung.SandboxID(id), dir: filepath.Join(m.cfg.StateDir, id), rootfs: filepath.Join(m.cfg.StateDir, id, "rootfs")}
 		if err := m.teardown(ctx, c); err != nil {
-			return reaped, err
+			errs = append(errs, err)
+			continue
 		}
 		reaped = append(reaped, c.Sandbox)
 	}
-	return reaped, nil
+	swept, err := sweepCgroups(func(id rung.SandboxID) bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.containers[id] != nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(swept) > 0 {
+		m.log.InfoContext(ctx, "removed stale cgroups", "count", len(swept), "runtime", m.cfg.Runtime.Name)
+	}
+	return reaped, errors.Join(errs...)
 }
 
 // Agent returns the client of the container's agent.

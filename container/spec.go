@@ -121,30 +121,3 @@ func buildSpec(in specInput) *specs.Spec {
 		},
 	}
 }
-
-// deniedSyscalls fail with EPERM inside every container: they reach the
-// kernel's global state (mounts, modules, clocks, keyrings, reboot) or are
-// common escape primitives. ptrace stays allowed (as in Docker): the pid
-// namespace leaves only the container's own processes to trace. The rest of the kernel ABI stays available, so
-// compilers, package managers and test runners work unchanged.
-var deniedSyscalls = []string{
-	"acct", "add_key", "bpf", "clock_adjtime", "clock_settime", "create_module", "delete_module",
-	"finit_module", "fsconfig", "fsmount", "fsopen", "fspick", "get_kernel_syms", "init_module",
-	"ioperm", "iopl", "kexec_file_load", "kexec_load", "keyctl", "lookup_dcookie", "mount",
-	"mount_setattr", "move_mount", "name_to_handle_at", "nfsservctl", "open_by_handle_at",
-	"open_tree", "perf_event_open", "pivot_root",
-	"query_module", "quotactl", "reboot", "request_key", "setns", "settimeofday",
-	"swapoff", "swapon", "syslog", "umount", "umount2", "unshare", "uselib", "userfaultfd",
-	"vhangup", "_sysctl",
-}
-
-func defaultSeccomp() *specs.LinuxSeccomp {
-	errno := uint(1) // EPERM
-	return &specs.LinuxSeccomp{
-		DefaultAction: specs.ActAllow,
-		Architectures: []specs.Arch{specs.ArchX86_64, specs.ArchX86, specs.ArchX32},
-		Syscalls: []specs.LinuxSyscall{
-			{Names: deniedSyscalls, Action: specs.ActErrno, ErrnoRet: &errno},
-		},
-	}
-}

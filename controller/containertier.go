@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -143,20 +144,25 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	if err != nil {
 		return 0, err
 	}
-	var stdin []byte
-	if req.Stdin != nil {
-		if stdin, err = io.ReadAll(io.LimitReader(req.Stdin, 64<<20)); err != nil {
+	// A stdin of known length (the API's inline stdin) goes in the
+	// request; any other (a WebSocket's) is streamed while the command
+	// runs, so an interactive command answers before its stdin ends.
+	var inline []byte
+	stream := req.Stdin
+	if br, ok := req.Stdin.(*bytes.Reader); ok {
+		if inline, err = io.ReadAll(br); err != nil {
 			return 0, err
 		}
+		stream = nil
 	}
 	// The environment goes with every exec, never only at start: a warm
 	// spare's container was started before its sandbox (and env) existed.
-	areq := agent.ExecRequest{Command: req.Command, Env: execEnv(c.Image.Config.Env, req.Env), Dir: req.Dir, Stdin: stdin, MaxOutput: req.MaxOutput}
+	areq := agent.ExecRequest{Command: req.Command, Env: execEnv(c.Image.Config.Env, req.Env), Dir: req.Dir, Stdin: inline, MaxOutput: req.MaxOutput}
 	if dl, ok := ctx.Deadline(); ok {
 		areq.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
 	}
 	var werr error
-	exit, err := c.Exec(ctx, areq, func(f agent.Frame) {
+	exit, err := c.ExecStream(ctx, areq, stream, func(f agent.Frame) {
 		w := req.Stdout
 		if f.Stream == "stderr" {
 			w = req.Stderr

@@ -94,7 +94,10 @@ type Config struct {
 	CheckImage func(tenant rung.TenantID, ref string) (string, error)
 	Tools      map[string]shell.Tool // isolate tier commands (shell/tools.All()); nil means builtins only
 	Limits     Limits
-	Caps       rung.SizeCaps // per-tenant size caps; zero means none
+	// Sizes bounds the sizes each tenant may create (presets included);
+	// the zero value gives every tenant DefaultSizePolicy. Warm spares
+	// are not checked against it: see [WarmSpec].
+	Sizes SizePolicies
 	// Retention is how long exec output events are kept; journal entries
 	// stay as long as their sandbox. Default 24 hours.
 	Retention time.Duration

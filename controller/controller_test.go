@@ -132,7 +132,7 @@ func TestSandboxLifecycle(t *testing.T) {
 }
 
 func TestCreateInvalid(t *testing.T) {
-	e := newEnv(t, controller.Config{Caps: rung.SizeCaps{MaxMemoryBytes: 1 << 30}})
+	e := newEnv(t, controller.Config{Sizes: controller.SizePolicies{Tenants: map[rung.TenantID]rung.SizePolicy{"*": {MaxMemoryBytes: 1 << 30}}}})
 	tests := []struct {
 		name string
 		req  controller.CreateRequest

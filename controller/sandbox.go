@@ -80,7 +80,7 @@ func validEnvName(k string) bool {
 	return true
 }
 
-func (c *Controller) checkCreate(req CreateRequest) (rung.Size, error) {
+func (c *Controller) checkCreate(tenant rung.TenantID, req CreateRequest) (rung.Size, error) {
 	if req.Name != "" && !rung.ValidName(req.Name) {
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "invalid sandbox name %q: want 1 to 63 of [a-z0-9._-], starting with a letter or digit", clip(req.Name))
 	}
@@ -106,7 +106,7 @@ func (c *Controller) checkCreate(req CreateRequest) (rung.Size, error) {
 	if req.IdleTimeout < 0 || req.TTL < 0 {
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "idle_timeout and ttl must not be negative")
 	}
-	return req.Size.Resolve(c.cfg.Caps)
+	return req.Size.Resolve(c.cfg.Sizes.For(tenant))
 }
 
 // validImageRef accepts name@sha256:<hex>.
@@ -137,10 +137,10 @@ func cutLast(s, sep string) (string, string, bool) {
 // leaves something start-up reconciliation can finish or remove. A
 // create that matches a warm spare (see [WarmSpec]) takes the spare's id,
 // subvolume and running container and starts in state "running". Errors:
-// ErrInvalid, ErrPermission (size above the caps), ErrExists (name taken),
-// ErrLimit (too many sandboxes).
+// ErrInvalid, ErrPermission (size outside the tenant's size policy, see
+// [Config].Sizes), ErrExists (name taken), ErrLimit (too many sandboxes).
 func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req CreateRequest) (rung.Sandbox, error) {
-	size, err := c.checkCreate(req)
+	size, err := c.checkCreate(tenant, req)
 	if err != nil {
 		return rung.Sandbox{}, err
 	}

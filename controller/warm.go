@@ -47,7 +47,10 @@ type WarmSpec struct {
 	// image's current digest; a rebuilt image replaces its spares.
 	Image string
 	// Size is a preset or custom values, resolved like a create's; the
-	// zero value is the default preset.
+	// zero value is the default preset. No tenant's size policy applies:
+	// the operator chose it, and a spare only serves a create whose size
+	// already passed its own tenant's policy, so it gives no tenant more
+	// than that policy allows.
 	Size rung.Size
 	// Count is how many spares are kept ready; 0 keeps none.
 	Count int
@@ -134,7 +137,7 @@ func newWarmPool(cfg Config, log *slog.Logger) (*warmPool, error) {
 		if _, err := w.t.Images.Get(s.Image); err != nil {
 			return nil, fmt.Errorf("warm pool %s: %w", s, err)
 		}
-		size, err := s.Size.Resolve(rung.SizeCaps{})
+		size, err := s.Size.Resolve(rung.SizePolicy{})
 		if err != nil {
 			return nil, fmt.Errorf("warm pool %s: %w", s, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -62,6 +63,7 @@ type Daemon struct {
 
 // OpenDaemon opens (creating on first start) the data directory, the
 // store and the pool, reconciles them and bootstraps the admin token.
+// It fails on a malformed <data>/sizes.json (see [loadSizePolicies]).
 func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	log := cfg.Logger
 	if log == nil {
@@ -70,8 +72,11 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	sizes, err := loadSizePolicies(ctx, cfg.Data, log)
+	if err != nil {
+		return nil, err
+	}
 	d := &Daemon{log: log}
-	var err error
 	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
 		return nil, err
 	}
@@ -79,7 +84,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("open pool: %w", err)
 	}
-	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Logger: log}
+	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log}
 	if !cfg.NoContainers {
 		tier, why := openContainers(ctx, cfg.Data, d.pool, cfg.AgentBinary, log)
 		if tier == nil {
@@ -118,6 +123,30 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	d.Token = tok
 	d.handler = api.New(api.Config{Controller: d.ctrl, Store: d.store, Logger: log})
 	return d, nil
+}
+
+// loadSizePolicies reads the tenants' size policies from
+// <data>/sizes.json (see [controller.ParseSizePolicies]), once: a change
+// takes effect at the next start. Without the file every tenant gets
+// [controller.DefaultSizePolicy]. A malformed file is an error naming
+// the file and the field, so the daemon does not start with a policy
+// other than the one the operator wrote.
+func loadSizePolicies(ctx context.Context, data string, log *slog.Logger) (controller.SizePolicies, error) {
+	path := filepath.Join(data, "sizes.json")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		log.InfoContext(ctx, "size policy: built-in default for every tenant", "policy", controller.DefaultSizePolicy)
+		return controller.SizePolicies{}, nil
+	}
+	if err != nil {
+		return controller.SizePolicies{}, fmt.Errorf("size policy: %w", err)
+	}
+	p, err := controller.ParseSizePolicies(b)
+	if err != nil {
+		return controller.SizePolicies{}, fmt.Errorf("size policy %s: %w", path, err)
+	}
+	log.InfoContext(ctx, "size policy loaded", "path", path, "tenants", len(p.Tenants))
+	return p, nil
 }
 
 // Active returns how many sandboxes have an actor now.

@@ -21,7 +21,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
-		Long:  "Run the rung daemon. It listens on --addr ($RUNG_ADDR, default 127.0.0.1:7420), keeps its state under --data ($RUNG_DATA, default /var/lib/rung) and on first start writes an admin token to <data>/token (mode 0600). Logs are JSON on stderr.",
+		Long:  "Run the rung daemon. It listens on --addr ($RUNG_ADDR, default 127.0.0.1:7420), keeps its state under --data ($RUNG_DATA, default /var/lib/rung) and on first start writes an admin token to <data>/token (mode 0600). Sandbox sizes are bounded per tenant by <data>/sizes.json, read at start (without it: at most 8 vCPU, 32 GiB memory, 100 GiB disk, 128 MiB to 8 GiB memory per vCPU). Logs are JSON on stderr.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var lv slog.Level
