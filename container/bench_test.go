@@ -16,6 +16,7 @@ import (
 	"rung.dev/rung"
 	"rung.dev/rung/agent"
 	"rung.dev/rung/container"
+	"rung.dev/rung/storage/storagetest"
 )
 
 // percentile returns the q-quantile of samples (0 <= q <= 1), which it
@@ -258,11 +259,24 @@ func procKB(path, field string) int64 {
 const smallFileScript = `mkdir -p d && cd d && i=0; while [ $i -lt 100 ]; do mkdir -p s$i; j=0; while [ $j -lt 100 ]; do echo hello > s$i/f$j; j=$((j+1)); done; i=$((i+1)); done; cat s*/f* | wc -l; find . -type f | wc -l; tar cf ../t.tar . ; cd .. ; rm -rf d t.tar`
 
 // BenchmarkSmallFiles compares small-file work in /workspace inside a
-// container (the sandbox's directory, bind-mounted) with the same busybox
-// script run on the host in a directory of the same filesystem.
+// container with the same busybox script run on the host. The sandbox's
+// subvolume is on a real btrfs pool (loop image), as in the daemon;
+// host-pool runs it in another subvolume of that pool, host-disk in a
+// directory of the host's root file system (ext4 here).
 func BenchmarkSmallFiles(b *testing.B) {
 	e := newEnv(b)
-	c, _ := e.start(b, rung.Presets["standard-2"])
+	pool := storagetest.NewTestPool(b)
+	sub := func(name string) string {
+		if err := pool.Create(b.Context(), name); err != nil {
+			b.Fatal(err)
+		}
+		return pool.Path(name)
+	}
+	id := rung.NewSandboxID()
+	c, err := e.m.Start(b.Context(), container.StartRequest{Sandbox: id, Subvolume: sub(string(id)), Image: e.lite, Size: rung.Presets["standard-2"]})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Run("container", func(b *testing.B) {
 		for b.Loop() {
 			exit, err := c.Exec(b.Context(), agent.ExecRequest{Command: smallFileScript}, nil)
@@ -271,8 +285,7 @@ func BenchmarkSmallFiles(b *testing.B) {
 			}
 		}
 	})
-	b.Run("host", func(b *testing.B) {
-		dir := b.TempDir()
+	hostRun := func(b *testing.B, dir string) {
 		for b.Loop() {
 			cmd := exec.Command("/bin/busybox", "sh", "-c", smallFileScript)
 			cmd.Dir = dir
@@ -280,5 +293,7 @@ func BenchmarkSmallFiles(b *testing.B) {
 				b.Fatal(err, string(out))
 			}
 		}
-	})
+	}
+	b.Run("host-pool", func(b *testing.B) { hostRun(b, filepath.Join(sub(string(rung.NewSandboxID())), "fs", "workspace")) })
+	b.Run("host-disk", func(b *testing.B) { hostRun(b, b.TempDir()) })
 }
