@@ -42,6 +42,7 @@ var thirdParty = map[string][]string{
 	"github.com/containerd/go-runc":          {"container"},
 	"github.com/opencontainers/":             {"container", "image"},
 	"github.com/google/go-containerregistry": {"image"},
+	"github.com/klauspost/compress":          {"image"},
 	"github.com/itchyny/gojq":                {"shell/tools"},
 	"github.com/go-git/go-git":               {"shell/tools"},
 	"github.com/go-git/go-billy":             {"storage", "shell/tools"},

@@ -39,6 +39,25 @@ type Config struct {
 // Ref returns "name@sha256:…", the pinned reference.
 func (im Image) Ref() string { return im.Name + "@" + im.Digest }
 
+// ShortDigest returns the digest cut to "sha256:" and 12 hex digits, for
+// people to read; refer to images by the full digest.
+func (im Image) ShortDigest() string {
+	if len(im.Digest) > len("sha256:")+12 {
+		return im.Digest[:len("sha256:")+12]
+	}
+	return im.Digest
+}
+
+// Version is one kept version of an image, as [Store.List] returns it.
+// A store keeps every version until it is removed, so sandboxes pinned
+// to an older one keep working after a rebuild.
+type Version struct {
+	Image
+	// Current reports whether the bare name resolves to this version,
+	// the newest kept.
+	Current bool `json:"current"`
+}
+
 // digestOf computes an image's digest from its layers and config.
 func digestOf(layers []string, cfg Config) string {
 	b, _ := json.Marshal(struct {

@@ -78,8 +78,8 @@ func TestBuildLiteIsDeterministic(t *testing.T) {
 		t.Errorf("Get pinned = %v, %v", got.Digest, err)
 	}
 	other := "lite@sha256:" + hex.EncodeToString(make([]byte, 32))
-	if _, err := a.Get(other); !errors.Is(err, rung.ErrConflict) {
-		t.Errorf("Get with another digest: %v, want conflict", err)
+	if _, err := a.Get(other); !errors.Is(err, rung.ErrNotFound) {
+		t.Errorf("Get with another digest: %v, want not found", err)
 	}
 }
 
@@ -251,7 +251,7 @@ func TestImport(t *testing.T) {
 			if len(list) != 1 || list[0].Digest != im.Digest {
 				t.Errorf("List = %v", list)
 			}
-			if err := s.Remove("imported"); err != nil {
+			if _, err := s.Remove("imported", nil); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(s.LayerDir(im.Layers[0])); !os.IsNotExist(err) {

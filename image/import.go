@@ -3,8 +3,6 @@ package image
 import (
 	"archive/tar"
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,16 +12,26 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"time"
 
 	"rung.dev/rung"
 )
 
 // Import reads an image from path and stores it as name. path may be a
 // root filesystem directory, an OCI image layout directory, or a tarball
-// (optionally gzip-compressed) holding a root filesystem, an OCI image
-// layout, or a `docker save` archive. The kind is detected from content.
+// (optionally gzip- or zstd-compressed) holding a root filesystem, an OCI
+// image layout, or a `docker save` archive. The kind is detected from
+// content. From a multi-platform OCI layout Import takes the image for
+// this host's platform (runtime.GOOS/GOARCH); layers may be plain,
+// gzip or zstd tars. A layer whose uncompressed digest the image config
+// names (rootfs.diff_ids) and that the layer cache already holds is not
+// unpacked again. Bad input (malformed JSON, a blob that does not match
+// its digest, no image for this platform) is rung.ErrInvalid.
 func (s *Store) Import(ctx context.Context, name, path string) (Image, error) {
 	if !rung.ValidName(name) {
 		return Image{}, rung.Errorf(rung.ErrInvalid, "invalid image name %q", name)
@@ -50,10 +58,11 @@ func (s *Store) Import(ctx context.Context, name, path string) (Image, error) {
 			return Image{}, err
 		}
 		defer f.Close()
-		r, err := maybeGunzip(bufio.NewReader(f))
+		r, err := decompress(bufio.NewReaderSize(f, 1<<20), "")
 		if err != nil {
 			return Image{}, fmt.Errorf("import %s: %w", name, err)
 		}
+		defer r.Close()
 		digest, size, err := s.AddLayer(ctx, r)
 		if err != nil {
 			return Image{}, fmt.Errorf("import %s: %w", name, err)
@@ -78,14 +87,6 @@ func defaultConfig() Config {
 	return Config{Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, WorkingDir: "/workspace", Shell: "/bin/sh"}
 }
 
-func maybeGunzip(r *bufio.Reader) (io.Reader, error) {
-	magic, _ := r.Peek(2)
-	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		return gzip.NewReader(r)
-	}
-	return r, nil
-}
-
 // sniffTar looks at a tarball's entry names: index.json and oci-layout
 // mean an OCI layout, manifest.json a docker archive, anything else a
 // root filesystem.
@@ -95,10 +96,11 @@ func sniffTar(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	r, err := maybeGunzip(bufio.NewReader(f))
+	r, err := decompress(bufio.NewReader(f), "")
 	if err != nil {
 		return "", err
 	}
+	defer r.Close()
 	tr := tar.NewReader(r)
 	kind := "rootfs"
 	for i := 0; i < 10000; i++ {
@@ -127,10 +129,11 @@ func extractPlain(ctx context.Context, path, dir string) error {
 		return err
 	}
 	defer f.Close()
-	r, err := maybeGunzip(bufio.NewReader(f))
+	r, err := decompress(bufio.NewReaderSize(f, 1<<20), "")
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	tr := tar.NewReader(r)
 	for {
 		if ctx.Err() != nil {
@@ -235,48 +238,227 @@ func tarDir(ctx context.Context, dir string, w io.Writer) error {
 	return tw.Close()
 }
 
+// Media types that decide how a descriptor is read. Layouts written by
+// hand often omit mediaType; the blob's own fields decide then.
+const (
+	mediaOCIIndex     = "application/vnd.oci.image.index.v1+json"
+	mediaDockerList   = "application/vnd.docker.distribution.manifest.list.v2+json"
+	mediaOCIConfig    = "application/vnd.oci.image.config.v1+json"
+	mediaDockerConfig = "application/vnd.docker.container.image.v1+json"
+)
+
+// maxJSONBlob bounds the index, manifest and config blobs read into
+// memory. Registries cap manifests at 4 MiB; configs with long histories
+// are larger but far below this.
+const maxJSONBlob = 16 << 20
+
+// An index nests at most maxIndexDepth deep and lists at most
+// maxDescriptors manifests in all. Real layouts nest once (index.json
+// names a multi-platform index) and list a few dozen.
+const (
+	maxIndexDepth  = 4
+	maxDescriptors = 4096
+)
+
+type ociPlatform struct {
+	OS           string `json:"os"`
+	Architecture string `json:"architecture"`
+	Variant      string `json:"variant,omitempty"`
+}
+
+func (p ociPlatform) String() string {
+	if p.Variant != "" {
+		return p.OS + "/" + p.Architecture + "/" + p.Variant
+	}
+	return p.OS + "/" + p.Architecture
+}
+
+// matchesHost reports whether p runs here. The variant is ignored: amd64
+// variants (v2, v3) are CPU levels any amd64 image index also offers as
+// plain amd64, and arm64 has only v8.
+func (p ociPlatform) matchesHost() bool {
+	return p.OS == runtime.GOOS && p.Architecture == runtime.GOARCH
+}
+
 type ociDescriptor struct {
-	MediaType string `json:"mediaType"`
-	Digest    string `json:"digest"`
+	MediaType   string            `json:"mediaType"`
+	Digest      string            `json:"digest"`
+	Platform    *ociPlatform      `json:"platform"`
+	Annotations map[string]string `json:"annotations"`
 }
 
-type ociManifest struct {
-	Config ociDescriptor   `json:"config"`
-	Layers []ociDescriptor `json:"layers"`
+// isAttestation reports a BuildKit attestation (provenance, SBOM): a
+// manifest listed next to the images, which has no root filesystem.
+func (d ociDescriptor) isAttestation() bool {
+	if d.Annotations["vnd.docker.reference.type"] == "attestation-manifest" {
+		return true
+	}
+	return d.Platform != nil && d.Platform.OS == "unknown" && d.Platform.Architecture == "unknown"
 }
 
+// ociBlob decodes an OCI image index, a docker manifest list or an image
+// manifest (OCI or docker schema 2): the fields do not overlap.
+type ociBlob struct {
+	MediaType string          `json:"mediaType"`
+	Manifests []ociDescriptor `json:"manifests"`
+	Config    ociDescriptor   `json:"config"`
+	Layers    []ociDescriptor `json:"layers"`
+}
+
+func (b ociBlob) isIndex(d ociDescriptor) bool {
+	for _, mt := range []string{d.MediaType, b.MediaType} {
+		if mt == mediaOCIIndex || mt == mediaDockerList {
+			return true
+		}
+	}
+	return b.Manifests != nil && b.Layers == nil && b.Config.Digest == ""
+}
+
+// ociConfig is the part of an OCI (or docker) image config that import
+// uses.
 type ociConfig struct {
+	ociPlatform
 	Config struct {
 		Env        []string `json:"Env"`
 		WorkingDir string   `json:"WorkingDir"`
+		User       string   `json:"User"`
+		Entrypoint []string `json:"Entrypoint"`
+		Cmd        []string `json:"Cmd"`
 	} `json:"config"`
+	RootFS struct {
+		DiffIDs []string `json:"diff_ids"`
+	} `json:"rootfs"`
 }
 
 func (s *Store) importOCI(ctx context.Context, name, dir string) (Image, error) {
-	var index struct {
-		Manifests []ociDescriptor `json:"manifests"`
-	}
-	if err := readJSON(filepath.Join(dir, "index.json"), &index); err != nil {
-		return Image{}, fmt.Errorf("import %s: index.json: %w", name, err)
+	var index ociBlob
+	if err := readJSON(filepath.Join(dir, "index.json"), "index.json", &index); err != nil {
+		return Image{}, fmt.Errorf("import %s: %w", name, err)
 	}
 	if len(index.Manifests) == 0 {
 		return Image{}, rung.Errorf(rung.ErrInvalid, "import %s: OCI index lists no manifest", name)
 	}
-	var m ociManifest
-	if err := readBlobJSON(dir, index.Manifests[0].Digest, &m); err != nil {
-		return Image{}, fmt.Errorf("import %s: manifest: %w", name, err)
+	m, cfg, err := selectImage(dir, index.Manifests)
+	if err != nil {
+		return Image{}, fmt.Errorf("import %s: %w", name, err)
 	}
-	var paths []string
-	for _, l := range m.Layers {
-		p, err := blobPath(dir, l.Digest)
-		if err != nil {
-			return Image{}, fmt.Errorf("import %s: %w", name, err)
+	srcs := make([]layerSource, len(m.Layers))
+	for i, l := range m.Layers {
+		if !validDigest(l.Digest) {
+			return Image{}, rung.Errorf(rung.ErrInvalid, "import %s: unsupported layer digest %q", name, l.Digest)
 		}
-		paths = append(paths, p)
+		if strings.Contains(l.MediaType, "+encrypted") {
+			return Image{}, rung.Errorf(rung.ErrInvalid, "import %s: layer %s is encrypted (%s), which import does not support", name, l.Digest, l.MediaType)
+		}
+		srcs[i] = layerSource{path: blobFile(dir, l.Digest), digest: l.Digest, mediaType: l.MediaType}
 	}
-	var cfg ociConfig
-	readBlobJSON(dir, m.Config.Digest, &cfg) // a missing config gives defaults
-	return s.importLayers(ctx, name, paths, cfg)
+	return s.importLayers(ctx, name, srcs, cfg)
+}
+
+// imageCandidate is an image manifest found under an index.
+type imageCandidate struct {
+	desc     ociDescriptor
+	manifest ociBlob
+}
+
+// selectImage finds the image for this host's platform under the index
+// entries descs, following nested indexes, and returns its manifest and
+// config. Attestations, artifacts and entries whose blobs are not in the
+// layout (a `docker save` of one platform keeps the full index) are
+// skipped; when nothing fits, the error lists what the layout offers.
+func selectImage(dir string, descs []ociDescriptor) (ociBlob, ociConfig, error) {
+	w := indexWalk{dir: dir}
+	if err := w.walk(descs, 0); err != nil {
+		return ociBlob{}, ociConfig{}, err
+	}
+	// A descriptor that names this platform beats one that names none
+	// (hand-made layouts), whose config is checked instead.
+	slices.SortStableFunc(w.found, func(a, b imageCandidate) int {
+		return cmpBool(a.desc.Platform == nil, b.desc.Platform == nil)
+	})
+	for _, c := range w.found {
+		var cfg ociConfig
+		if c.manifest.Config.Digest != "" {
+			if err := readBlobJSON(dir, c.manifest.Config.Digest, &cfg); err != nil {
+				return ociBlob{}, ociConfig{}, fmt.Errorf("image config: %w", err)
+			}
+		}
+		if c.desc.Platform == nil && cfg.Architecture != "" && !cfg.matchesHost() {
+			w.seen = append(w.seen, cfg.ociPlatform.String())
+			continue
+		}
+		return c.manifest, cfg, nil
+	}
+	seen := "nothing"
+	if len(w.seen) > 0 {
+		seen = strings.Join(w.seen, ", ")
+	}
+	return ociBlob{}, ociConfig{}, rung.Errorf(rung.ErrInvalid, "OCI layout has no image for %s/%s (found %s)", runtime.GOOS, runtime.GOARCH, seen)
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// indexWalk collects the image manifests under an index.
+type indexWalk struct {
+	dir   string
+	n     int              // descriptors visited, bounded by maxDescriptors
+	found []imageCandidate // manifests that may fit this host, in index order
+	seen  []string         // what was passed over, for the error
+}
+
+func (w *indexWalk) walk(descs []ociDescriptor, depth int) error {
+	if depth > maxIndexDepth {
+		return rung.Errorf(rung.ErrInvalid, "OCI indexes nest deeper than %d", maxIndexDepth)
+	}
+	for _, d := range descs {
+		if w.n++; w.n > maxDescriptors {
+			return rung.Errorf(rung.ErrInvalid, "OCI indexes list more than %d manifests", maxDescriptors)
+		}
+		if d.isAttestation() {
+			continue
+		}
+		if d.Platform != nil && !d.Platform.matchesHost() {
+			w.seen = append(w.seen, d.Platform.String())
+			continue
+		}
+		var b ociBlob
+		err := readBlobJSON(w.dir, d.Digest, &b)
+		if _, missing := errors.AsType[*missingBlobError](err); missing {
+			w.seen = append(w.seen, describe(d)+" (blob not in the layout)")
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+		if b.isIndex(d) {
+			if err := w.walk(b.Manifests, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		if mt := b.Config.MediaType; mt != "" && mt != mediaOCIConfig && mt != mediaDockerConfig {
+			w.seen = append(w.seen, describe(d)+" (artifact "+mt+")")
+			continue
+		}
+		w.found = append(w.found, imageCandidate{desc: d, manifest: b})
+	}
+	return nil
+}
+
+// describe names a descriptor in an error: its platform, else its digest.
+func describe(d ociDescriptor) string {
+	if d.Platform != nil {
+		return d.Platform.String()
+	}
+	return d.Digest
 }
 
 func (s *Store) importDocker(ctx context.Context, name, dir string) (Image, error) {
@@ -284,91 +466,219 @@ func (s *Store) importDocker(ctx context.Context, name, dir string) (Image, erro
 		Config string   `json:"Config"`
 		Layers []string `json:"Layers"`
 	}
-	if err := readJSON(filepath.Join(dir, "manifest.json"), &manifest); err != nil {
-		return Image{}, fmt.Errorf("import %s: manifest.json: %w", name, err)
+	if err := readJSON(filepath.Join(dir, "manifest.json"), "manifest.json", &manifest); err != nil {
+		return Image{}, fmt.Errorf("import %s: %w", name, err)
 	}
 	if len(manifest) == 0 {
 		return Image{}, rung.Errorf(rung.ErrInvalid, "import %s: docker archive holds no image", name)
 	}
-	var paths []string
+	var srcs []layerSource
 	for _, l := range manifest[0].Layers {
 		rel, err := cleanName(l)
 		if err != nil || rel == "" {
 			return Image{}, rung.Errorf(rung.ErrInvalid, "import %s: bad layer path %q", name, l)
 		}
-		paths = append(paths, filepath.Join(dir, rel))
+		srcs = append(srcs, layerSource{path: filepath.Join(dir, rel)})
 	}
 	var cfg ociConfig
-	if rel, err := cleanName(manifest[0].Config); err == nil && rel != "" {
-		readJSON(filepath.Join(dir, rel), &cfg)
+	if manifest[0].Config != "" {
+		rel, err := cleanName(manifest[0].Config)
+		if err != nil || rel == "" {
+			return Image{}, rung.Errorf(rung.ErrInvalid, "import %s: bad config path %q", name, manifest[0].Config)
+		}
+		if err := readJSON(filepath.Join(dir, rel), "image config", &cfg); err != nil {
+			return Image{}, fmt.Errorf("import %s: %w", name, err)
+		}
 	}
-	return s.importLayers(ctx, name, paths, cfg)
+	return s.importLayers(ctx, name, srcs, cfg)
 }
 
-func (s *Store) importLayers(ctx context.Context, name string, paths []string, oc ociConfig) (Image, error) {
-	var layers []string
+// layerSource is one layer of an image being imported.
+type layerSource struct {
+	path      string // the layer tar, plain or compressed
+	digest    string // what the file must hash to; "" when the format names none (docker save)
+	mediaType string // "" when the format gives none
+}
+
+func (s *Store) importLayers(ctx context.Context, name string, srcs []layerSource, oc ociConfig) (Image, error) {
+	// diff_ids name each layer's uncompressed digest, which is the layer
+	// cache's key, so a cached layer is known before reading it. An
+	// image without them (hand-made) unpacks every layer.
+	diffIDs := oc.RootFS.DiffIDs
+	if len(diffIDs) != len(srcs) {
+		diffIDs = nil
+	}
+	layers := make([]string, 0, len(srcs))
 	var total int64
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return Image{}, fmt.Errorf("import %s: layer: %w", name, err)
+	for i, src := range srcs {
+		diffID := ""
+		if diffIDs != nil {
+			if diffID = diffIDs[i]; !validDigest(diffID) {
+				return Image{}, rung.Errorf(rung.ErrInvalid, "import %s: unsupported diff_id %q", name, diffID)
+			}
 		}
-		r, err := maybeGunzip(bufio.NewReader(f))
+		digest, size, err := s.importLayer(ctx, src, diffID)
 		if err != nil {
-			f.Close()
-			return Image{}, fmt.Errorf("import %s: layer: %w", name, err)
-		}
-		digest, size, err := s.AddLayer(ctx, r)
-		f.Close()
-		if err != nil {
-			return Image{}, fmt.Errorf("import %s: %w", name, err)
+			return Image{}, fmt.Errorf("import %s: layer %d: %w", name, i+1, err)
 		}
 		layers, total = append(layers, digest), total+size
 	}
+	return s.Put(name, layers, imageConfig(oc), total)
+}
+
+// importLayer adds one layer to the cache, or finds it there when diffID
+// (possibly "") names a layer already unpacked, and returns its digest
+// and unpacked size.
+//
+// The skip trusts diffID without reading the layer: the config that
+// names it was checked against the manifest's digest, and a layer that
+// is read must hash to its diff_id, so for a well-formed image the skip
+// gives what unpacking would.
+func (s *Store) importLayer(ctx context.Context, src layerSource, diffID string) (string, int64, error) {
+	start := time.Now()
+	if diffID != "" {
+		// AddLayer renames a complete temporary directory into place,
+		// so a layer directory that exists is whole.
+		if fi, err := os.Stat(s.LayerDir(diffID)); err == nil && fi.IsDir() {
+			size, err := unpackedSize(ctx, s.LayerDir(diffID))
+			if err != nil {
+				return "", 0, fmt.Errorf("cached layer %s: %w", diffID, err)
+			}
+			s.log.DebugContext(ctx, "layer already unpacked", "layer", diffID, "duration", time.Since(start))
+			return diffID, size, nil
+		}
+	}
+	if src.digest != "" {
+		if err := verifyBlob(src.path, src.digest); err != nil {
+			return "", 0, err
+		}
+	}
+	f, err := os.Open(src.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", 0, rung.Errorf(rung.ErrInvalid, "layer file %s is not in the archive", filepath.Base(src.path))
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	r, err := decompress(bufio.NewReaderSize(f, 1<<20), src.mediaType)
+	if err != nil {
+		return "", 0, err
+	}
+	defer r.Close()
+	digest, size, err := s.AddLayer(ctx, r)
+	if err != nil {
+		return "", 0, err
+	}
+	if diffID != "" && digest != diffID {
+		return "", 0, rung.Errorf(rung.ErrInvalid, "layer unpacks to %s, but the image config says %s", digest, diffID)
+	}
+	s.log.DebugContext(ctx, "layer unpacked", "layer", digest, "duration", time.Since(start))
+	return digest, size, nil
+}
+
+// imageConfig maps an image config onto the defaults a container gets.
+func imageConfig(oc ociConfig) Config {
 	cfg := defaultConfig()
 	if len(oc.Config.Env) > 0 {
-		cfg.Env = oc.Config.Env
+		// Like docker, keep a PATH when the image sets none.
+		hasPath := slices.ContainsFunc(oc.Config.Env, func(e string) bool { return strings.HasPrefix(e, "PATH=") })
+		cfg.Env = slices.Clip(oc.Config.Env)
+		if !hasPath {
+			cfg.Env = append([]string{defaultConfig().Env[0]}, cfg.Env...)
+		}
 	}
-	return s.Put(name, layers, cfg, total)
+	if wd := oc.Config.WorkingDir; strings.HasPrefix(wd, "/") {
+		cfg.WorkingDir = path.Clean(wd)
+	}
+	// User, Entrypoint and Cmd are not kept: a sandbox's container runs
+	// the agent as its init and every exec as root, in /workspace by
+	// default (docs/decisions/container.md).
+	return cfg
 }
 
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+// readJSON decodes the JSON file at p, which an error calls what.
+func readJSON(p, what string, v any) error {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rung.Errorf(rung.ErrInvalid, "%s is missing", what)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxJSONBlob+1))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	return decodeJSON(b, what, v)
+}
+
+func decodeJSON(b []byte, what string, v any) error {
+	if len(b) > maxJSONBlob {
+		return rung.Errorf(rung.ErrInvalid, "%s is larger than %d MiB", what, maxJSONBlob>>20)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return rung.Errorf(rung.ErrInvalid, "%s is not valid JSON: %v", what, err)
+	}
+	return nil
+}
+
+// missingBlobError says an OCI layout lacks a blob it names.
+type missingBlobError struct{ digest string }
+
+func (e *missingBlobError) Error() string { return "blob " + e.digest + " is not in the layout" }
+func (e *missingBlobError) Unwrap() error { return rung.ErrInvalid }
+
+// blobFile returns the path of a blob in an OCI layout; digest must be
+// valid (validDigest), so it cannot name a path outside blobs/sha256.
+func blobFile(dir, digest string) string {
+	return filepath.Join(dir, "blobs", "sha256", strings.TrimPrefix(digest, "sha256:"))
+}
+
+// verifyBlob checks that the file p hashes to digest.
+func verifyBlob(p, digest string) error {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &missingBlobError{digest}
+	}
 	if err != nil {
 		return err
-	}
-	return json.Unmarshal(b, v)
-}
-
-// blobPath returns the path of a blob in an OCI layout after checking its
-// content against its digest.
-func blobPath(dir, digest string) (string, error) {
-	if !validDigest(digest) {
-		return "", rung.Errorf(rung.ErrInvalid, "unsupported blob digest %q", digest)
-	}
-	p := filepath.Join(dir, "blobs", "sha256", strings.TrimPrefix(digest, "sha256:"))
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+		return err
 	}
 	if "sha256:"+hex.EncodeToString(h.Sum(nil)) != digest {
-		return "", rung.Errorf(rung.ErrInvalid, "blob %s does not match its digest", digest)
+		return rung.Errorf(rung.ErrInvalid, "blob %s does not match its digest", digest)
 	}
-	return p, nil
+	return nil
 }
 
+// readBlobJSON decodes the JSON blob digest of the layout in dir after
+// checking its content against the digest.
 func readBlobJSON(dir, digest string, v any) error {
-	p, err := blobPath(dir, digest)
+	if !validDigest(digest) {
+		return rung.Errorf(rung.ErrInvalid, "unsupported blob digest %q", digest)
+	}
+	f, err := os.Open(blobFile(dir, digest))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &missingBlobError{digest}
+	}
 	if err != nil {
 		return err
 	}
-	if err := readJSON(p, v); err != nil {
-		return errors.Join(rung.ErrInvalid, err)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxJSONBlob+1))
+	if err != nil {
+		return err
 	}
-	return nil
+	if sum := sha256.Sum256(b); "sha256:"+hex.EncodeToString(sum[:]) != digest {
+		if len(b) > maxJSONBlob {
+			return rung.Errorf(rung.ErrInvalid, "blob %s is larger than %d MiB", digest, maxJSONBlob>>20)
+		}
+		return rung.Errorf(rung.ErrInvalid, "blob %s does not match its digest", digest)
+	}
+	return decodeJSON(b, "blob "+digest, v)
 }

@@ -2,15 +2,21 @@ package image
 
 import (
 	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
+	"path/filepath"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
 	"rung.dev/rung"
 )
@@ -48,8 +54,98 @@ func unpack(ctx context.Context, r io.Reader, dir string) (digest string, size i
 		}
 		size += written
 	}
-	io.Copy(h, r) // trailing padding counts towards the digest
+	// Trailing padding counts towards the digest, and reading to the end
+	// is what makes gzip check its CRC.
+	if _, err := io.Copy(h, r); err != nil {
+		return "", 0, rung.Errorf(rung.ErrInvalid, "read layer tar: %v", err)
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), size, nil
+}
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// zstdMaxWindow caps the window a zstd stream may ask the decoder to
+// allocate. The library's default is 512 MiB per stream; 128 MiB still
+// covers `zstd --long=27`, the largest window image tools write.
+const zstdMaxWindow = 128 << 20
+
+// decompress returns r's content, uncompressed when it starts with a
+// gzip or zstd magic number. mediaType (possibly "") decides only when
+// the content carries no magic number, so a layer whose media type ends
+// in +zstd but holds gzip is still read. The caller closes the result
+// (that stops the zstd decoder's goroutines); r itself is not closed.
+func decompress(r *bufio.Reader, mediaType string) (io.ReadCloser, error) {
+	magic, _ := r.Peek(4)
+	kind := ""
+	switch {
+	case bytes.HasPrefix(magic, gzipMagic):
+		kind = "gzip"
+	case bytes.Equal(magic, zstdMagic) || isZstdSkippable(magic):
+		kind = "zstd"
+	case strings.HasSuffix(mediaType, "+gzip") || strings.HasSuffix(mediaType, ".gzip"):
+		kind = "gzip"
+	case strings.HasSuffix(mediaType, "+zstd"):
+		kind = "zstd"
+	}
+	switch kind {
+	case "gzip":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, rung.Errorf(rung.ErrInvalid, "gzip: %v", err)
+		}
+		return zr, nil
+	case "zstd":
+		zr, err := zstd.NewReader(r, zstd.WithDecoderMaxWindow(zstdMaxWindow))
+		if err != nil {
+			return nil, rung.Errorf(rung.ErrInvalid, "zstd: %v", err)
+		}
+		return zr.IOReadCloser(), nil
+	}
+	return io.NopCloser(r), nil
+}
+
+// isZstdSkippable reports a zstd skippable frame (magic 0x184D2A50 to
+// 0x184D2A5F, little endian), which may open a zstd stream.
+func isZstdSkippable(magic []byte) bool {
+	return len(magic) == 4 && magic[0]&0xf0 == 0x50 && bytes.Equal(magic[1:], []byte{0x2a, 0x4d, 0x18})
+}
+
+// unpackedSize returns the bytes of regular file content in the unpacked
+// layer dir, counting each hard-linked file once: what [unpack] returned
+// when it made dir, unless the layer tar wrote one name twice.
+func unpackedSize(ctx context.Context, dir string) (int64, error) {
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
+	var size int64
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n++; n%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		if st.Nlink > 1 {
+			key := inode{uint64(st.Dev), st.Ino}
+			if seen[key] {
+				return nil
+			}
+			seen[key] = true
+		}
+		size += st.Size
+		return nil
+	})
+	return size, err
 }
 
 func cleanName(name string) (string, error) {
@@ -169,7 +265,9 @@ func copyToFD(fd int, r io.Reader) (int64, error) {
 			return total, nil
 		}
 		if err != nil {
-			return total, err
+			// The layer stream is bad (truncated, corrupt compression),
+			// not the host.
+			return total, rung.Errorf(rung.ErrInvalid, "read layer tar: %v", err)
 		}
 	}
 }

@@ -89,8 +89,12 @@ func imageChecker(data string, images *image.Store) func(rung.TenantID, string) 
 		}
 		im, err := images.Get(ref)
 		if err != nil {
-			if errors.Is(err, rung.ErrConflict) {
-				return "", rung.Errorf(rung.ErrPermission, "image %s: %v", ref, err)
+			// A name the server has, pinned to a digest it does not keep,
+			// is refused like a digest the allowlist does not pin.
+			if name, digest, _ := image.ParseRef(ref); digest != "" && errors.Is(err, rung.ErrNotFound) {
+				if _, nerr := images.Get(name); nerr == nil {
+					return "", rung.Errorf(rung.ErrPermission, "image %s has no version %s on this server", name, digest)
+				}
 			}
 			return "", err
 		}
