@@ -16,8 +16,17 @@ type ExecRequest struct {
 // ExecResult is what an exec produced. A non-zero ExitCode is a result,
 // not an error.
 type ExecResult struct {
-	ExecID    ExecID        `json:"exec_id"`
-	ExitCode  int           `json:"exit_code"`
+	ExecID   ExecID `json:"exec_id"`
+	ExitCode int    `json:"exit_code"`
+	// ExitReason says how the command ended; see [ExitReason].
+	ExitReason ExitReason `json:"exit_reason"`
+	// Signal names the signal that ended the command ("SIGKILL") when
+	// ExitReason is ExitReasonSignal or ExitReasonOOM; otherwise "".
+	Signal string `json:"signal,omitempty"`
+	// Limit names the rung limit that ended the exec ("wall_time",
+	// "output_bytes", "commands", ...), or "". Then ExitCode is
+	// [ExitLimit].
+	Limit     string        `json:"limit,omitempty"`
 	Stdout    []byte        `json:"stdout"`
 	Stderr    []byte        `json:"stderr"`
 	Backend   Backend       `json:"backend"`
@@ -29,3 +38,25 @@ type ExecResult struct {
 // ExitLimit is the exit code of an exec ended by a limit (wall time,
 // output, command count, ...), with a message on stderr naming the limit.
 const ExitLimit = 126
+
+// ExitReason says how an exec or a background process ended. Both tiers
+// report one; the isolate tier only ever reports ExitReasonExit,
+// ExitReasonTimeout, ExitReasonOutputLimit and ExitReasonCanceled.
+type ExitReason string
+
+// The exit reasons. The rung limits of [ExecResult.Limit] map to them:
+// "wall_time" is ExitReasonTimeout, "output_bytes" ExitReasonOutputLimit,
+// and the isolate interpreter's own limits ("commands", "loop_iterations",
+// "depth", "string_bytes", "array_elems", "write_bytes") are
+// ExitReasonExit: the interpreter stops the script with status
+// [ExitLimit], as bash stops at its own limits (FUNCNEST), rather than
+// anything killing it.
+const (
+	ExitReasonExit        ExitReason = "exit"         // the command exited; ExitCode is its status
+	ExitReasonSignal      ExitReason = "signal"       // a signal killed it (Signal names it), not one of rung's limits
+	ExitReasonOOM         ExitReason = "oom"          // the kernel's OOM killer: the sandbox's memory limit
+	ExitReasonTimeout     ExitReason = "timeout"      // the exec's wall-time limit
+	ExitReasonOutputLimit ExitReason = "output_limit" // the exec's output limit
+	ExitReasonCanceled    ExitReason = "canceled"     // the caller went away, or the sandbox was deleted or stopped
+	ExitReasonStartFailed ExitReason = "start_failed" // the command could not start (no such program, not executable)
+)

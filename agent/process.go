@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -117,13 +118,11 @@ func (p *process) info() ProcessInfo {
 func (p *process) since(after int64) ([]Frame, *Exit, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []Frame
-	for _, f := range p.frames {
-		if f.Seq > after {
-			out = append(out, f)
-		}
-	}
-	return out, p.exit, p.changed
+	// Frames are in seq order: a follower that is caught up (the host
+	// follows every process to learn of its exit) costs a search, not a
+	// pass over up to MaxRetainedOutput of frames, per new frame.
+	i := sort.Search(len(p.frames), func(i int) bool { return p.frames[i].Seq > after })
+	return slices.Clone(p.frames[i:]), p.exit, p.changed
 }
 
 func newProcessID() string {
@@ -145,11 +144,19 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 	}
 	s.procs[p.id] = p
 	s.mu.Unlock()
-	sp, err := s.spawn(req.Argv, req.Command, req.Shell, req.Dir, req.Env)
-	if err != nil {
+	drop := func() {
 		s.mu.Lock()
 		delete(s.procs, p.id)
 		s.mu.Unlock()
+	}
+	if err := s.begin(); err != nil {
+		drop()
+		return nil, err
+	}
+	sp, err := s.spawn(req.Argv, req.Command, req.Shell, req.Dir, req.Env)
+	if err != nil {
+		s.running.Done()
+		drop()
 		return nil, err
 	}
 	pid, status, stdinW, outR, errR := sp.pid, sp.status, sp.stdin, sp.stdout, sp.stderr
@@ -176,7 +183,6 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 	copiers.Add(2)
 	go pump("stdout", outR) // end at EOF
 	go pump("stderr", errR)
-	s.running.Add(1)
 	go func() { // ends when the process exits and its output is drained
 		defer s.running.Done()
 		ws := <-status
@@ -262,6 +268,10 @@ func (s *server) handleStartProcess(w http.ResponseWriter, r *http.Request) {
 	p, err := s.startProcess(req)
 	if errors.Is(err, errTooManyProcesses) {
 		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	if errors.Is(err, errStopping) {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
 	if err != nil {

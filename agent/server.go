@@ -30,13 +30,29 @@ type ServerConfig struct {
 	// creating SocketDir/agent.sock. Connections made before the agent
 	// runs wait in its backlog.
 	Listener net.Listener
-	Logger   *slog.Logger // nil discards
+	// Grace is how long commands get to exit after the agent forwards
+	// them a SIGTERM or SIGINT, before it kills them; default
+	// [DefaultGrace]. A second signal ends the grace at once: the host
+	// stops a container with one signal, and sends another when its own
+	// grace is over.
+	Grace  time.Duration
+	Logger *slog.Logger // nil discards
 }
 
+// DefaultGrace is [ServerConfig.Grace]'s default: a backstop, longer than
+// the host's own grace, which ends it with a second signal.
+const DefaultGrace = 30 * time.Second
+
 // Serve runs the agent until ctx is done or the process gets SIGTERM or
-// SIGINT, which it forwards to every command it started before returning.
-// It reaps every child of the process, so it must be the only code in the
-// process that waits for children (it is meant to run as PID 1).
+// SIGINT. Then it stops taking commands (503), forwards the signal (SIGTERM
+// when ctx is done) to every command's process group and waits for them
+// to exit, up to [ServerConfig.Grace] or a second signal, and kills what
+// is left. Every command's exit is still reported, to its exec and to
+// followers of a background process's output, before Serve returns. A
+// ctx canceled by the signal itself (signal.NotifyContext, as cmd/rung's
+// is) counts with it as one. It reaps every child of the process, so it
+// must be the only code in the process that waits for children (it is
+// meant to run as PID 1).
 func Serve(ctx context.Context, cfg ServerConfig) error {
 	log := cfg.Logger
 	if log == nil {
@@ -69,7 +85,7 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	stop := make(chan struct{})
 	go s.reaper.run(stop) // stops when stop is closed; Serve waits on s.reaper.done
 
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2) // the first signal and the one that ends the grace
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT)
 	defer signal.Stop(sigs)
 
@@ -86,17 +102,32 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }() // stops on srv.Close below
 
+	grace := cfg.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
 	var err error
 	select {
 	case <-ctx.Done():
+		// Most likely canceled by the SIGTERM that is also on its way to
+		// sigs: drain counts that one as this one.
+		log.Info("agent stopping", "cause", context.Cause(ctx).Error())
+		s.drain(unix.SIGTERM, sigs, 0, grace)
 	case sig := <-sigs:
 		log.Info("agent stopping", "signal", sig.String())
-		s.signalAll(sig.(unix.Signal))
+		s.drain(sig.(unix.Signal), sigs, 1, grace)
 	case err = <-serveErr:
+		s.stopTaking(0)
 	}
-	srv.Close()
 	s.signalAll(unix.SIGKILL)
 	s.running.Wait()
+	// The server stays up until every command's exit is out: a follower
+	// of a process's output gets its exit frame. Shutdown waits for those
+	// handlers; a readiness wait is cut off.
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	srv.Shutdown(sctx)
+	cancel()
+	srv.Close()
 	close(stop)
 	<-s.reaper.done
 	if errors.Is(err, http.ErrServerClosed) {
@@ -108,11 +139,12 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 type server struct {
 	reaper  *reaper
 	log     *slog.Logger
-	running sync.WaitGroup // commands in flight
+	running sync.WaitGroup // commands in flight; Add only through begin
 
-	mu     sync.Mutex          // guards the fields below
-	groups map[int]struct{}    // process groups of running commands
-	procs  map[string]*process // background processes by id
+	mu       sync.Mutex          // guards the fields below
+	groups   map[int]struct{}    // process groups of running commands
+	procs    map[string]*process // background processes by id
+	stopping unix.Signal         // non-zero once the agent takes no more commands: the signal they got
 }
 
 func (s *server) signalAll(sig unix.Signal) {
@@ -120,6 +152,62 @@ func (s *server) signalAll(sig unix.Signal) {
 	defer s.mu.Unlock()
 	for pgid := range s.groups {
 		unix.Kill(-pgid, sig)
+	}
+}
+
+// errStopping refuses a command once the agent is stopping.
+var errStopping = errors.New("agent stopping")
+
+// begin counts one command in flight, or refuses it with errStopping
+// once the agent is stopping, so that running.Wait never races an Add.
+func (s *server) begin() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping != 0 {
+		return errStopping
+	}
+	s.running.Add(1)
+	return nil
+}
+
+// stopTaking makes begin refuse from now on; a command that began but is
+// not yet spawned gets sig as it is (see spawn).
+func (s *server) stopTaking(sig unix.Signal) {
+	if sig == 0 {
+		sig = unix.SIGKILL
+	}
+	s.mu.Lock()
+	s.stopping = sig
+	s.mu.Unlock()
+}
+
+// drain forwards sig to every command and waits until they have all
+// exited, grace has passed, or a second signal arrives: seen is how many
+// signals Serve has taken from sigs already (0 when ctx, not a signal,
+// started the stop).
+func (s *server) drain(sig unix.Signal, sigs <-chan os.Signal, seen int, grace time.Duration) {
+	s.stopTaking(sig)
+	s.signalAll(sig)
+	idle := make(chan struct{})
+	go func() { // ends once every command has ended, which Serve's SIGKILL guarantees
+		s.running.Wait()
+		close(idle)
+	}()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	for {
+		select {
+		case <-idle:
+			return
+		case <-t.C:
+			s.log.Info("agent grace over", "grace", grace.String())
+			return
+		case again := <-sigs:
+			if seen++; seen >= 2 {
+				s.log.Info("agent stopping now", "signal", again.String())
+				return
+			}
+		}
 	}
 }
 
@@ -152,14 +240,17 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 		// body must return before the handler does.
 		stopStdin = func() { rc.SetReadDeadline(time.Now()) }
 	}
+	if err := s.begin(); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer s.running.Done()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	out := &frameWriter{w: w, enc: json.NewEncoder(w)}
 	if f, ok := w.(http.Flusher); ok {
 		out.flush = f.Flush
 	}
-	s.running.Add(1)
-	defer s.running.Done()
 	exit := s.run(r.Context(), req, stdin, stopStdin, out)
 	out.send(Frame{Exit: &exit})
 }

@@ -80,7 +80,11 @@ func (s *server) spawn(argv []string, command, shell, dir string, env []string) 
 	}
 	s.mu.Lock()
 	s.groups[pid] = struct{}{}
+	late := s.stopping // it began before the agent started stopping, but missed the signal
 	s.mu.Unlock()
+	if late != 0 {
+		unix.Kill(-pid, late)
+	}
 	return &spawned{pid: pid, argv: argv, status: status, stdin: pipes[0][1], stdout: pipes[1][0], stderr: pipes[2][0]}, nil
 }
 

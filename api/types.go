@@ -64,21 +64,27 @@ type ExecRequest struct {
 
 // ExecResult is an exec's result on the wire; in a stream it is the final
 // frame, with Type "exit".
+// ExitReason, Signal and Limit say how the command ended (see
+// [rung.ExitReason]); Reason says why Backend was chosen.
 type ExecResult struct {
-	Type       string       `json:"type,omitempty"`
-	ExecID     rung.ExecID  `json:"exec_id"`
-	ExitCode   int          `json:"exit_code"`
-	Stdout     string       `json:"stdout"`
-	Stderr     string       `json:"stderr"`
-	Backend    rung.Backend `json:"backend"`
-	Reason     string       `json:"reason"`
-	DurationMS float64      `json:"duration_ms"`
-	Truncated  bool         `json:"truncated,omitempty"`
+	Type       string          `json:"type,omitempty"`
+	ExecID     rung.ExecID     `json:"exec_id"`
+	ExitCode   int             `json:"exit_code"`
+	ExitReason rung.ExitReason `json:"exit_reason"`
+	Signal     string          `json:"signal,omitempty"`
+	Limit      string          `json:"limit,omitempty"`
+	Stdout     string          `json:"stdout"`
+	Stderr     string          `json:"stderr"`
+	Backend    rung.Backend    `json:"backend"`
+	Reason     string          `json:"reason"`
+	DurationMS float64         `json:"duration_ms"`
+	Truncated  bool            `json:"truncated,omitempty"`
 }
 
 func resultOut(r rung.ExecResult) ExecResult {
-	return ExecResult{ExecID: r.ExecID, ExitCode: r.ExitCode, Stdout: string(r.Stdout), Stderr: string(r.Stderr),
-		Backend: r.Backend, Reason: r.Reason, DurationMS: float64(r.Duration.Microseconds()) / 1000, Truncated: r.Truncated}
+	return ExecResult{ExecID: r.ExecID, ExitCode: r.ExitCode, ExitReason: r.ExitReason, Signal: r.Signal, Limit: r.Limit,
+		Stdout: string(r.Stdout), Stderr: string(r.Stderr), Backend: r.Backend, Reason: r.Reason,
+		DurationMS: float64(r.Duration.Microseconds()) / 1000, Truncated: r.Truncated}
 }
 
 // Frame is one line of an exec stream: "stdout" and "stderr" chunks with

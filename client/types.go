@@ -55,15 +55,23 @@ type ExecRequest struct {
 }
 
 // ExecResult is how an exec ended. A non-zero ExitCode is not an error.
+// ExitReason says how the command ended (exit, signal, oom, timeout,
+// output_limit, canceled, start_failed; see [rung.ExitReason]); Signal
+// names the signal for signal and oom; Limit names the rung limit that
+// ended it ("wall_time", "output_bytes", ...). Reason says why Backend
+// was chosen.
 type ExecResult struct {
-	ExecID     rung.ExecID  `json:"exec_id"`
-	ExitCode   int          `json:"exit_code"`
-	Stdout     string       `json:"stdout"`
-	Stderr     string       `json:"stderr"`
-	Backend    rung.Backend `json:"backend"`
-	Reason     string       `json:"reason"`
-	DurationMS float64      `json:"duration_ms"`
-	Truncated  bool         `json:"truncated,omitempty"`
+	ExecID     rung.ExecID     `json:"exec_id"`
+	ExitCode   int             `json:"exit_code"`
+	ExitReason rung.ExitReason `json:"exit_reason"`
+	Signal     string          `json:"signal,omitempty"`
+	Limit      string          `json:"limit,omitempty"`
+	Stdout     string          `json:"stdout"`
+	Stderr     string          `json:"stderr"`
+	Backend    rung.Backend    `json:"backend"`
+	Reason     string          `json:"reason"`
+	DurationMS float64         `json:"duration_ms"`
+	Truncated  bool            `json:"truncated,omitempty"`
 }
 
 // FileInfo describes a file in a sandbox.

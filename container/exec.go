@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"rung.dev/rung"
@@ -74,4 +75,78 @@ func (c *Container) oomKills() int64 {
 		}
 	}
 	return 0
+}
+
+// processOOM tells a background process's OOM kill from another SIGKILL:
+// it keeps the container's OOM-kill count from when each process started
+// and, once a process was killed by SIGKILL, the verdict, so that a later
+// OOM kill of another command does not change it.
+type processOOM struct {
+	mu     sync.Mutex             // guards the fields below
+	byID   map[string]*processMem // running, and SIGKILLed ones with a verdict
+	killed []string               // ids with a verdict, oldest first
+}
+
+type processMem struct {
+	before  int64 // the OOM-kill count when the process started
+	decided bool
+	oom     bool
+}
+
+// maxKilledVerdicts bounds the verdicts kept; the agent itself lists at
+// most 64 exited processes.
+const maxKilledVerdicts = 256
+
+// StartProcess starts a background process through the agent (see
+// [agent.Client.StartProcess]), noting the container's OOM-kill count
+// first for [Container.ProcessExit].
+func (c *Container) StartProcess(ctx context.Context, req agent.ProcessRequest) (agent.ProcessInfo, error) {
+	before := c.oomKills()
+	info, err := c.agent.StartProcess(ctx, req)
+	if err != nil {
+		return info, err
+	}
+	p := &c.procs
+	p.mu.Lock()
+	if p.byID == nil {
+		p.byID = map[string]*processMem{}
+	}
+	p.byID[info.ID] = &processMem{before: before}
+	p.mu.Unlock()
+	return info, nil
+}
+
+// ProcessExit returns e, the exit the agent reports for background
+// process id, with Reason "oom" when a SIGKILL ended it and the
+// container's OOM-kill counter rose since it started: the kernel counts
+// the kill before the signal lands, so the first look after the exit
+// decides, and later looks give the same answer. It is safe for
+// concurrent use.
+func (c *Container) ProcessExit(id string, e agent.Exit) agent.Exit {
+	p := &c.procs
+	if e.Reason != "signal" || e.Signal != "SIGKILL" {
+		p.mu.Lock()
+		delete(p.byID, id) // nothing to decide
+		p.mu.Unlock()
+		return e
+	}
+	now := c.oomKills()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := p.byID[id]
+	if m == nil {
+		return e // not started by StartProcess, or its verdict was dropped
+	}
+	if !m.decided {
+		m.decided, m.oom = true, now > m.before
+		p.killed = append(p.killed, id)
+		if len(p.killed) > maxKilledVerdicts {
+			delete(p.byID, p.killed[0])
+			p.killed = p.killed[1:]
+		}
+	}
+	if m.oom {
+		e.Reason = "oom"
+	}
+	return e
 }

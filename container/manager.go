@@ -32,8 +32,17 @@ type Config struct {
 	// AgentBinary is a static rung binary (CGO_ENABLED=0) to run as
 	// each container's PID 1. Required.
 	AgentBinary string
-	Logger      *slog.Logger // nil discards
+	// StopGrace is how long [Manager.Stop] gives a container's commands
+	// to exit after SIGTERM before it kills them; default 5 s. The agent
+	// cuts a grace above [agent.DefaultGrace] short.
+	StopGrace time.Duration
+	Logger    *slog.Logger // nil discards
 }
+
+// DefaultStopGrace is [Config.StopGrace]'s default, half of `docker
+// stop`'s 10 s: most programs exit within milliseconds of a SIGTERM, and
+// a delete or an idle stop should not wait long for the rest.
+const DefaultStopGrace = 5 * time.Second
 
 // Manager starts, tracks and stops one container per sandbox. It is safe
 // for concurrent use.
@@ -44,8 +53,9 @@ type Manager struct {
 
 	primer cgroupPrimer
 
-	mu         sync.Mutex                    // guards containers
-	containers map[rung.SandboxID]*Container // running containers
+	mu         sync.Mutex                       // guards the fields below
+	containers map[rung.SandboxID]*Container    // running containers
+	stopping   map[rung.SandboxID]chan struct{} // closed when the sandbox's Stop is done
 }
 
 // Container is one running container and the agent inside it.
@@ -60,6 +70,7 @@ type Container struct {
 	pid    int
 	done   chan struct{} // closed when the container's init has exited
 	cgroup string        // memory cgroup directory, for OOM accounting
+	procs  processOOM    // background processes' OOM accounting (exec.go)
 }
 
 // InitPID is the host pid of the container's init (the agent).
@@ -90,7 +101,11 @@ func NewManager(cfg Config) (*Manager, error) {
 	if err := copyFile(cfg.AgentBinary, filepath.Join(agentDir, agentBinName)); err != nil {
 		return nil, fmt.Errorf("container manager: agent binary: %w", err)
 	}
-	return &Manager{cfg: cfg, log: log, agentDir: agentDir, containers: map[rung.SandboxID]*Container{}}, nil
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = DefaultStopGrace
+	}
+	return &Manager{cfg: cfg, log: log, agentDir: agentDir,
+		containers: map[rung.SandboxID]*Container{}, stopping: map[rung.SandboxID]chan struct{}{}}, nil
 }
 
 func copyFile(src, dst string) error {
@@ -144,10 +159,14 @@ func (m *Manager) Get(id rung.SandboxID) *Container {
 
 // Start starts the sandbox's container and waits until its agent serves.
 // Starting a sandbox that already has a live container is
-// rung.ErrConflict. On failure nothing is left behind.
+// rung.ErrConflict; one whose container is stopping waits for the stop.
+// On failure nothing is left behind.
 func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, err error) {
 	if !req.Sandbox.Valid() {
 		return nil, rung.Errorf(rung.ErrInvalid, "invalid sandbox id %q", req.Sandbox)
+	}
+	if err := m.waitStopped(ctx, req.Sandbox); err != nil {
+		return nil, err
 	}
 	if m.Get(req.Sandbox) != nil {
 		return nil, rung.Errorf(rung.ErrConflict, "sandbox %s already has a running container", req.Sandbox)
@@ -365,16 +384,90 @@ func drainEvents(fd int) {
 }
 
 // Stop stops and removes the sandbox's container; its files stay in the
-// subvolume. Stopping a sandbox with no container is a no-op.
+// subvolume. Its commands get a SIGTERM (the agent, its init, forwards it
+// to each one's process group) and up to [Config.StopGrace] to exit,
+// then whatever is left is killed. Stopping a sandbox with no container
+// is a no-op.
 func (m *Manager) Stop(ctx context.Context, id rung.SandboxID) error {
 	m.mu.Lock()
 	c := m.containers[id]
 	delete(m.containers, id)
+	var stopped chan struct{}
+	if c != nil {
+		stopped = make(chan struct{})
+		m.stopping[id] = stopped
+	}
 	m.mu.Unlock()
 	if c == nil {
 		return nil
 	}
+	defer func() {
+		m.mu.Lock()
+		delete(m.stopping, id)
+		m.mu.Unlock()
+		close(stopped)
+	}()
+	m.terminate(ctx, c)
 	return m.teardown(ctx, c)
+}
+
+// killWait bounds the wait for a container's init after the second
+// signal: the agent kills its commands at once and reports their exits.
+const killWait = 2 * time.Second
+
+// terminate signals c's init (the agent) to stop, and waits for it to
+// exit: up to the grace, then after a second signal (the agent's cue to
+// kill at once) up to killWait. It never fails: teardown's forced delete
+// removes whatever is left.
+func (m *Manager) terminate(ctx context.Context, c *Container) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := m.cfg.Runtime.kill(kctx, string(c.Sandbox), "SIGTERM"); err != nil {
+		return // gone already, or the runtime will not: delete --force decides
+	}
+	if waitDone(ctx, c, m.cfg.StopGrace) {
+		return
+	}
+	if err := m.cfg.Runtime.kill(kctx, string(c.Sandbox), "SIGTERM"); err != nil {
+		return
+	}
+	waitDone(ctx, c, killWait)
+}
+
+// waitDone reports whether c's init exited within d (and before ctx was
+// done).
+func waitDone(ctx context.Context, c *Container, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// waitStopped waits until a Stop of the sandbox in progress is done: its
+// runtime state and rootfs mount must be gone before a start reuses them.
+func (m *Manager) waitStopped(ctx context.Context, id rung.SandboxID) error {
+	m.mu.Lock()
+	stopped := m.stopping[id]
+	m.mu.Unlock()
+	if stopped == nil {
+		return nil
+	}
+	select {
+	case <-stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (m *Manager) teardown(ctx context.Context, c *Container) error {
@@ -404,7 +497,8 @@ func (m *Manager) teardown(ctx context.Context, c *Container) error {
 	return nil
 }
 
-// Close stops every container.
+// Close stops every container, side by side: each one's grace runs at
+// the same time.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	ids := make([]rung.SandboxID, 0, len(m.containers))
@@ -412,10 +506,12 @@ func (m *Manager) Close(ctx context.Context) error {
 		ids = append(ids, id)
 	}
 	m.mu.Unlock()
-	var errs []error
-	for _, id := range ids {
-		errs = append(errs, m.Stop(ctx, id))
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { errs[i] = m.Stop(ctx, id) }) // ends when the container is removed
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

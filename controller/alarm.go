@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"time"
 
 	"rung.dev/rung"
@@ -87,13 +88,27 @@ func (c *Controller) expire(sb store.Sandbox) {
 }
 
 // idle handles an idle timeout: it stops the sandbox's container (never
-// the sandbox), clears the alarm and journals the stop.
+// the sandbox), clears the alarm and journals the stop. A sandbox with an
+// exec in flight, or whose container runs a background process, is not
+// idle: like a Docker container it runs as long as its processes do (a
+// dev server between requests), up to the sandbox's TTL, so the alarm is
+// pushed back a whole idle timeout instead. An exec's end and a
+// process's exit (processExited) restart the timeout, so it counts from
+// the last of them.
 func (c *Controller) idle(sb store.Sandbox) {
 	a, err := c.acquire(c.ctx, "", string(sb.ID))
 	if err != nil {
 		return
 	}
 	defer c.release(a)
+	c.mu.Lock()
+	execs := a.running
+	c.mu.Unlock()
+	if execs > 0 || c.runsProcesses(sb.ID) {
+		c.log.Debug("idle stop deferred", "sandbox", sb.ID, "execs", execs)
+		c.touchContainer(sb.ID, rung.StateRunning)
+		return
+	}
 	if err := c.stopContainerOf(c.ctx, sb.ID, "idle timeout"); err != nil {
 		c.log.Warn("idle stop", "sandbox", sb.ID, "err", err)
 	}
@@ -116,4 +131,30 @@ func (c *Controller) idle(sb store.Sandbox) {
 	if err != nil && c.ctx.Err() == nil {
 		c.log.Warn("idle stop", "sandbox", sb.ID, "err", err)
 	}
+}
+
+// runsProcesses reports whether the sandbox's container has a running
+// background process. An agent that does not answer within a few
+// seconds counts as running none: a stuck container is not kept alive.
+func (c *Controller) runsProcesses(id rung.SandboxID) bool {
+	t, err := c.containers()
+	if err != nil {
+		return false
+	}
+	ctr := t.current(id)
+	if ctr == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	list, err := ctr.Agent().Processes(ctx)
+	if err != nil {
+		return false
+	}
+	for _, p := range list {
+		if p.Running {
+			return true
+		}
+	}
+	return false
 }

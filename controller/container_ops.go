@@ -3,6 +3,8 @@ package controller
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -37,6 +39,7 @@ func (c *Controller) wireContainers() {
 	t.onUse = func(id rung.SandboxID) { c.touchContainer(id, rung.StateRunning) }
 	t.mu.Lock()
 	t.onExit = c.containerExited
+	t.onProcessExit = c.processExited
 	t.mu.Unlock()
 }
 
@@ -201,33 +204,92 @@ func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref
 	if req.Shell == "" {
 		req.Shell = ctr.Image.Config.Shell
 	}
-	info, err := ctr.Agent().StartProcess(ctx, req)
+	info, err := ctr.StartProcess(ctx, req)
 	if err != nil {
 		return ProcessInfo{}, agentError(err)
 	}
-	c.journal(ctx, ctr.Sandbox, "process.started", map[string]any{"process": info.ID, "argv": info.Argv})
+	c.journal(ctx, ctr.Sandbox, "process.started", map[string]any{"process": info.ID, "argv": clipArgv(info.Argv)})
+	if t, err := c.containers(); err == nil {
+		t.follow(ctr.Sandbox, ctr, info)
+	}
 	return info, nil
 }
 
-// Processes lists the background processes of the sandbox's container.
+// processExited journals a background process's exit ("process.exited")
+// and, while the container runs on, restarts its idle timeout: the
+// timeout counts from the last exec or process exit (see idle).
+func (c *Controller) processExited(id rung.SandboxID, info agent.ProcessInfo, exit agent.Exit) {
+	c.journalQuiet(id, "process.exited", processEnded{
+		Argv: clipArgv(info.Argv), ExitCode: exit.Code, ExitReason: exit.Reason, Process: info.ID, Signal: exit.Signal,
+	})
+	t, err := c.containers()
+	if err != nil {
+		return
+	}
+	t.mu.Lock()
+	_, stopping := t.stopping[id]
+	t.mu.Unlock()
+	if !stopping && t.Running(id) {
+		c.touchContainer(id, rung.StateRunning)
+	}
+}
+
+// processEnded is the data of a "process.exited" journal entry, fields
+// in name order.
+type processEnded struct {
+	Argv       []string `json:"argv"`
+	ExitCode   int      `json:"exit_code"`
+	ExitReason string   `json:"exit_reason"`
+	Process    string   `json:"process"`
+	Signal     string   `json:"signal,omitempty"`
+}
+
+// clipArgv bounds an argv for the journal like clipCommand: 4096 bytes
+// of arguments at most, the last one cut short with "...".
+func clipArgv(argv []string) []string {
+	out := make([]string, 0, len(argv))
+	room := 4096
+	for _, a := range argv {
+		if len(a) > room {
+			out = append(out, a[:room]+"...")
+			break
+		}
+		out = append(out, a)
+		room -= len(a)
+	}
+	return out
+}
+
+// Processes lists the background processes of the sandbox's container;
+// an OOM kill is reported as such (see [container.Container.ProcessExit]).
 func (c *Controller) Processes(ctx context.Context, tenant rung.TenantID, ref string) ([]ProcessInfo, error) {
 	ctr, err := c.running(ctx, tenant, ref, false)
 	if err != nil {
 		return nil, err
 	}
 	list, err := ctr.Agent().Processes(ctx)
+	for i, p := range list {
+		if p.Exit != nil {
+			e := ctr.ProcessExit(p.ID, *p.Exit)
+			list[i].Exit = &e
+		}
+	}
 	return list, agentError(err)
 }
 
 // ProcessOutput streams a process's output frames after seq after to
 // onFrame; with follow it waits until the process exits and returns its
-// exit.
+// exit, an OOM kill reported as such.
 func (c *Controller) ProcessOutput(ctx context.Context, tenant rung.TenantID, ref, id string, after int64, follow bool, onFrame func(agent.Frame)) (*agent.Exit, error) {
 	ctr, err := c.running(ctx, tenant, ref, false)
 	if err != nil {
 		return nil, err
 	}
 	exit, err := ctr.Agent().Output(ctx, id, after, follow, onFrame)
+	if exit != nil {
+		e := ctr.ProcessExit(id, *exit)
+		exit = &e
+	}
 	return exit, agentError(err)
 }
 
@@ -339,6 +401,29 @@ func agentError(err error) error {
 		return rung.Errorf(rung.ErrLimit, "%s", se.Msg)
 	case 409:
 		return rung.Errorf(rung.ErrConflict, "%s", se.Msg)
+	case 503:
+		return rung.Errorf(rung.ErrUnavailable, "the sandbox's container is stopping")
 	}
 	return err
+}
+
+// journalQuiet is journal for entries that can race the sandbox's
+// deletion (a process ending as its container is stopped for a delete):
+// a sandbox gone meanwhile, or a controller closing, is not worth a
+// warning.
+func (c *Controller) journalQuiet(id rung.SandboxID, typ string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	_, err = c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: typ, Journal: true, Data: b}})
+	switch {
+	case err == nil:
+		c.notify(id)
+	case errors.Is(err, rung.ErrNotFound) || c.ctx.Err() != nil:
+	default:
+		c.log.Warn("journal append", "sandbox", id, "type", typ, "err", err)
+	}
 }

@@ -34,11 +34,23 @@ type Containers struct {
 	onStart func(rung.Sandbox, *container.Container)
 	onUse   func(rung.SandboxID) // after each exec: re-arms the idle alarm
 
-	mu       sync.Mutex // guards the fields below
-	onExit   func(id rung.SandboxID, deliberate bool, why string)
-	starting map[rung.SandboxID]*sync.Mutex // one start at a time per sandbox
-	stopping map[rung.SandboxID]string      // why rung is stopping a container
-	watchers sync.WaitGroup                 // one per started container, until it exits
+	mu     sync.Mutex // guards the fields below
+	onExit func(id rung.SandboxID, deliberate bool, why string)
+	// onProcessExit receives each followed background process's exit,
+	// once, before its container's onExit.
+	onProcessExit func(id rung.SandboxID, info agent.ProcessInfo, exit agent.Exit)
+	starting      map[rung.SandboxID]*sync.Mutex         // one start at a time per sandbox
+	stopping      map[rung.SandboxID]string              // why rung is stopping a container
+	followers     map[*container.Container]*processWatch // per watched container, until it exits
+	watchers      sync.WaitGroup                         // one per started container, until it exits
+}
+
+// processWatch is the followers of one container's background
+// processes; its watcher waits for them before reporting the exit.
+type processWatch struct {
+	ctx    context.Context // canceled when the container exits
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // followers; Add only under Containers.mu while listed
 }
 
 var _ ContainerTier = (*Containers)(nil)
@@ -111,8 +123,22 @@ func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Co
 // container that serves a sandbox has one watcher: ensure starts it for
 // a cold start, a warm claim when it hands a spare to its sandbox.
 func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
-	t.watchers.Go(func() { // ends when the container exits, deliberately or not
+	pw := &processWatch{}
+	pw.ctx, pw.cancel = context.WithCancel(context.Background())
+	t.mu.Lock()
+	if t.followers == nil {
+		t.followers = map[*container.Container]*processWatch{}
+	}
+	t.followers[ctr] = pw
+	t.mu.Unlock()
+	t.watchers.Go(func() { // ends when the container exits, deliberately or not, and its followers have
 		<-ctr.Done()
+		pw.cancel()
+		t.mu.Lock()
+		delete(t.followers, ctr) // no follower joins once unlisted
+		t.mu.Unlock()
+		// Process exits go to the journal before the container's.
+		pw.wg.Wait()
 		t.mu.Lock()
 		why, deliberate := t.stopping[id]
 		delete(t.stopping, id)
@@ -127,6 +153,41 @@ func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
 	})
 }
 
+// followFrom is the output sequence number a follower asks for frames
+// after: beyond any real one, so it is sent only the exit.
+const followFrom = 1 << 62
+
+// follow reports background process info's exit, classified by
+// [container.Container.ProcessExit], to onProcessExit once it exits. Its
+// goroutine ends at the exit or when the container exits, and the
+// container's watcher waits for it. A container without a watcher is
+// not followed.
+func (t *Containers) follow(id rung.SandboxID, ctr *container.Container, info agent.ProcessInfo) {
+	t.mu.Lock()
+	pw := t.followers[ctr]
+	if pw != nil {
+		pw.wg.Add(1)
+	}
+	t.mu.Unlock()
+	if pw == nil {
+		return
+	}
+	go func() { // ends when the process or the container exits; the watcher waits for it
+		defer pw.wg.Done()
+		exit, err := ctr.Agent().Output(pw.ctx, info.ID, followFrom, true, func(agent.Frame) {})
+		if err != nil || exit == nil {
+			return // the container went first: its own exit is journaled
+		}
+		e := ctr.ProcessExit(info.ID, *exit)
+		t.mu.Lock()
+		fn := t.onProcessExit
+		t.mu.Unlock()
+		if fn != nil {
+			fn(id, info, e)
+		}
+	}()
+}
+
 // current returns the sandbox's live container, or nil.
 func (t *Containers) current(id rung.SandboxID) *container.Container {
 	if c := t.Runc.Get(id); c != nil {
@@ -139,10 +200,10 @@ func (t *Containers) current(id rung.SandboxID) *container.Container {
 }
 
 // Exec implements [ContainerTier].
-func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (int, error) {
+func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (TierExit, error) {
 	c, err := t.ensure(ctx, sb)
 	if err != nil {
-		return 0, err
+		return TierExit{}, err
 	}
 	// A stdin of known length (the API's inline stdin) goes in the
 	// request; any other (a WebSocket's) is streamed while the command
@@ -151,7 +212,7 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	stream := req.Stdin
 	if br, ok := req.Stdin.(*bytes.Reader); ok {
 		if inline, err = io.ReadAll(br); err != nil {
-			return 0, err
+			return TierExit{}, err
 		}
 		stream = nil
 	}
@@ -175,10 +236,10 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 		t.onUse(sb.ID)
 	}
 	if err != nil {
-		return 0, err
+		return TierExit{}, err
 	}
 	if exit.Truncated {
-		return rung.ExitLimit, errOutputLimit
+		return TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, errOutputLimit
 	}
 	if exit.Reason == "start_failed" && req.Stderr != nil {
 		fmt.Fprintf(req.Stderr, "%s\n", exit.Error)
@@ -186,7 +247,7 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	if exit.Reason == "oom" && req.Stderr != nil {
 		fmt.Fprintf(req.Stderr, "rung: killed: out of memory (sandbox memory limit %d bytes)\n", sb.Size.MemoryBytes)
 	}
-	return exit.Code, nil
+	return TierExit{Code: exit.Code, Reason: rung.ExitReason(exit.Reason), Signal: exit.Signal}, nil
 }
 
 // Stop stops the sandbox's container if it has one; its files stay.
@@ -227,6 +288,7 @@ func (t *Containers) Running(id rung.SandboxID) bool {
 func (t *Containers) Close(ctx context.Context) error {
 	t.mu.Lock()
 	t.onExit = nil // the controller is going away; nothing to record
+	t.onProcessExit = nil
 	t.mu.Unlock()
 	err := t.Runc.Close(ctx)
 	if t.GVisor != nil {

@@ -26,8 +26,15 @@ import (
 // fails with rung.ErrUnavailable.
 type ContainerTier interface {
 	// Exec runs req.Command in sb's container with the given streams and
-	// returns its exit status; an error means there is no result.
-	Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (int, error)
+	// returns how it ended; an error means there is no result.
+	Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (TierExit, error)
+}
+
+// TierExit is how a command ended in a tier.
+type TierExit struct {
+	Code   int             // exit status, or 128+signal
+	Reason rung.ExitReason // how it ended
+	Signal string          // the signal that ended it ("SIGKILL"), or ""
 }
 
 // TierRequest is one exec as a tier sees it.

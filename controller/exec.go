@@ -31,7 +31,7 @@ const maxCommand = 1 << 20
 
 // Exec runs req in tenant's sandbox ref and returns its result. The exec
 // is journaled as started before it runs and as ended after, with its
-// exit code, backend, duration and byte counts; output chunks become
+// exit code and reason, backend, duration and byte counts; output chunks become
 // events. A non-zero exit status is a result. Errors: ErrNotFound,
 // ErrInvalid, ErrLimit (too many concurrent execs), ErrUnavailable (no
 // faithful tier on this server), ErrConflict (sandbox not usable).
@@ -77,16 +77,16 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	rctx, cancel := context.WithTimeout(ctx, req.Timeout)
 	stop := context.AfterFunc(a.execCtx, cancel) // a delete or shutdown cancels the exec
-	code, limit, runErr := c.run(rctx, a, sb, d, req, stdin, out)
+	o, runErr := c.run(rctx, a, sb, d, req, stdin, out)
 	stop()
 	cancel()
 	out.close()
 	<-pumped
 	dur := time.Since(start)
 
-	e.ExitCode, e.EndedAt, e.Bytes = code, time.Now().UTC(), out.nout+out.nerr
-	ended := execEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: code,
-		Limit: limit, StderrBytes: out.nerr, StdoutBytes: out.nout}
+	e.ExitCode, e.EndedAt, e.Bytes = o.code, time.Now().UTC(), out.nout+out.nerr
+	ended := execEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: o.code,
+		ExitReason: o.reason, Limit: o.limit, Signal: o.signal, StderrBytes: out.nerr, StdoutBytes: out.nout}
 	if runErr != nil {
 		ended.Error = rung.Code(runErr)
 	}
@@ -103,15 +103,23 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 		return rung.ExecResult{}, runErr
 	}
 	return rung.ExecResult{
-		ExecID: e.ID, ExitCode: code, Stdout: out.stdout.Bytes(), Stderr: out.stderr.Bytes(),
+		ExecID: e.ID, ExitCode: o.code, ExitReason: o.reason, Signal: o.signal, Limit: o.limit,
+		Stdout: out.stdout.Bytes(), Stderr: out.stderr.Bytes(),
 		Backend: d.Backend, Reason: d.Reason, Duration: dur, Truncated: out.truncated,
 	}, nil
 }
 
-// run runs one exec on the tier d chose. It returns the exit code, the
-// limit that ended it ("" for none) and an error only when there is no
-// result.
-func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d router.Decision, req rung.ExecRequest, stdin io.Reader, out *output) (int, string, error) {
+// outcome is how an exec ended, as its result and journal report it.
+type outcome struct {
+	code   int
+	reason rung.ExitReason
+	signal string // only for reasons signal and oom
+	limit  string // the rung limit that ended it, or ""
+}
+
+// run runs one exec on the tier d chose. It returns how the exec ended,
+// and an error only when there is no result.
+func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d router.Decision, req rung.ExecRequest, stdin io.Reader, out *output) (outcome, error) {
 	env := make(map[string]string, len(sb.Env)+len(req.Env))
 	for k, v := range sb.Env {
 		env[k] = v
@@ -120,20 +128,42 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 		env[k] = v
 	}
 	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
-	if d.Backend == rung.BackendContainer {
-		code, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
-		if errors.Is(err, errOutputLimit) {
-			out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
-			return rung.ExitLimit, "output_bytes", nil
+	if d.Backend != rung.BackendContainer {
+		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		o := outcome{code: res.ExitCode, reason: rung.ExitReasonExit, limit: res.Limit}
+		switch res.Limit {
+		case "wall_time":
+			o.reason = rung.ExitReasonTimeout
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// The shell names every cancellation "wall_time".
+				o.reason, o.limit = rung.ExitReasonCanceled, ""
+			}
+		case "output_bytes":
+			o.reason = rung.ExitReasonOutputLimit
 		}
-		if err != nil && ctx.Err() != nil {
-			fmt.Fprintf(stderr, "rung: exec ended: wall time limit (%s) reached\n", req.Timeout)
-			return rung.ExitLimit, "wall_time", nil
-		}
-		return code, "", err
+		return o, nil
 	}
-	res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
-	return res.ExitCode, res.Limit, nil
+	x, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
+	switch {
+	case errors.Is(err, errOutputLimit):
+		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
+		return outcome{code: rung.ExitLimit, reason: rung.ExitReasonOutputLimit, limit: "output_bytes"}, nil
+	case err == nil && x.Reason == rung.ExitReasonTimeout,
+		err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// The agent kills at the deadline too; whichever side saw it
+		// first, it is the wall-time limit.
+		fmt.Fprintf(stderr, "rung: exec ended: wall time limit (%s) reached\n", req.Timeout)
+		return outcome{code: rung.ExitLimit, reason: rung.ExitReasonTimeout, limit: "wall_time"}, nil
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "rung: exec ended: canceled\n")
+		return outcome{code: rung.ExitLimit, reason: rung.ExitReasonCanceled}, nil
+	case err != nil:
+		return outcome{}, err
+	}
+	if x.Reason != rung.ExitReasonSignal && x.Reason != rung.ExitReasonOOM {
+		x.Signal = ""
+	}
+	return outcome{code: x.Code, reason: x.Reason, signal: x.Signal}, nil
 }
 
 func (c *Controller) checkExec(req *rung.ExecRequest) error {
@@ -213,16 +243,19 @@ type execStarted struct {
 	Reason  string       `json:"reason"`
 }
 
-// execEnded is the data of an "exec.ended" journal entry.
+// execEnded is the data of an "exec.ended" journal entry. ExitReason is
+// empty only with Error (no result).
 type execEnded struct {
-	Backend     rung.Backend `json:"backend"`
-	DurationMS  int64        `json:"duration_ms"`
-	Error       string       `json:"error,omitempty"`
-	Exec        rung.ExecID  `json:"exec"`
-	ExitCode    int          `json:"exit_code"`
-	Limit       string       `json:"limit,omitempty"`
-	StderrBytes int64        `json:"stderr_bytes"`
-	StdoutBytes int64        `json:"stdout_bytes"`
+	Backend     rung.Backend    `json:"backend"`
+	DurationMS  int64           `json:"duration_ms"`
+	Error       string          `json:"error,omitempty"`
+	Exec        rung.ExecID     `json:"exec"`
+	ExitCode    int             `json:"exit_code"`
+	ExitReason  rung.ExitReason `json:"exit_reason,omitempty"`
+	Limit       string          `json:"limit,omitempty"`
+	Signal      string          `json:"signal,omitempty"`
+	StderrBytes int64           `json:"stderr_bytes"`
+	StdoutBytes int64           `json:"stdout_bytes"`
 }
 
 func clipCommand(s string) string {
