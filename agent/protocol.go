@@ -49,7 +49,7 @@ type Frame struct {
 type Exit struct {
 	Code      int    `json:"code"`             // exit status, or 128+signal
 	Signal    string `json:"signal,omitempty"` // "SIGKILL" when killed by a signal
-	Reason    string `json:"reason"`           // "exit", "signal", "timeout", "output_limit", "start_failed"
+	Reason    string `json:"reason"`           // "exit", "signal", "oom" (set by the host), "timeout", "output_limit", "canceled", "start_failed"
 	Error     string `json:"error,omitempty"`  // why it could not start
 	Truncated bool   `json:"truncated,omitempty"`
 }
