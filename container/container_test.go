@@ -73,9 +73,10 @@ func copyExecutable(t testing.TB, src, dst string) {
 }
 
 type env struct {
-	m      *container.Manager
-	images *image.Store
-	lite   image.Image
+	m       *container.Manager
+	images  *image.Store
+	lite    image.Image
+	runtime container.Runtime
 }
 
 func newEnv(t testing.TB) *env {
@@ -89,7 +90,7 @@ func newEnv(t testing.TB) *env {
 	case "crun":
 		rt = container.Crun("crun")
 	}
-	return &env{m: newManager(t, images, rt, agentBinary(t)), images: images, lite: lite}
+	return &env{m: newManager(t, images, rt, agentBinary(t)), images: images, lite: lite, runtime: rt}
 }
 
 // liteImage opens an image store in a temporary directory and builds the
