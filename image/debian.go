@@ -79,16 +79,16 @@ chroot "$root" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-g
 	os.MkdirAll(filepath.Join(rootfs, "var/cache/apt/archives/partial"), 0o755)
 	os.MkdirAll(filepath.Join(rootfs, "workspace"), 0o755)
 	progress("storing the layer")
-	im, err := s.importRootfsDir(ctx, cfg.Name, rootfs)
+	// One version only: the layer, then the image with debian's config.
+	digest, size, err := s.addDirLayer(ctx, rootfs)
 	if err != nil {
 		return Image{}, fmt.Errorf("build debian: %w", err)
 	}
-	im.Config = Config{
+	return s.Put(cfg.Name, []string{digest}, Config{
 		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"},
 		WorkingDir: "/workspace",
 		Shell:      "/bin/bash",
-	}
-	return s.Put(cfg.Name, im.Layers, im.Config, im.SizeBytes)
+	}, size)
 }
 
 // runLogged runs a command, passing each output line to progress, and on

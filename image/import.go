@@ -174,14 +174,20 @@ func extractPlain(ctx context.Context, path, dir string) error {
 
 // importRootfsDir stores a directory tree as a one-layer image.
 func (s *Store) importRootfsDir(ctx context.Context, name, dir string) (Image, error) {
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarDir(ctx, dir, pw)) }() // ends when the tree is written or the reader fails
-	digest, size, err := s.AddLayer(ctx, pr)
-	pr.CloseWithError(err)
+	digest, size, err := s.addDirLayer(ctx, dir)
 	if err != nil {
 		return Image{}, fmt.Errorf("import %s: %w", name, err)
 	}
 	return s.Put(name, []string{digest}, defaultConfig(), size)
+}
+
+// addDirLayer stores the tree at dir as one layer.
+func (s *Store) addDirLayer(ctx context.Context, dir string) (digest string, size int64, err error) {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(tarDir(ctx, dir, pw)) }() // ends when the tree is written or the reader fails
+	digest, size, err = s.AddLayer(ctx, pr)
+	pr.CloseWithError(err)
+	return digest, size, err
 }
 
 // tarDir writes dir as a tar stream in a deterministic (lexical) order.
