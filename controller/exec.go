@@ -134,10 +134,8 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 		switch res.Limit {
 		case "wall_time":
 			o.reason = rung.ExitReasonTimeout
-			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				// The shell names every cancellation "wall_time".
-				o.reason, o.limit = rung.ExitReasonCanceled, ""
-			}
+		case "canceled":
+			o.reason, o.limit = rung.ExitReasonCanceled, ""
 		case "output_bytes":
 			o.reason = rung.ExitReasonOutputLimit
 		}

@@ -104,6 +104,17 @@ func TestWallTime(t *testing.T) {
 	}
 }
 
+// A cancelled context is not the wall-time limit.
+func TestCanceledIsNotWallTime(t *testing.T) {
+	sh := newShell(t, shell.Config{})
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	res, _, stderr := run(t, sh, ctx, "while :; do :; done")
+	if res.Limit != "canceled" || res.ExitCode != 126 || strings.Contains(stderr, "wall_time") {
+		t.Errorf("Run = %+v, stderr %q; want canceled/126 without wall_time", res, stderr)
+	}
+}
+
 func TestPanicRecovered(t *testing.T) {
 	boom := shell.Tool{Run: func(ctx context.Context, c *shell.Call) int { panic("boom") }}
 	sh := newShell(t, shell.Config{Tools: map[string]shell.Tool{"boom": boom}})

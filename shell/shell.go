@@ -82,7 +82,9 @@ type Result struct {
 	// reached something this tier cannot do faithfully.
 	Unsupported error
 	// Limit names the limit that ended the exec ("wall_time",
-	// "output_bytes", ...), or "" when none did. Then ExitCode is 126.
+	// "output_bytes", ...), "canceled" when the caller's context was
+	// cancelled (not a deadline), or "" when none did. Unless "", ExitCode
+	// is 126.
 	Limit string
 }
 
@@ -178,9 +180,13 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	limit := sh.limit
 	sh.mu.Unlock()
 	res.ExitCode = status
-	if limit == "" && ctx.Err() != nil {
+	if limit == "" && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		limit = "wall_time"
 		fmt.Fprintf(errw.w, "bash: limit exceeded: wall_time (%s)\n", ctx.Err())
+	} else if limit == "" && ctx.Err() != nil {
+		// Not a limit: the caller went away (or the sandbox is deleted).
+		limit = "canceled"
+		fmt.Fprintf(errw.w, "bash: canceled\n")
 	} else if limit != "" {
 		var le *limitError
 		if errors.As(context.Cause(cctx), &le) {
