@@ -225,3 +225,19 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// rung serve refuses a stop grace the agent would cut short, or zero,
+// before it opens anything.
+func TestServeStopGraceFlag(t *testing.T) {
+	bin := rungBinary(t)
+	for _, v := range []string{"0s", "-1s", "31s"} {
+		data := t.TempDir()
+		out, err := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--stop-grace", v).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--stop-grace must be") {
+			t.Errorf("--stop-grace %s: %v, %s", v, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(data, "rung.db")); err == nil {
+			t.Errorf("--stop-grace %s: the daemon opened its store", v)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/container"
@@ -24,7 +25,7 @@ import (
 // "gvisor" when installed, and the agent binary. It reaps containers a
 // crashed daemon left. A host that cannot run containers gets a nil
 // tier and a reason; the daemon then serves the isolate tier alone.
-func openContainers(ctx context.Context, data string, pool *storage.Pool, agentBin string, log *slog.Logger) (*controller.Containers, string) {
+func openContainers(ctx context.Context, data string, pool *storage.Pool, agentBin string, stopGrace time.Duration, log *slog.Logger) (*controller.Containers, string) {
 	if agentBin == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -55,7 +56,7 @@ func openContainers(ctx context.Context, data string, pool *storage.Pool, agentB
 	for _, r := range results {
 		log.Info("runtime probe", "runtime", r.Runtime, "ok", r.OK, "median", r.Median, "err", r.Error)
 	}
-	runc, err := container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, Logger: log})
+	runc, err := container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -66,7 +67,7 @@ func openContainers(ctx context.Context, data string, pool *storage.Pool, agentB
 	}
 	tier := &controller.Containers{Runc: runc, Images: images, Pool: pool}
 	if path, err := exec.LookPath("runsc"); err == nil {
-		gv, err := container.NewManager(container.Config{StateDir: filepath.Join(state, "runsc"), Runtime: container.GVisor(path), Images: images, AgentBinary: agentBin, Logger: log})
+		gv, err := container.NewManager(container.Config{StateDir: filepath.Join(state, "runsc"), Runtime: container.GVisor(path), Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
 		if err == nil {
 			gv.ReapStale(ctx)
 			tier.GVisor = gv

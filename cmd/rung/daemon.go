@@ -42,6 +42,9 @@ type DaemonConfig struct {
 	// keeps none; without the container tier it is ignored with a
 	// warning.
 	Warm []controller.WarmSpec
+	// StopGrace is how long a stopping container's commands get after
+	// SIGTERM before they are killed; zero means container.DefaultStopGrace.
+	StopGrace time.Duration
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,
@@ -86,7 +89,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	}
 	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log}
 	if !cfg.NoContainers {
-		tier, why := openContainers(ctx, cfg.Data, d.pool, cfg.AgentBinary, log)
+		tier, why := openContainers(ctx, cfg.Data, d.pool, cfg.AgentBinary, cfg.StopGrace, log)
 		if tier == nil {
 			log.WarnContext(ctx, "container tier unavailable; serving the isolate tier alone", "reason", why)
 		} else {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rung.dev/rung/agent"
+	"rung.dev/rung/container"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/shell/tools"
 )
@@ -18,6 +20,7 @@ import (
 func newServe(g *globals) *cobra.Command {
 	var data, poolMount, level string
 	var warm []string
+	var stopGrace time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -27,6 +30,11 @@ func newServe(g *globals) *cobra.Command {
 			var lv slog.Level
 			if err := lv.UnmarshalText([]byte(level)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
+			}
+			// The agent's own backstop caps the grace; zero would mean the
+			// default downstream, so it is refused rather than misread.
+			if stopGrace <= 0 || stopGrace > agent.DefaultGrace {
+				return fmt.Errorf("--stop-grace must be more than 0 and at most %s", agent.DefaultGrace)
 			}
 			var specs []controller.WarmSpec
 			for _, w := range warm {
@@ -38,7 +46,7 @@ func newServe(g *globals) *cobra.Command {
 			}
 			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 			ctx := cmd.Context()
-			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs})
+			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace})
 			if err != nil {
 				return err
 			}
@@ -71,6 +79,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "data directory (default $RUNG_DATA or /var/lib/rung)")
 	cmd.Flags().StringVar(&poolMount, "pool-mount", "", "use this existing btrfs directory as the pool instead of an image")
 	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().DurationVar(&stopGrace, "stop-grace", container.DefaultStopGrace, "how long a stopping container's commands get after SIGTERM before they are killed (like docker stop's -t)")
 	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default lite) started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm lite=2 --warm debian:basic=1)")
 	return cmd
 }
