@@ -52,17 +52,7 @@ func (s *Store) Import(ctx context.Context, name, path string) (Image, error) {
 		return Image{}, fmt.Errorf("import %s: %w", name, err)
 	}
 	if kind == "rootfs" {
-		f, err := os.Open(path)
-		if err != nil {
-			return Image{}, err
-		}
-		defer f.Close()
-		r, err := decompress(bufio.NewReaderSize(f, 1<<20), "")
-		if err != nil {
-			return Image{}, fmt.Errorf("import %s: %w", name, err)
-		}
-		defer r.Close()
-		digest, size, err := s.AddLayer(ctx, r)
+		digest, size, err := s.importLayer(ctx, layerSource{path: path}, "")
 		if err != nil {
 			return Image{}, fmt.Errorf("import %s: %w", name, err)
 		}
@@ -364,11 +354,11 @@ func imageConfig(oc ociConfig) Config {
 	cfg := defaultConfig()
 	if len(oc.Config.Env) > 0 {
 		// Like docker, keep a PATH when the image sets none.
-		hasPath := slices.ContainsFunc(oc.Config.Env, func(e string) bool { return strings.HasPrefix(e, "PATH=") })
-		cfg.Env = slices.Clip(oc.Config.Env)
-		if !hasPath {
-			cfg.Env = append([]string{defaultConfig().Env[0]}, cfg.Env...)
+		env := slices.Clip(oc.Config.Env)
+		if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "PATH=") }) {
+			env = append([]string{cfg.Env[0]}, env...) // the default PATH
 		}
+		cfg.Env = env
 	}
 	if wd := oc.Config.WorkingDir; strings.HasPrefix(wd, "/") {
 		cfg.WorkingDir = path.Clean(wd)
@@ -381,19 +371,25 @@ func imageConfig(oc ociConfig) Config {
 
 // readJSON decodes the JSON file at p, which an error calls what.
 func readJSON(p, what string, v any) error {
-	f, err := os.Open(p)
+	b, err := readHead(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rung.Errorf(rung.ErrInvalid, "%s is missing", what)
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", what, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxJSONBlob+1))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", what, err)
-	}
 	return decodeJSON(b, what, v)
+}
+
+// readHead returns the file at p, cut after maxJSONBlob+1 bytes: enough
+// for decodeJSON to tell it is too large.
+func readHead(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxJSONBlob+1))
 }
 
 func decodeJSON(b []byte, what string, v any) error {
@@ -444,15 +440,10 @@ func readBlobJSON(dir, digest string, v any) error {
 	if !validDigest(digest) {
 		return rung.Errorf(rung.ErrInvalid, "unsupported blob digest %q", digest)
 	}
-	f, err := os.Open(blobFile(dir, digest))
+	b, err := readHead(blobFile(dir, digest))
 	if errors.Is(err, fs.ErrNotExist) {
 		return &missingBlobError{digest}
 	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxJSONBlob+1))
 	if err != nil {
 		return err
 	}

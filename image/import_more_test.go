@@ -33,24 +33,14 @@ type file struct{ name, body string }
 // layerOf returns an uncompressed layer tar holding files, in order.
 func layerOf(t *testing.T, files ...file) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		hdr := &tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(f.body)), ModTime: time.Unix(1e9, 0)}
+	entries := make([]entry, len(files))
+	for i, f := range files {
+		entries[i] = entry{name: f.name, body: f.body, typ: tar.TypeReg}
 		if strings.HasSuffix(f.name, "/") {
-			hdr.Typeflag, hdr.Mode, hdr.Size = tar.TypeDir, 0o755, 0
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(f.body)); err != nil {
-			t.Fatal(err)
+			entries[i].typ = tar.TypeDir
 		}
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return tarOf(t, entries...)
 }
 
 func sha(b []byte) string {
@@ -123,6 +113,19 @@ func (l *layout) putJSON(v any) (string, int) {
 		l.t.Fatal(err)
 	}
 	return l.put(b), len(b)
+}
+
+// manifest returns the manifest blob m describes, decoded loosely.
+func (l *layout) manifest(m desc) map[string]any {
+	var man map[string]any
+	b, err := os.ReadFile(l.blob(m["digest"].(string)))
+	if err == nil {
+		err = json.Unmarshal(b, &man)
+	}
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return man
 }
 
 // desc is an OCI descriptor, kept loose so that cases can add to it.
@@ -457,9 +460,7 @@ func TestImportCompressedLayers(t *testing.T) {
 			m := l.image(ociImage{layers: [][]byte{layer}, compress: compress})
 			if fix != nil {
 				// Rewrite the manifest: fix edits its layer descriptor.
-				var man map[string]any
-				b, _ := os.ReadFile(l.blob(m["digest"].(string)))
-				json.Unmarshal(b, &man)
+				man := l.manifest(m)
 				fix(man["layers"].([]any)[0].(map[string]any))
 				d, _ := l.putJSON(man)
 				m = desc{"digest": d}
@@ -506,6 +507,14 @@ func TestImportCompressedLayers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// paddedJSON returns doc followed by spaces, one byte more than import
+// reads of a JSON file (16 MiB).
+func paddedJSON(doc string) []byte {
+	b := bytes.Repeat([]byte(" "), 16<<20+1)
+	copy(b, doc)
+	return b
 }
 
 // manyFiles is a layer big enough for unpacking to show in timings.
@@ -704,9 +713,7 @@ func TestImportMalformed(t *testing.T) {
 		}, "image config: blob"},
 		{"config does not match its digest", func(t *testing.T, l *layout) string {
 			m := l.image(ociImage{layers: [][]byte{layer}})
-			var man map[string]any
-			b, _ := os.ReadFile(l.blob(m["digest"].(string)))
-			json.Unmarshal(b, &man)
+			man := l.manifest(m)
 			os.WriteFile(l.blob(man["config"].(map[string]any)["digest"].(string)), []byte("{}"), 0o644)
 			return l.top(m)
 		}, "does not match its digest"},
@@ -716,9 +723,7 @@ func TestImportMalformed(t *testing.T) {
 		}, `unsupported layer digest "sha256:../../x"`},
 		{"layer does not match its digest", func(t *testing.T, l *layout) string {
 			m := l.image(ociImage{layers: [][]byte{layer}, compress: "gzip"})
-			var man map[string]any
-			b, _ := os.ReadFile(l.blob(m["digest"].(string)))
-			json.Unmarshal(b, &man)
+			man := l.manifest(m)
 			os.WriteFile(l.blob(man["layers"].([]any)[0].(map[string]any)["digest"].(string)), compressed(t, "gzip", layerOf(t, file{"evil", "x"})), 0o644)
 			return l.top(m)
 		}, "does not match its digest"},
@@ -755,6 +760,29 @@ func TestImportMalformed(t *testing.T) {
 			}
 			return l.top(d)
 		}, "nest deeper than"},
+		{"indexes list too many manifests", func(t *testing.T, l *layout) string {
+			// Other platforms' entries are passed over unread, but count.
+			ds := make([]desc, 4096+1)
+			for i := range ds {
+				ds[i] = desc{"digest": sha(fmt.Append(nil, i)), "platform": platformOf(otherArch())}
+			}
+			return l.top(ds...)
+		}, "list more than 4096 manifests"},
+		{"index.json too large", func(t *testing.T, l *layout) string {
+			os.WriteFile(filepath.Join(l.dir, "index.json"), paddedJSON(`{"manifests":[]}`), 0o644)
+			return l.dir
+		}, "index.json is larger than 16 MiB"},
+		{"manifest too large", func(t *testing.T, l *layout) string {
+			return l.top(desc{"digest": l.put(paddedJSON(`{"layers":[]}`))})
+		}, "is larger than 16 MiB"},
+		{"zstd window too large", func(t *testing.T, l *layout) string {
+			// A zstd frame asking for a 256 MiB window (descriptor 0x90:
+			// 2^(10+18)), then an empty last raw block. Without the cap
+			// it is an empty, valid root filesystem.
+			p := filepath.Join(t.TempDir(), "rootfs.tar.zst")
+			os.WriteFile(p, []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x90, 0x01, 0x00, 0x00}, 0o644)
+			return p
+		}, "window size exceeded"},
 		{"docker manifest.json not JSON", func(t *testing.T, l *layout) string {
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, "manifest.json"), []byte("[{"), 0o644)

@@ -73,6 +73,15 @@ func newer(a, b record) int {
 	return strings.Compare(b.Digest, a.Digest)
 }
 
+// nextSeq returns the seq that makes a version newer than vs, a name's
+// versions newest first.
+func nextSeq(vs []record) int64 {
+	if len(vs) == 0 {
+		return 1
+	}
+	return vs[0].Seq + 1
+}
+
 // Open opens (creating if needed) the store in dir. It converts images
 // of the one-version-per-name layout to version files, and, when no other
 // Store has dir open, removes temporaries and layers no version uses.
@@ -149,38 +158,6 @@ func (s *Store) lock() (unlock func(), err error) {
 	}, nil
 }
 
-// sweep removes temporaries and layers no version uses, left by a crash
-// between writing a layer and recording its image, or between removing a
-// version and its layers. Open calls it only when the Store is alone.
-func (s *Store) sweep() {
-	unlock, err := s.lock()
-	if err != nil {
-		return
-	}
-	defer unlock()
-	for _, d := range []string{"layers", "images"} {
-		ents, _ := os.ReadDir(filepath.Join(s.dir, d))
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), ".tmp-") {
-				os.RemoveAll(filepath.Join(s.dir, d, e.Name()))
-			}
-		}
-	}
-	used, err := s.usedLayersLocked()
-	if err != nil {
-		s.log.Warn("image store sweep skipped", "err", err)
-		return
-	}
-	ents, _ := os.ReadDir(filepath.Join(s.dir, "layers"))
-	for _, e := range ents {
-		l := "sha256:" + e.Name()
-		if validDigest(l) && !used[l] {
-			s.log.Info("removing unreferenced layer", "layer", l)
-			s.removeLayerLocked(l)
-		}
-	}
-}
-
 // LayerDir returns the host directory of an unpacked layer.
 func (s *Store) LayerDir(digest string) string {
 	return filepath.Join(s.dir, "layers", strings.TrimPrefix(digest, "sha256:"))
@@ -223,19 +200,6 @@ func (s *Store) AddLayer(ctx context.Context, r io.Reader) (digest string, size 
 	return digest, size, nil
 }
 
-// removeLayerLocked deletes a layer. The rename makes it vanish whole, so
-// a layer directory is always complete: a crash leaves a temporary.
-func (s *Store) removeLayerLocked(digest string) {
-	tmp := filepath.Join(s.dir, "layers", tempName())
-	if err := os.Rename(s.LayerDir(digest), tmp); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("remove layer", "layer", digest, "err", err)
-		}
-		return
-	}
-	os.RemoveAll(tmp)
-}
-
 // Put records an image made of layers already in the cache as the newest
 // version of name, and returns it with its digest. Older versions stay.
 // Putting a kept version again makes it the newest.
@@ -260,11 +224,7 @@ func (s *Store) Put(name string, layers []string, cfg Config, size int64) (Image
 	if err != nil {
 		return Image{}, err
 	}
-	r := record{Image: im, Seq: 1}
-	if len(vs) > 0 {
-		r.Seq = vs[0].Seq + 1
-	}
-	if err := s.writeLocked(r); err != nil {
+	if err := s.writeLocked(record{Image: im, Seq: nextSeq(vs)}); err != nil {
 		return Image{}, fmt.Errorf("save image %s: %w", name, err)
 	}
 	return im, nil
@@ -411,28 +371,6 @@ func (s *Store) List() ([]Version, error) {
 	return out, nil
 }
 
-// usedLayersLocked returns the layers some kept version uses. It fails
-// rather than under-count, since its callers delete what it leaves out.
-func (s *Store) usedLayersLocked() (map[string]bool, error) {
-	names, err := s.names()
-	if err != nil {
-		return nil, err
-	}
-	used := map[string]bool{}
-	for _, name := range names {
-		vs, err := s.versions(name)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range vs {
-			for _, l := range r.Layers {
-				used[l] = true
-			}
-		}
-	}
-	return used, nil
-}
-
 // migrate converts images/<name>.json files of the one-version-per-name
 // layout into version files, each becoming its name's newest version. The
 // old file goes only once the new one is in place, so a crash in between
@@ -481,109 +419,11 @@ func (s *Store) migrateLocked(name string) error {
 		return err
 	}
 	if len(vs) == 0 || vs[0].Digest != r.Digest {
-		r.Seq = 1
-		if len(vs) > 0 {
-			r.Seq = vs[0].Seq + 1
-		}
+		r.Seq = nextSeq(vs)
 		if err := s.writeLocked(r); err != nil {
 			return err
 		}
 	}
 	s.log.Info("converted image to versioned layout", "image", r.Image.Ref())
 	return os.Remove(s.legacyPath(name))
-}
-
-// Remove deletes the versions ref names (every version of "name", or the
-// one "name@sha256:…"), then the layers no kept version uses, and returns
-// the versions it deleted. pinned holds the image reference of each
-// sandbox that may still start a container: "name@sha256:…" uses that
-// version, a bare name the name's current one; "" is skipped. When any
-// version to delete is in use, Remove deletes nothing and returns an
-// error wrapping rung.ErrConflict that says how many sandboxes use which.
-// A missing name or version is rung.ErrNotFound.
-func (s *Store) Remove(ref string, pinned []string) ([]Image, error) {
-	name, digest, err := ParseRef(ref)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := s.lock()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	vs, err := s.versions(name)
-	if err != nil {
-		return nil, err
-	}
-	var gone []Image
-	for _, r := range vs {
-		if digest == "" || r.Digest == digest {
-			gone = append(gone, r.Image)
-		}
-	}
-	if len(gone) == 0 {
-		return nil, rung.Errorf(rung.ErrNotFound, "image %s not found", ref)
-	}
-	if err := checkUnused(ref, vs[0].Digest, gone, pinned); err != nil {
-		return nil, err
-	}
-	// Version files go first: a crash after them leaves layers no
-	// version uses, which the next lone Open sweeps, never a version
-	// whose layers are gone.
-	for i, im := range gone {
-		if err := os.Remove(s.versionPath(name, im.Digest)); err != nil {
-			return gone[:i], fmt.Errorf("remove image %s: %w", im.Ref(), err)
-		}
-	}
-	os.Remove(filepath.Join(s.dir, "images", name)) // fails unless empty
-	used, err := s.usedLayersLocked()
-	if err != nil {
-		return gone, fmt.Errorf("remove image %s: layers kept: %w", ref, err)
-	}
-	for _, im := range gone {
-		for _, l := range im.Layers {
-			if !used[l] {
-				used[l] = true // once is enough
-				s.removeLayerLocked(l)
-			}
-		}
-	}
-	return gone, nil
-}
-
-// checkUnused returns rung.ErrConflict when an entry of pinned uses a
-// version in gone; current is the digest a bare name resolves to.
-func checkUnused(ref, current string, gone []Image, pinned []string) error {
-	users := map[string]int{}
-	for _, p := range pinned {
-		name, digest, err := ParseRef(p)
-		if err != nil || name != gone[0].Name {
-			continue
-		}
-		users[cmp.Or(digest, current)]++
-	}
-	var busy []string
-	total := 0
-	for _, im := range gone {
-		if n := users[im.Digest]; n > 0 {
-			busy = append(busy, fmt.Sprintf("%s: %d", im.ShortDigest(), n))
-			total += n
-		}
-	}
-	if total == 0 {
-		return nil
-	}
-	which := ""
-	if len(gone) > 1 {
-		which = " (" + strings.Join(busy, ", ") + ")"
-	}
-	return rung.Errorf(rung.ErrConflict, "image %s is in use by %d %s%s: delete %s first",
-		ref, total, plural(total, "sandbox", "sandboxes"), which, plural(total, "it", "them"))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

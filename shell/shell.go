@@ -112,9 +112,9 @@ type baseVars struct {
 func New(cfg Config) *Shell { return &Shell{cfg: cfg, base: new(atomic.Pointer[baseVars])} }
 
 // Run runs req.Script to completion, or until ctx is done (then the
-// result's Limit is "wall_time"). It never panics on any input: a panic in
-// the interpreter or a tool is recovered and reported as exit status 126
-// with a message on stderr.
+// result's Limit is "wall_time" at a deadline, "canceled" otherwise). It
+// never panics on any input: a panic in the interpreter or a tool is
+// recovered and reported as exit status 126 with a message on stderr.
 //
 // Background jobs (cmd &) run concurrently in goroutines, each with a
 // copy of the shell's state; Run waits for all of them before it returns
