@@ -32,7 +32,7 @@ type entry struct {
 	typ              byte
 }
 
-func tarOf(t *testing.T, entries ...entry) []byte {
+func tarOf(t testing.TB, entries ...entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)

@@ -31,7 +31,7 @@ import (
 type file struct{ name, body string }
 
 // layerOf returns an uncompressed layer tar holding files, in order.
-func layerOf(t *testing.T, files ...file) []byte {
+func layerOf(t testing.TB, files ...file) []byte {
 	t.Helper()
 	entries := make([]entry, len(files))
 	for i, f := range files {
@@ -49,7 +49,7 @@ func sha(b []byte) string {
 }
 
 // compressed returns b compressed as kind ("", "gzip" or "zstd").
-func compressed(t *testing.T, kind string, b []byte) []byte {
+func compressed(t testing.TB, kind string, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	switch kind {
@@ -80,11 +80,11 @@ var layerMediaTypes = map[string]string{
 
 // layout builds an OCI image layout in a temporary directory.
 type layout struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
-func newLayout(t *testing.T) *layout {
+func newLayout(t testing.TB) *layout {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755); err != nil {
@@ -295,7 +295,7 @@ func (b *logBuffer) layers() (unpacked, cached int) {
 	return strings.Count(s, `msg="layer unpacked"`), strings.Count(s, `msg="layer already unpacked"`)
 }
 
-func openStore(t *testing.T) (*image.Store, *logBuffer) {
+func openStore(t testing.TB) (*image.Store, *logBuffer) {
 	t.Helper()
 	var lb logBuffer
 	s, err := image.Open(t.TempDir(), slog.New(slog.NewTextHandler(&lb, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -518,7 +518,7 @@ func paddedJSON(doc string) []byte {
 }
 
 // manyFiles is a layer big enough for unpacking to show in timings.
-func manyFiles(t *testing.T, prefix string, n int) []byte {
+func manyFiles(t testing.TB, prefix string, n int) []byte {
 	files := []file{{prefix + "/", ""}}
 	body := strings.Repeat("x", 4096)
 	for i := range n {
@@ -829,4 +829,34 @@ func TestImportMalformed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkImport times importing a two-layer image of about 1,000 4-KiB
+// files into a fresh store (every layer unpacked) and into a store that
+// already holds its layers (found by the config's diff IDs, not read).
+func BenchmarkImport(b *testing.B) {
+	testenv.Require(b, "root")
+	l := newLayout(b)
+	path := l.top(l.image(ociImage{layers: [][]byte{manyFiles(b, "base", 1000), layerOf(b, file{"app", "1"})}, compress: "gzip"}))
+	b.Run("fresh-store", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			s, _ := openStore(b)
+			b.StartTimer()
+			if _, err := s.Import(b.Context(), "app", path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("layers-cached", func(b *testing.B) {
+		s, _ := openStore(b)
+		if _, err := s.Import(b.Context(), "app", path); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := s.Import(b.Context(), "app", path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
