@@ -339,14 +339,6 @@ func TestCommandPreferredForOOM(t *testing.T) {
 	}
 }
 
-// The agent's table bounds, mirrored: maxProcesses running, and of the
-// exited ones at most maxExited, with maxExitedOutput bytes between them.
-const (
-	maxProcesses    = 256
-	maxExited       = 64
-	maxExitedOutput = 32 << 20
-)
-
 // waitExit waits for a background process to exit without reading its
 // output (after is past any seq it can reach).
 func waitExit(t *testing.T, c *agent.Client, id string) *agent.Exit {
@@ -360,6 +352,25 @@ func waitExit(t *testing.T, c *agent.Client, id string) *agent.Exit {
 	return exit
 }
 
+// exitedIDs lists c's background processes, every one of which has
+// exited, and returns their ids, sorted.
+func exitedIDs(t *testing.T, c *agent.Client) []string {
+	t.Helper()
+	procs, err := c.Processes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range procs {
+		if p.Running {
+			t.Errorf("%s still running after its exit", p.ID)
+		}
+		ids = append(ids, p.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // Exited processes leave the cap and the table: more starts than the cap
 // keep working, the list keeps the newest maxExited, and a dropped
 // process is as unknown as an id never given out.
@@ -368,7 +379,7 @@ func TestExitedProcessesPruned(t *testing.T) {
 	c := startAgent(t)
 	ctx := t.Context()
 	var ids []string
-	for i := range maxProcesses + maxExited + 16 {
+	for i := range agent.MaxProcesses + agent.MaxExited + 16 {
 		info, err := c.StartProcess(ctx, agent.ProcessRequest{Argv: []string{"true"}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}})
 		if err != nil {
 			t.Fatalf("start %d: %v", i, err)
@@ -376,19 +387,8 @@ func TestExitedProcessesPruned(t *testing.T) {
 		waitExit(t, c, info.ID)
 		ids = append(ids, info.ID)
 	}
-	procs, err := c.Processes(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range procs {
-		if p.Running {
-			t.Errorf("%s still running after its exit", p.ID)
-		}
-		got = append(got, p.ID)
-	}
-	slices.Sort(got)
-	want := slices.Sorted(slices.Values(ids[len(ids)-maxExited:]))
+	got := exitedIDs(t, c)
+	want := slices.Sorted(slices.Values(ids[len(ids)-agent.MaxExited:]))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listed processes (-want +got):\n%s", diff)
 	}
@@ -415,7 +415,7 @@ func TestExitedOutputBounded(t *testing.T) {
 	c := startAgent(t)
 	ctx := t.Context()
 	var ids []string
-	for range maxExitedOutput/agent.MaxRetainedOutput + 1 {
+	for range agent.MaxExitedOutput/agent.MaxRetainedOutput + 1 {
 		info, err := c.StartProcess(ctx, agent.ProcessRequest{
 			Command: fmt.Sprintf("head -c %d /dev/zero", agent.MaxRetainedOutput),
 			Dir:     "/", Env: []string{"PATH=/usr/bin:/bin"},
@@ -426,15 +426,7 @@ func TestExitedOutputBounded(t *testing.T) {
 		waitExit(t, c, info.ID)
 		ids = append(ids, info.ID)
 	}
-	procs, err := c.Processes(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range procs {
-		got = append(got, p.ID)
-	}
-	slices.Sort(got)
+	got := exitedIDs(t, c)
 	want := slices.Sorted(slices.Values(ids[1:]))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listed processes (-want +got):\n%s", diff)
@@ -448,7 +440,7 @@ func TestProcessCap(t *testing.T) {
 	ctx := t.Context()
 	req := agent.ProcessRequest{Argv: []string{"sleep", "600"}, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}}
 	var first string
-	for i := range maxProcesses {
+	for i := range agent.MaxProcesses {
 		info, err := c.StartProcess(ctx, req)
 		if err != nil {
 			t.Fatalf("start %d: %v", i, err)

@@ -117,7 +117,7 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 		log.Info("agent stopping", "signal", sig.String())
 		s.drain(sig.(unix.Signal), sigs, 1, grace)
 	case err = <-serveErr:
-		s.stopTaking(0)
+		s.stopTaking(unix.SIGKILL)
 	}
 	s.signalAll(unix.SIGKILL)
 	s.running.Wait()
@@ -173,9 +173,6 @@ func (s *server) begin() error {
 // stopTaking makes begin refuse from now on; a command that began but is
 // not yet spawned gets sig as it is (see spawn).
 func (s *server) stopTaking(sig unix.Signal) {
-	if sig == 0 {
-		sig = unix.SIGKILL
-	}
 	s.mu.Lock()
 	s.stopping = sig
 	s.mu.Unlock()

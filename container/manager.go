@@ -223,7 +223,7 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	}
 	c.cgroup = filepath.Join("/sys/fs/cgroup/memory/rung", string(req.Sandbox))
 	c.agent = agent.NewClient(runDir)
-	if err := waitAgent(ctx, c, runDir); err != nil {
+	if err := waitAgent(ctx, c, runDir, listener == nil); err != nil {
 		// The agent's stderr goes to the runtime's log: say why it died.
 		if msg, _ := os.ReadFile(filepath.Join(dir, "runtime.log")); len(bytes.TrimSpace(msg)) > 0 {
 			err = fmt.Errorf("%w: %s", err, lastLine(msg))
@@ -327,18 +327,18 @@ func (m *Manager) watch(c *Container) error {
 // the socket appears, so the first answer is seen at once without polling
 // the agent while it starts on a shared CPU. The watch only shortens
 // waits: without it (inotify unavailable) the loop still polls with
-// backoff.
-func waitAgent(ctx context.Context, c *Container, runDir string) error {
+// backoff. agentMakesSocket says which case this is.
+func waitAgent(ctx context.Context, c *Container, runDir string, agentMakesSocket bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	watch := -1
-	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
+	watch := -1 // a socket the manager made exists already: no event would come
+	if agentMakesSocket {
+		watch = watchCreate(runDir)
+	}
+	if watch >= 0 {
 		// Closing an inotify descriptor waits for an SRCU grace period
 		// (15-20 ms measured here): do it off the start's path.
-		defer func() { go unix.Close(fd) }()
-		if _, err := unix.InotifyAddWatch(fd, runDir, unix.IN_CREATE|unix.IN_MOVED_TO); err == nil {
-			watch = fd
-		}
+		defer func() { go unix.Close(watch) }()
 	}
 	delay := time.Millisecond
 	for {
@@ -362,6 +362,21 @@ func waitAgent(ctx context.Context, c *Container, runDir string) error {
 		}
 		delay = min(max(delay*2, time.Millisecond), 20*time.Millisecond)
 	}
+}
+
+// watchCreate returns a non-blocking inotify descriptor that becomes
+// readable when something is created in dir, or -1 when inotify is
+// unavailable.
+func watchCreate(dir string) int {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return -1
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO); err != nil {
+		go unix.Close(fd) // off the start's path, as in waitAgent
+		return -1
+	}
+	return fd
 }
 
 // waitReadable reports whether fd became readable within d.
