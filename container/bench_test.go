@@ -168,6 +168,45 @@ func BenchmarkExec(b *testing.B) {
 	})
 }
 
+// BenchmarkStop times Manager.Stop of an idle container (SIGTERM to the
+// agent, which has nothing to wait for, then delete of the exited
+// container), against the runtime's own `delete --force` of a live one
+// (what Stop did before it was graceful). Starts are not timed.
+func BenchmarkStop(b *testing.B) {
+	e := newEnv(b)
+	b.Run("rung-stop", func(b *testing.B) {
+		var samples []time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			c, _ := e.start(b, rung.Size{})
+			b.StartTimer()
+			t0 := time.Now()
+			if err := e.m.Stop(b.Context(), c.Sandbox); err != nil {
+				b.Fatal(err)
+			}
+			samples = append(samples, time.Since(t0))
+		}
+		reportPercentiles(b, samples)
+	})
+	b.Run("delete-force", func(b *testing.B) {
+		var samples []time.Duration
+		for b.Loop() {
+			b.StopTimer()
+			c, _ := e.start(b, rung.Size{})
+			b.StartTimer()
+			t0 := time.Now()
+			if err := container.DeleteForce(b.Context(), e.m, c.Sandbox); err != nil {
+				b.Fatal(err)
+			}
+			samples = append(samples, time.Since(t0))
+			b.StopTimer()
+			e.m.Stop(b.Context(), c.Sandbox) // unmounts and removes the rest
+			b.StartTimer()
+		}
+		reportPercentiles(b, samples)
+	})
+}
+
 // BenchmarkConcurrentStart starts 100 containers at once and reports the
 // p50 and p99 start time, and the memory each idle container costs: its
 // cgroup's usage (agent plus kernel) and the agent's resident set.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"rung.dev/rung"
 )
 
 // RunSameBundle runs, through m's runtime and to completion, the bundle
@@ -55,4 +57,11 @@ func RunSameBundle(ctx context.Context, m *Manager, req StartRequest, argv []str
 		return 0, fmt.Errorf("%s run: %w: %s", rt.Name, err, out.Bytes())
 	}
 	return elapsed, nil
+}
+
+// DeleteForce runs the runtime's `delete --force` of the sandbox's
+// container, as Stop did before it was graceful: the reference that
+// BenchmarkStop compares with.
+func DeleteForce(ctx context.Context, m *Manager, id rung.SandboxID) error {
+	return m.cfg.Runtime.delete(ctx, string(id))
 }
