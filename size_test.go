@@ -38,6 +38,9 @@ func TestSizeResolve(t *testing.T) {
 		{name: "memory below 16 MiB", in: custom(1000, 15*mib, gib), wantErr: rung.ErrInvalid, wantMsg: "16 MiB minimum"},
 		{name: "cpu out of range", in: custom(math.MaxInt64, gib, gib), wantErr: rung.ErrInvalid, wantMsg: "milli_cpu 9223372036854775807 is out of range"},
 		{name: "memory out of range", in: custom(1000, math.MaxInt64, gib), wantErr: rung.ErrInvalid, wantMsg: "memory_bytes 9223372036854775807 is out of range"},
+		{name: "memory at 16 MiB", in: custom(1000, 16*mib, gib), want: custom(1000, 16*mib, gib)},
+		{name: "cpu just out of range", in: custom(rung.MaxMilliCPU+1, gib, gib), wantErr: rung.ErrInvalid, wantMsg: "milli_cpu 1000001 is out of range"},
+		{name: "memory just out of range", in: custom(1000, rung.MaxSizeBytes+1, gib), wantErr: rung.ErrInvalid, wantMsg: "memory_bytes 1125899906842625 is out of range"},
 		{name: "disk out of range", in: custom(1000, gib, rung.MaxSizeBytes+1), wantErr: rung.ErrInvalid, wantMsg: "disk_bytes"},
 		{name: "largest values, no policy", in: custom(rung.MaxMilliCPU, rung.MaxSizeBytes, rung.MaxSizeBytes), want: custom(rung.MaxMilliCPU, rung.MaxSizeBytes, rung.MaxSizeBytes)},
 

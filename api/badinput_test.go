@@ -59,6 +59,8 @@ func TestBadInput(t *testing.T) {
 		{"ready with port and command", "GET", sb + "/ready?port=80&command=true", "", "", "", 400, "invalid_argument"},
 		{"ready bad port", "GET", sb + "/ready?port=http", "", "", "", 400, "invalid_argument"},
 		{"ready bad interval", "GET", sb + "/ready?command=true&interval_ms=soon", "", "", "", 400, "invalid_argument"},
+		{"ready interval below 10ms", "GET", sb + "/ready?command=true&interval_ms=9", "", "", "", 400, "invalid_argument"},
+		{"ready interval above a minute", "GET", sb + "/ready?command=true&interval_ms=60001", "", "", "", 400, "invalid_argument"},
 		{"ready negative timeout", "GET", sb + "/ready?command=true&timeout_ms=-1", "", "", "", 400, "invalid_argument"},
 		{"ready without a container tier", "GET", sb + "/ready?command=true", "", "", "", 503, "unavailable"},
 		{"bad after", "GET", sb + "/events?after=-1", "", "", "", 400, "invalid_argument"},

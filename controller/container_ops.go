@@ -3,7 +3,6 @@ package controller
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -412,18 +411,10 @@ func agentError(err error) error {
 // a sandbox gone meanwhile, or a controller closing, is not worth a
 // warning.
 func (c *Controller) journalQuiet(id rung.SandboxID, typ string, data any) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()
-	_, err = c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: typ, Journal: true, Data: b}})
-	switch {
-	case err == nil:
-		c.notify(id)
-	case errors.Is(err, rung.ErrNotFound) || c.ctx.Err() != nil:
-	default:
+	err := c.appendJournal(ctx, id, typ, data)
+	if err != nil && !errors.Is(err, rung.ErrNotFound) && c.ctx.Err() == nil {
 		c.log.Warn("journal append", "sandbox", id, "type", typ, "err", err)
 	}
 }

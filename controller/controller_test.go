@@ -64,6 +64,17 @@ func (e *env) close() {
 	}
 }
 
+// sandbox creates a sandbox of tenant "acme" with the defaults and
+// returns its id.
+func (e *env) sandbox(t *testing.T) string {
+	t.Helper()
+	sb, err := e.c.Create(t.Context(), "acme", controller.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(sb.ID)
+}
+
 // requireShell skips tests of exec output while the interpreter is a
 // placeholder.
 func requireShell(t *testing.T) {
@@ -168,11 +179,7 @@ func TestSandboxLimit(t *testing.T) {
 func TestFiles(t *testing.T) {
 	e := newEnv(t, controller.Config{})
 	ctx := t.Context()
-	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := string(sb.ID)
+	id := e.sandbox(t)
 	if _, err := e.c.WriteFile(ctx, "acme", id, controller.WriteRequest{Path: "dir/a.txt", Mode: 0o600}, strings.NewReader("hello\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -84,9 +84,9 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	<-pumped
 	dur := time.Since(start)
 
-	e.ExitCode, e.EndedAt, e.Bytes = o.code, time.Now().UTC(), out.nout+out.nerr
-	ended := execEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: o.code,
-		ExitReason: o.reason, Limit: o.limit, Signal: o.signal, StderrBytes: out.nerr, StdoutBytes: out.nout}
+	e.ExitCode, e.EndedAt, e.Bytes = o.Code, time.Now().UTC(), out.nout+out.nerr
+	ended := execEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: o.Code,
+		ExitReason: o.Reason, Limit: o.limit, Signal: o.Signal, StderrBytes: out.nerr, StdoutBytes: out.nout}
 	if runErr != nil {
 		ended.Error = rung.Code(runErr)
 	}
@@ -103,18 +103,18 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 		return rung.ExecResult{}, runErr
 	}
 	return rung.ExecResult{
-		ExecID: e.ID, ExitCode: o.code, ExitReason: o.reason, Signal: o.signal, Limit: o.limit,
+		ExecID: e.ID, ExitCode: o.Code, ExitReason: o.Reason, Signal: o.Signal, Limit: o.limit,
 		Stdout: out.stdout.Bytes(), Stderr: out.stderr.Bytes(),
 		Backend: d.Backend, Reason: d.Reason, Duration: dur, Truncated: out.truncated,
 	}, nil
 }
 
-// outcome is how an exec ended, as its result and journal report it.
+// outcome is how an exec ended, as its result and journal report it:
+// the tier's exit (Signal only for reasons signal and oom) and the rung
+// limit that ended it, or "".
 type outcome struct {
-	code   int
-	reason rung.ExitReason
-	signal string // only for reasons signal and oom
-	limit  string // the rung limit that ended it, or ""
+	TierExit
+	limit string
 }
 
 // run runs one exec on the tier d chose. It returns how the exec ended,
@@ -130,14 +130,14 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
 	if d.Backend != rung.BackendContainer {
 		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
-		o := outcome{code: res.ExitCode, reason: rung.ExitReasonExit, limit: res.Limit}
+		o := outcome{TierExit{Code: res.ExitCode, Reason: rung.ExitReasonExit}, res.Limit}
 		switch res.Limit {
 		case "wall_time":
-			o.reason = rung.ExitReasonTimeout
+			o.Reason = rung.ExitReasonTimeout
 		case "canceled":
-			o.reason, o.limit = rung.ExitReasonCanceled, ""
+			o.Reason, o.limit = rung.ExitReasonCanceled, ""
 		case "output_bytes":
-			o.reason = rung.ExitReasonOutputLimit
+			o.Reason = rung.ExitReasonOutputLimit
 		}
 		return o, nil
 	}
@@ -145,23 +145,23 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 	switch {
 	case errors.Is(err, errOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
-		return outcome{code: rung.ExitLimit, reason: rung.ExitReasonOutputLimit, limit: "output_bytes"}, nil
+		return outcome{TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, "output_bytes"}, nil
 	case err == nil && x.Reason == rung.ExitReasonTimeout,
 		err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// The agent kills at the deadline too; whichever side saw it
 		// first, it is the wall-time limit.
 		fmt.Fprintf(stderr, "rung: exec ended: wall time limit (%s) reached\n", req.Timeout)
-		return outcome{code: rung.ExitLimit, reason: rung.ExitReasonTimeout, limit: "wall_time"}, nil
+		return outcome{TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonTimeout}, "wall_time"}, nil
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "rung: exec ended: canceled\n")
-		return outcome{code: rung.ExitLimit, reason: rung.ExitReasonCanceled}, nil
+		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonCanceled}}, nil
 	case err != nil:
 		return outcome{}, err
 	}
 	if x.Reason != rung.ExitReasonSignal && x.Reason != rung.ExitReasonOOM {
 		x.Signal = ""
 	}
-	return outcome{code: x.Code, reason: x.Reason, signal: x.Signal}, nil
+	return outcome{TierExit: x}, nil
 }
 
 func (c *Controller) checkExec(req *rung.ExecRequest) error {

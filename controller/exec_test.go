@@ -18,11 +18,7 @@ func TestExec(t *testing.T) {
 	requireShell(t)
 	e := newEnv(t, controller.Config{})
 	ctx := t.Context()
-	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := string(sb.ID)
+	id := e.sandbox(t)
 	if _, err := e.c.WriteFile(ctx, "acme", id, controller.WriteRequest{Path: "f"}, strings.NewReader("data\n")); err != nil {
 		t.Fatal(err)
 	}

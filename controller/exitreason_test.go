@@ -16,11 +16,7 @@ func TestIsolateExitReasons(t *testing.T) {
 	requireShell(t)
 	e := newEnv(t, controller.Config{})
 	ctx := t.Context()
-	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := string(sb.ID)
+	id := e.sandbox(t)
 	tests := []struct {
 		name       string
 		cmd        string

@@ -357,13 +357,20 @@ func (c *Controller) deleteLocked(ctx context.Context, a *actor, why string) err
 // journal appends one journal entry, logging (not returning) a failure:
 // the operation it records has already happened.
 func (c *Controller) journal(ctx context.Context, id rung.SandboxID, typ string, data any) {
-	b, err := json.Marshal(data)
-	if err == nil {
-		_, err = c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: typ, Journal: true, Data: b}})
-	}
-	if err != nil {
+	if err := c.appendJournal(ctx, id, typ, data); err != nil {
 		c.log.WarnContext(ctx, "journal append", "sandbox", id, "type", typ, "err", err)
-		return
+	}
+}
+
+// appendJournal appends one journal entry and wakes its followers.
+func (c *Controller) appendJournal(ctx context.Context, id rung.SandboxID, typ string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	if _, err := c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: typ, Journal: true, Data: b}}); err != nil {
+		return err
 	}
 	c.notify(id)
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -25,9 +24,9 @@ func startContainerDaemon(t *testing.T) (*client.Client, *Daemon) {
 	return c, d
 }
 
-// startContainerDaemonWith is startContainerDaemon with cfg's Warm and
-// Data (default a temporary directory) set; it also returns the API's
-// address.
+// startContainerDaemonWith is startContainerDaemon with cfg (Data
+// default a temporary directory; Tools, PoolImageSize and AgentBinary
+// set here); it also returns the API's address.
 func startContainerDaemonWith(t testing.TB, cfg DaemonConfig) (*client.Client, *Daemon, string) {
 	t.Helper()
 	testenv.Require(t, "root", "mkfs.btrfs", "runc", "busybox")
@@ -35,7 +34,8 @@ func startContainerDaemonWith(t testing.TB, cfg DaemonConfig) (*client.Client, *
 	if cfg.Data == "" {
 		cfg.Data = t.TempDir()
 	}
-	d, err := OpenDaemon(t.Context(), DaemonConfig{Data: cfg.Data, Tools: tools.All(), PoolImageSize: 2 << 30, AgentBinary: bin, Warm: cfg.Warm, Logger: cfg.Logger})
+	cfg.Tools, cfg.PoolImageSize, cfg.AgentBinary = tools.All(), 2<<30, bin
+	d, err := OpenDaemon(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,20 +43,8 @@ func startContainerDaemonWith(t testing.TB, cfg DaemonConfig) (*client.Client, *
 		d.Close()
 		t.Fatal("container tier unavailable")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		d.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Serve(ln) }() // ends when Close below runs
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Errorf("close daemon: %v", err)
-		}
-		<-done
-	})
-	return client.New(ln.Addr().String(), client.WithToken(d.Token)), d, ln.Addr().String()
+	addr := serveDaemon(t, d)
+	return client.New(addr, client.WithToken(d.Token)), d, addr
 }
 
 // journalTypes returns the sandbox's journal entry types in order.
@@ -277,16 +265,9 @@ func TestContainerGVisor(t *testing.T) {
 // countExecs counts the journal's exec.started entries for command.
 func countExecs(t *testing.T, c *client.Client, id, command string) int {
 	t.Helper()
-	entries, err := c.Journal(t.Context(), id, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, e := range entries {
-		var d struct {
-			Command string `json:"command"`
-		}
-		if e.Type == "exec.started" && json.Unmarshal(e.Data, &d) == nil && d.Command == command {
+	for _, m := range journalData(t, c, id, "exec.started") {
+		if m["command"] == command {
 			n++
 		}
 	}

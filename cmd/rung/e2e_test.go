@@ -25,11 +25,27 @@ func startDaemon(t testing.TB, data string) (string, string) {
 // startDaemonD is startDaemon, also returning the daemon.
 func startDaemonD(t testing.TB, data string) (*Daemon, string, string) {
 	t.Helper()
+	d, addr := startDaemonWith(t, DaemonConfig{Data: data})
+	return d, addr, d.Token
+}
+
+// startDaemonWith is startDaemonD with cfg, whose Tools and
+// PoolImageSize it sets; it returns the daemon and its address.
+func startDaemonWith(t testing.TB, cfg DaemonConfig) (*Daemon, string) {
+	t.Helper()
 	testenv.Require(t, "root", "mkfs.btrfs")
-	d, err := OpenDaemon(t.Context(), DaemonConfig{Data: data, Tools: tools.All(), PoolImageSize: 2 << 30})
+	cfg.Tools, cfg.PoolImageSize = tools.All(), 2<<30
+	d, err := OpenDaemon(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, serveDaemon(t, d)
+}
+
+// serveDaemon serves d's API on a loopback port until the test ends,
+// then closes d. It returns the address.
+func serveDaemon(t testing.TB, d *Daemon) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		d.Close()
@@ -43,7 +59,7 @@ func startDaemonD(t testing.TB, data string) (*Daemon, string, string) {
 		}
 		<-done
 	})
-	return d, ln.Addr().String(), d.Token
+	return ln.Addr().String()
 }
 
 func TestEndToEndSDK(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 
 	"rung.dev/rung/api"
 	"rung.dev/rung/client"
-	"rung.dev/rung/internal/testenv"
-	"rung.dev/rung/shell/tools"
 )
 
 // TestSizePolicyThroughDaemon writes <data>/sizes.json, starts the daemon
@@ -20,7 +17,6 @@ import (
 // the file is held to its caps (refused above them, with the bound and
 // the value named; allowed at them), and a tenant not named gets "*".
 func TestSizePolicyThroughDaemon(t *testing.T) {
-	testenv.Require(t, "root", "mkfs.btrfs")
 	data := t.TempDir()
 	sizes := `{"tenants": {
 		"*":    {"max_milli_cpu": 2000, "max_memory_bytes": "4GiB"},
@@ -28,24 +24,7 @@ func TestSizePolicyThroughDaemon(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "sizes.json"), []byte(sizes), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := OpenDaemon(t.Context(), DaemonConfig{Data: data, Tools: tools.All(), PoolImageSize: 2 << 30, NoContainers: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		d.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Serve(ln) }() // ends when Close below runs
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Errorf("close daemon: %v", err)
-		}
-		<-done
-	})
-	addr := ln.Addr().String()
+	d, addr := startDaemonWith(t, DaemonConfig{Data: data, NoContainers: true})
 
 	admin := client.New(addr, client.WithToken(d.Token))
 	tokens := map[string]string{}

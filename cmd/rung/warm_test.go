@@ -32,18 +32,8 @@ func waitWarm(t testing.TB, d *Daemon) {
 // typ, decoded, or nil.
 func journalEntry(t *testing.T, c *client.Client, id, typ string) map[string]any {
 	t.Helper()
-	evs, err := c.Journal(t.Context(), id, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range evs {
-		if e.Type == typ {
-			var m map[string]any
-			if err := json.Unmarshal(e.Data, &m); err != nil {
-				t.Fatal(err)
-			}
-			return m
-		}
+	if all := journalData(t, c, id, typ); len(all) > 0 {
+		return all[0]
 	}
 	return nil
 }
