@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"rung.dev/rung"
@@ -45,7 +46,12 @@ func (c *Controller) alarms() {
 }
 
 // fireDue runs every alarm due at now: TTL deletes the sandbox; the idle
-// timeout stops its container (never the sandbox).
+// timeout stops its container (never the sandbox). Alarms of different
+// sandboxes run side by side, at most maxAlarmsAtOnce at a time: a
+// container's graceful stop (up to its grace) or an agent slow to list
+// its processes must not hold up every other sandbox's alarm. Each one
+// holds its own sandbox's actor; fireDue returns when all are done, so
+// the next round never fires one twice.
 func (c *Controller) fireDue(now time.Time) {
 	due, err := c.st.DueSandboxes(c.ctx, now)
 	if err != nil {
@@ -54,19 +60,28 @@ func (c *Controller) fireDue(now time.Time) {
 		}
 		return
 	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxAlarmsAtOnce)
 	for _, sb := range due {
 		if c.ctx.Err() != nil {
-			return
+			break
 		}
-		if !sb.ExpiresAt.IsZero() && !now.Before(sb.ExpiresAt) {
-			c.expire(sb)
-			continue
-		}
-		if !sb.IdleAt.IsZero() && !now.Before(sb.IdleAt) {
-			c.idle(sb)
-		}
+		slots <- struct{}{}
+		wg.Go(func() { // ends when this sandbox's alarm is handled
+			defer func() { <-slots }()
+			if !sb.ExpiresAt.IsZero() && !now.Before(sb.ExpiresAt) {
+				c.expire(sb)
+			} else if !sb.IdleAt.IsZero() && !now.Before(sb.IdleAt) {
+				c.idle(sb)
+			}
+		})
 	}
+	wg.Wait()
 }
+
+// maxAlarmsAtOnce bounds the alarms handled at once: each may start a
+// runtime process (a container's stop) on a host with few cores.
+const maxAlarmsAtOnce = 16
 
 // expire deletes a sandbox whose time to live is over.
 func (c *Controller) expire(sb store.Sandbox) {
