@@ -48,33 +48,54 @@ func openContainers(ctx context.Context, data string, pool *storage.Pool, agentB
 		log.Info("built image", "image", lite.Ref())
 	}
 	state := filepath.Join(data, "containers")
-	rt, results, err := container.Probe(ctx, images.LowerDirs(lite)[0], filepath.Join(state, "probe"),
-		[]container.Runtime{{Name: "runc", Binary: "runc"}, container.Crun("crun")})
+	candidates := []container.Runtime{{Name: "runc", Binary: "runc"}, container.Crun("crun")}
+	rt, results, err := container.Probe(ctx, images.LowerDirs(lite)[0], filepath.Join(state, "probe"), candidates)
 	if err != nil {
 		return nil, err.Error()
 	}
 	for _, r := range results {
 		log.Info("runtime probe", "runtime", r.Runtime, "ok", r.OK, "median", r.Median, "err", r.Error)
 	}
-	runc, err := container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
+	newManager := func(rt container.Runtime) (*container.Manager, error) {
+		return container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
+	}
+	runc, err := newManager(rt)
 	if err != nil {
 		return nil, err.Error()
 	}
-	if reaped, err := runc.ReapStale(ctx); err != nil {
-		log.Warn("reap stale containers", "err", err)
-	} else if len(reaped) > 0 {
-		log.Info("reaped containers left by an earlier daemon", "count", len(reaped))
+	reapStale(ctx, runc, log)
+	// An earlier daemon's probe may have picked the other runtime (their
+	// medians are close here): its containers are reaped too.
+	for _, other := range candidates {
+		if other.Name == rt.Name {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(state, other.Name)); err != nil {
+			continue
+		}
+		if m, err := newManager(other); err == nil {
+			reapStale(ctx, m, log)
+		}
 	}
 	tier := &controller.Containers{Runc: runc, Images: images, Pool: pool}
 	if path, err := exec.LookPath("runsc"); err == nil {
 		gv, err := container.NewManager(container.Config{StateDir: filepath.Join(state, "runsc"), Runtime: container.GVisor(path), Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
 		if err == nil {
-			gv.ReapStale(ctx)
+			reapStale(ctx, gv, log)
 			tier.GVisor = gv
 		}
 	}
 	log.Info("container tier ready", "runtime", rt.Name, "gvisor", tier.GVisor != nil, "image", lite.Ref())
 	return tier, ""
+}
+
+// reapStale removes what an earlier daemon left in m's state and logs it.
+func reapStale(ctx context.Context, m *container.Manager, log *slog.Logger) {
+	if reaped, err := m.ReapStale(ctx); err != nil {
+		log.Warn("reap stale containers", "err", err)
+	} else if len(reaped) > 0 {
+		log.Info("reaped containers left by an earlier daemon", "count", len(reaped))
+	}
 }
 
 // imageChecker resolves a create request's image against the store and
