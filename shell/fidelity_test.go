@@ -48,7 +48,7 @@ var fidelityCases = concat(
 	),
 	group("pipes",
 		"echo hi | false; echo ${PIPESTATUS[@]}",
-		"echo hi > >(false); echo rc=$?",
+		"echo hi > >(while read -r l; do :; done; false); echo rc=$?",
 		"while :; do echo x; done | false; echo ${PIPESTATUS[@]}",
 		"printf 'a\\nb\\n' | { read l; echo $l; }; echo ${PIPESTATUS[@]}",
 	),

@@ -37,7 +37,7 @@ var fidelityToolScripts = []string{
 	"grep -q zzz <(echo hi); echo rc=$?; echo ignored | grep -c . <(printf 'a\\nb\\n'); grep -H x <(echo x) /dev/null; echo rc=$?",
 	"printf 'first' > a.txt; printf 'second\\n' > b.txt; printf 'x\\ny' > c.txt; jq -R . a.txt b.txt c.txt a.txt",
 	"jq -cn --arg b foo --arg a bar --arg b baz '$ARGS.named'; jq -n --arg b foo --argjson a 1 '$ARGS'; jq -n --arg b foo --arg b baz '$b'",
-	"echo hi > >(false); echo rc=$?; seq 1 100000 | head -1; echo ${PIPESTATUS[@]}; grep x nofile | head; echo ${PIPESTATUS[@]}",
+	"echo hi > >(while read -r l; do :; done; false); echo rc=$?; seq 1 100000 | head -1; echo ${PIPESTATUS[@]}; grep x nofile | head; echo ${PIPESTATUS[@]}",
 	"unset x; cat ${x:-<(printf ok)}; echo; HOME=/home/demo; cat <<EOF$(echo 'x')\n$HOME\nEOF$(echo x)",
 	"true\ncat <(\necho outer=$LINENO\ncat <(echo inner=$LINENO)\n)",
 }
