@@ -318,13 +318,57 @@ func TestWaitPort(t *testing.T) {
 // TestClientLongSocketPath reaches an agent whose socket path is longer
 // than a unix address holds, as under a deep data directory.
 func TestClientLongSocketPath(t *testing.T) {
-	dir := t.TempDir()
-	spawnAgent(t, dir)
 	long := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
-	if err := os.Symlink(dir, long); err != nil {
+	if err := os.Mkdir(long, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	spawnAgent(t, long)
 	waitHealthy(t, agent.NewClient(long))
+}
+
+// TestClientPinsSocket checks that once a client has reached its agent,
+// nothing done to the socket's name redirects it: neither an unlink
+// followed by a symlink to another agent's socket (another sandbox's, or
+// any host socket) nor anything else in the directory. Under gVisor that
+// directory is shared with the container's commands. A client that has
+// not found its socket yet refuses a symlink in its place.
+func TestClientPinsSocket(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	spawnAgent(t, dir)
+	spawnAgent(t, other)
+	c := waitHealthy(t, agent.NewClient(dir))
+	waitHealthy(t, agent.NewClient(other)).Close()
+	whose := func(c *agent.Client) string {
+		t.Helper()
+		c.DropIdle() // the next request dials anew
+		// The agent's own environment names its directory.
+		cmd := `tr '\0' '\n' < /proc/$PPID/environ | sed -n 's/^RUNG_AGENT_TEST_DIR=//p'`
+		return run(t, c, agent.ExecRequest{Command: cmd}).Stdout
+	}
+	if got := whose(c); got != dir+"\n" {
+		t.Fatalf("agent before the swap = %q, want %q", got, dir)
+	}
+	sock := filepath.Join(dir, agent.SocketName)
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(other, agent.SocketName), sock); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if got := whose(c); got != dir+"\n" {
+			t.Fatalf("after the socket was replaced by a symlink, a new connection reached %q, want %q", got, dir)
+		}
+	}
+	fresh := agent.NewClient(dir)
+	defer fresh.Close()
+	if err := fresh.Health(t.Context()); !errors.Is(err, agent.ErrNoAgent) {
+		t.Errorf("a client that never found its socket, facing a symlink: %v, want ErrNoAgent", err)
+	}
+	c.Close()
+	if err := c.Health(t.Context()); !errors.Is(err, agent.ErrNoAgent) {
+		t.Errorf("Health after Close: %v, want ErrNoAgent", err)
+	}
 }
 
 // TestCommandPreferredForOOM checks that a command runs with the highest

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,15 +13,28 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
 // Client talks to one agent over its socket. It is safe for concurrent
 // use and keeps connections alive between execs.
+//
+// The client pins the agent's socket: the first time it finds a socket in
+// its directory it keeps an O_PATH descriptor of that socket, and every
+// later connection goes to exactly that socket (through /proc/self/fd),
+// whatever happens to the name afterwards. Under gVisor the directory is
+// shared with the container, whose commands could otherwise unlink the
+// socket and plant a symlink to another sandbox's agent or to any host
+// socket, and the daemon, dialling as root on the host, would follow it.
 type Client struct {
 	http *http.Client
-	dir  *os.File // socketDir, held open when its path is too long to dial
+	dir  *os.File // the socket's directory, O_PATH; nil when it could not be opened
+
+	mu     sync.Mutex // guards the fields below
+	sock   *os.File   // the pinned socket (O_PATH), nil until found
+	closed bool
 }
 
 // maxSocketPath is the longest path a unix socket address holds
@@ -28,10 +42,10 @@ type Client struct {
 const maxSocketPath = 107
 
 // Listen makes the agent's listening socket in socketDir (mode 0600 where
-// the file system allows), replacing a stale one. A path longer than a unix address holds is bound
-// through /proc/self/fd of the open directory, as [NewClient] dials it.
-// The host makes it this way for runtimes that pass it to the agent
-// ([ServerConfig.Listener]); otherwise the agent does.
+// the file system allows), replacing a stale one. A path longer than a
+// unix address holds is bound through /proc/self/fd of the open
+// directory. The host makes it this way for runtimes that pass it to the
+// agent ([ServerConfig.Listener]); otherwise the agent does.
 func Listen(socketDir string) (*net.UnixListener, error) {
 	sock := filepath.Join(socketDir, SocketName)
 	if len(sock) > maxSocketPath {
@@ -54,23 +68,17 @@ func Listen(socketDir string) (*net.UnixListener, error) {
 	return ln, nil
 }
 
-// NewClient returns a client for the agent listening in socketDir. A
-// socket whose path is longer than a unix address holds (a deep data
-// directory) is dialled through /proc/self/fd of the open directory.
+// NewClient returns a client for the agent listening on
+// socketDir/agent.sock (see [Client] for how the socket is pinned). The
+// directory must be one the caller controls, not a path that runs
+// through a directory a container can write.
 func NewClient(socketDir string) *Client {
 	c := &Client{}
-	sock := filepath.Join(socketDir, SocketName)
-	if len(sock) > maxSocketPath {
-		if dir, err := os.OpenFile(socketDir, os.O_RDONLY|unix.O_PATH|unix.O_DIRECTORY, 0); err == nil {
-			c.dir = dir
-			sock = "/proc/self/fd/" + strconv.Itoa(int(dir.Fd())) + "/" + SocketName
-		}
+	if dir, err := os.OpenFile(socketDir, os.O_RDONLY|unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0); err == nil {
+		c.dir = dir
 	}
 	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
+		DialContext:         c.dial,
 		MaxIdleConnsPerHost: 16,
 		DisableCompression:  true,
 	}
@@ -78,9 +86,74 @@ func NewClient(socketDir string) *Client {
 	return c
 }
 
-// Close drops idle connections and the directory the client holds.
+// ErrNoAgent says the agent's socket is not there (yet, or any more): the
+// agent is starting, has died, or its container is going away.
+var ErrNoAgent = errors.New("agent socket not available")
+
+// dial connects to the pinned socket, pinning it first if needed. Each
+// connection goes through a duplicate of the pinned descriptor, so Close
+// may close the original at any time without a dial in flight reaching
+// whatever reuses its number.
+func (c *Client) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	fd, err := c.pinnedDup()
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", "/proc/self/fd/"+strconv.Itoa(fd))
+}
+
+// pinnedDup returns a new descriptor of the pinned socket, which the
+// caller closes.
+func (c *Client) pinnedDup() (int, error) {
+	c.mu.Lock()
+	sock, closed := c.sock, c.closed
+	if sock != nil && !closed {
+		fd, err := unix.FcntlInt(sock.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+		c.mu.Unlock()
+		return fd, err
+	}
+	c.mu.Unlock()
+	if closed || c.dir == nil {
+		return -1, ErrNoAgent
+	}
+	fd, err := unix.Openat(int(c.dir.Fd()), SocketName, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("%w: %v", ErrNoAgent, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%w: %s is not a socket", ErrNoAgent, SocketName)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		unix.Close(fd)
+		return -1, ErrNoAgent
+	}
+	if c.sock == nil {
+		c.sock = os.NewFile(uintptr(fd), SocketName)
+	} else {
+		unix.Close(fd) // another dial pinned it first
+	}
+	return unix.FcntlInt(c.sock.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+}
+
+// Close drops idle connections and the descriptors the client holds.
+// Later requests fail with [ErrNoAgent].
 func (c *Client) Close() {
 	c.http.CloseIdleConnections()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	if c.sock != nil {
+		c.sock.Close()
+	}
 	if c.dir != nil {
 		c.dir.Close()
 	}

@@ -6,3 +6,7 @@ const (
 	MaxExited       = maxExited
 	MaxExitedOutput = maxExitedOutput
 )
+
+// DropIdle closes c's kept-alive connections, so that its next request
+// dials anew.
+func (c *Client) DropIdle() { c.http.CloseIdleConnections() }

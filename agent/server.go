@@ -35,8 +35,16 @@ type ServerConfig struct {
 	// [DefaultGrace]. A second signal ends the grace at once: the host
 	// stops a container with one signal, and sends another when its own
 	// grace is over.
-	Grace  time.Duration
-	Logger *slog.Logger // nil discards
+	Grace time.Duration
+	// DetachStdio points the agent's own stdin, stdout and stderr at
+	// /dev/null once it is about to serve. In a container they are a host
+	// file (the runtime's log), which commands could open through /proc/1/fd
+	// under gVisor, where not being dumpable does not shield the agent:
+	// they could grow it past every quota, or forge the lines the daemon
+	// quotes when a start fails. What the agent says before it serves
+	// still reaches the log.
+	DetachStdio bool
+	Logger      *slog.Logger // nil discards
 }
 
 // DefaultGrace is [ServerConfig.Grace]'s default: a backstop, longer than
@@ -99,6 +107,11 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	mux.HandleFunc("POST /v1/processes/{id}/signal", s.handleSignal)
 	mux.HandleFunc("GET /v1/ready", s.handleReady)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if cfg.DetachStdio {
+		if err := detachStdio(); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }() // stops on srv.Close below
 
@@ -436,4 +449,20 @@ func lookPath(file string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: command not found", file)
+}
+
+// detachStdio points descriptors 0, 1 and 2 at /dev/null (see
+// [ServerConfig.DetachStdio]).
+func detachStdio() error {
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("detach stdio: %w", err)
+	}
+	defer unix.Close(null)
+	for fd := range 3 {
+		if err := unix.Dup3(null, fd, 0); err != nil {
+			return fmt.Errorf("detach stdio: %w", err)
+		}
+	}
+	return nil
 }

@@ -46,13 +46,7 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, c caller) 
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	preq := controller.ProcessRequest{Command: req.Command, Argv: req.Argv, Dir: req.Cwd}
-	if len(req.Env) > 0 {
-		preq.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-		for k, v := range req.Env {
-			preq.Env = append(preq.Env, k+"="+v)
-		}
-	}
+	preq := controller.ProcessRequest{Command: req.Command, Argv: req.Argv, Dir: req.Cwd, Env: req.Env}
 	info, err := s.ctrl.StartProcess(r.Context(), c.tenant, r.PathValue("id"), preq)
 	if err != nil {
 		return err

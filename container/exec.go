@@ -44,7 +44,9 @@ func (c *Container) ExecStream(ctx context.Context, req agent.ExecRequest, stdin
 		defer timer.Stop()
 		select {
 		case <-timer.C:
-			return exit, err
+			// Alive but not answering (its socket gone, the agent
+			// wedged): a server-side condition, not the caller's fault.
+			return exit, rung.Errorf(rung.ErrUnavailable, "the container of sandbox %s does not answer", c.Sandbox)
 		case <-ctx.Done():
 			return exit, ctx.Err()
 		case <-c.done:

@@ -31,11 +31,14 @@ func RunSameBundle(ctx context.Context, m *Manager, req StartRequest, argv []str
 		}
 	}
 	defer os.RemoveAll(dir)
-	if err := m.mountRootfs(req, rootfs); err != nil {
+	if err := m.prepareAgentDir(); err != nil {
+		return 0, err
+	}
+	if err := m.mountRootfs(req, &Container{dir: dir, rootfs: rootfs}); err != nil {
 		return 0, err
 	}
 	defer unix.Unmount(rootfs, unix.MNT_DETACH)
-	spec := m.bundleSpec(req, dir, []string{"PATH=/bin"}, false)
+	spec := m.bundleSpec(req, dir, []string{"PATH=/bin"}, m.cfg.Runtime.passesFDs())
 	spec.Process.Args = argv
 	if err := writeSpec(dir, spec); err != nil {
 		return 0, err

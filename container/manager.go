@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -49,9 +48,12 @@ const DefaultStopGrace = 5 * time.Second
 type Manager struct {
 	cfg      Config
 	log      *slog.Logger
-	agentDir string // host directory holding the agent binary copy
+	agentDir string // host directory holding the agent binary copy (a tmpfs: mounts.go)
 
 	primer cgroupPrimer
+
+	agentMu    sync.Mutex // guards agentReady and the agent directory's mount
+	agentReady bool       // the agent binary is copied and its tmpfs mounted
 
 	mu         sync.Mutex                       // guards the fields below
 	containers map[rung.SandboxID]*Container    // running containers
@@ -80,9 +82,9 @@ func (c *Container) InitPID() int { return c.pid }
 // cause; the manager learns it from a pidfd, not by polling.
 func (c *Container) Done() <-chan struct{} { return c.done }
 
-// NewManager prepares the state directory and the agent binary copy. It
-// does not touch containers left by an earlier process; call
-// [Manager.ReapStale] for that.
+// NewManager prepares the state directory; the agent binary is copied
+// onto a tmpfs there at the first start. It does not touch containers left
+// by an earlier process; call [Manager.ReapStale] for that.
 func NewManager(cfg Config) (*Manager, error) {
 	if cfg.StateDir == "" || cfg.Images == nil || cfg.AgentBinary == "" {
 		return nil, errors.New("container manager: StateDir, Images and AgentBinary are required")
@@ -98,7 +100,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
 		return nil, fmt.Errorf("container manager: %w", err)
 	}
-	if err := copyFile(cfg.AgentBinary, filepath.Join(agentDir, agentBinName)); err != nil {
+	if _, err := os.Stat(cfg.AgentBinary); err != nil {
 		return nil, fmt.Errorf("container manager: agent binary: %w", err)
 	}
 	if cfg.StopGrace <= 0 {
@@ -106,27 +108,6 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	return &Manager{cfg: cfg, log: log, agentDir: agentDir,
 		containers: map[rung.SandboxID]*Container{}, stopping: map[rung.SandboxID]chan struct{}{}}, nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp := dst + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
 }
 
 // RuntimeRoot is the OCI runtime's state directory (its --root).
@@ -188,7 +169,13 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 		}
 	}
-	if err := m.mountRootfs(req, c.rootfs); err != nil {
+	if err := checkBindSources(req.Subvolume); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
+	if err := m.prepareAgentDir(); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
+	if err := m.mountRootfs(req, c); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
 	var listener *os.File // the agent's socket, made here when the runtime can pass it in
@@ -198,7 +185,12 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 		}
 		// The runtime's child holds its own copy once run returns.
 		defer listener.Close()
+	} else if err := mountRunDir(runDir); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
+	// Pinned now (runc, crun: the socket exists) or at the first answer
+	// (runsc), before any command can run: see agent.Client.
+	c.agent = agent.NewClient(runDir)
 	env := req.Image.Config.Env
 	if len(env) == 0 {
 		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -222,7 +214,6 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
 	c.cgroup = filepath.Join("/sys/fs/cgroup/memory/rung", string(req.Sandbox))
-	c.agent = agent.NewClient(runDir)
 	if err := waitAgent(ctx, c, runDir, listener == nil); err != nil {
 		// The agent's stderr goes to the runtime's log: say why it died.
 		if msg, _ := os.ReadFile(filepath.Join(dir, "runtime.log")); len(bytes.TrimSpace(msg)) > 0 {
@@ -282,22 +273,6 @@ func listenAgent(runDir string) (*os.File, error) {
 	ln.SetUnlinkOnClose(false) // the agent's copy serves on at this path
 	defer ln.Close()
 	return ln.File()
-}
-
-// mountRootfs mounts overlayfs: the image's layers under the sandbox's
-// own upper directory, so root filesystem changes live in its subvolume.
-func (m *Manager) mountRootfs(req StartRequest, target string) error {
-	lower := m.cfg.Images.LowerDirs(req.Image)
-	if len(lower) == 0 {
-		return rung.Errorf(rung.ErrInvalid, "image %s has no layers", req.Image.Name)
-	}
-	opts := "lowerdir=" + strings.Join(lower, ":") +
-		",upperdir=" + filepath.Join(req.Subvolume, "rootfs", "upper") +
-		",workdir=" + filepath.Join(req.Subvolume, "rootfs", "work")
-	if err := unix.Mount("overlay", target, "overlay", unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("mount overlay: %w", err)
-	}
-	return nil
 }
 
 // watch closes c.done when the container's init exits (pidfd readable).
@@ -500,11 +475,21 @@ func (m *Manager) teardown(ctx context.Context, c *Container) error {
 	if _, err := removeCgroups(rungCgroupDirs(), c.Sandbox, 0); err != nil {
 		errs = append(errs, err)
 	}
-	if err := unix.Unmount(c.rootfs, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {
-		errs = append(errs, fmt.Errorf("unmount rootfs: %w", err))
+	// The overlay is unmounted like any other mount; runsc's socket
+	// directory is a tmpfs (mountRunDir).
+	unmounted := true
+	for _, dir := range []string{c.rootfs, filepath.Join(c.dir, "run")} {
+		if err := unmountAll(dir); err != nil {
+			errs = append(errs, err)
+			unmounted = false
+		}
 	}
-	if err := os.RemoveAll(c.dir); err != nil {
-		errs = append(errs, err)
+	// Never remove through a mount still in place: that would delete the
+	// sandbox's own files through its overlay.
+	if unmounted {
+		if err := os.RemoveAll(c.dir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop container %s: %w", c.Sandbox, err)
@@ -513,7 +498,7 @@ func (m *Manager) teardown(ctx context.Context, c *Container) error {
 }
 
 // Close stops every container, side by side: each one's grace runs at
-// the same time.
+// the same time, then unmounts the agent binary's tmpfs.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	ids := make([]rung.SandboxID, 0, len(m.containers))
@@ -527,7 +512,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		wg.Go(func() { errs[i] = m.Stop(ctx, id) }) // ends when the container is removed
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errors.Join(append(errs, m.releaseAgentDir())...)
 }
 
 // ReapStale removes every container, rootfs mount and state directory an
@@ -563,6 +548,15 @@ func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
 		}
 		reaped = append(reaped, c.Sandbox)
 	}
+	// The agent binary's tmpfs an earlier daemon left (a crash skips
+	// Close); a manager that has started containers keeps its own.
+	m.agentMu.Lock()
+	if !m.agentReady {
+		if err := unmountAll(m.agentDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.agentMu.Unlock()
 	swept, err := sweepCgroups(func(id rung.SandboxID) bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()

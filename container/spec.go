@@ -8,23 +8,27 @@ import (
 // Paths inside every container.
 const (
 	AgentDir     = "/.rung/bin" // holds the rung binary, read-only
-	AgentRunDir  = "/.rung/run" // the agent's socket, shared with the host
+	AgentRunDir  = "/.rung/run" // the agent's socket, shared with the host under runsc only
 	agentBinName = "rung"
 )
 
 // specInput is what a bundle's config.json is made from.
 type specInput struct {
 	ID        rung.SandboxID
-	Rootfs    string   // host path of the mounted overlay
-	Workspace string   // host path of the sandbox's fs/workspace
-	Tmp       string   // host path of the sandbox's fs/tmp
-	AgentBin  string   // host directory holding the rung binary
-	RunDir    string   // host directory for the agent's socket
-	Env       []string // image environment
-	Size      rung.Size
-	Hostname  string
+	Rootfs    string // host path of the mounted overlay
+	Workspace string // host path of the sandbox's fs/workspace
+	Tmp       string // host path of the sandbox's fs/tmp
+	AgentBin  string // host directory holding the rung binary
+	// RunDir is the host directory where the agent makes its socket,
+	// bind-mounted at AgentRunDir; unused with PassedListener.
+	RunDir   string
+	Env      []string // image environment
+	Size     rung.Size
+	Hostname string
 	// PassedListener: the agent serves the listening socket it inherits
-	// as descriptor 3 (see Manager.Start) instead of making one in RunDir.
+	// as descriptor 3 (see Manager.Start) instead of making one in RunDir,
+	// and the container sees no host directory but its own files: nothing
+	// it can write decides where the daemon connects.
 	PassedListener bool
 }
 
@@ -64,9 +68,24 @@ func buildSpec(in specInput) *specs.Spec {
 	rw := func(src, dst string) specs.Mount {
 		return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: []string{"rbind", "rw", "nosuid", "nodev"}}
 	}
-	args := []string{AgentDir + "/" + agentBinName, "agent", "--socket-dir", AgentRunDir}
-	if in.PassedListener {
-		args = append(args, "--listen-fd", "3")
+	args := []string{AgentDir + "/" + agentBinName, "agent", "--listen-fd", "3"}
+	mounts := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+		rw(in.Workspace, "/workspace"),
+		rw(in.Tmp, "/tmp"),
+		{Destination: AgentDir, Type: "bind", Source: in.AgentBin, Options: []string{"rbind", "ro", "nosuid", "nodev"}},
+	}
+	if !in.PassedListener {
+		// runsc: the agent makes its socket in a directory shared with
+		// the host (a small tmpfs there, see Manager.Start), and the host
+		// pins the socket it finds first (agent.Client).
+		args = []string{AgentDir + "/" + agentBinName, "agent", "--socket-dir", AgentRunDir}
+		mounts = append(mounts, rw(in.RunDir, AgentRunDir))
 	}
 	return &specs.Spec{
 		// 1.0.2: the newest version every runtime here accepts (crun 1.8
@@ -84,18 +103,7 @@ func buildSpec(in specInput) *specs.Spec {
 			},
 			NoNewPrivileges: noNewPrivs,
 		},
-		Mounts: []specs.Mount{
-			{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
-			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
-			{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
-			{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
-			{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
-			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
-			rw(in.Workspace, "/workspace"),
-			rw(in.Tmp, "/tmp"),
-			{Destination: AgentDir, Type: "bind", Source: in.AgentBin, Options: []string{"rbind", "ro", "nosuid", "nodev"}},
-			rw(in.RunDir, AgentRunDir),
-		},
+		Mounts: mounts,
 		Linux: &specs.Linux{
 			CgroupsPath: "/rung/" + string(in.ID),
 			Resources: &specs.LinuxResources{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"time"
 
@@ -174,7 +175,12 @@ func (c *Controller) runningIn(ctx context.Context, tenant rung.TenantID, ref st
 }
 
 // ProcessRequest starts a background process in a sandbox's container.
-type ProcessRequest = agent.ProcessRequest
+type ProcessRequest struct {
+	Command string            // run under the image's shell when Argv is empty
+	Argv    []string          // run directly
+	Dir     string            // working directory under /workspace or /tmp; default /workspace
+	Env     map[string]string // overlaid on the image's and the sandbox's environment
+}
 
 // ProcessInfo describes a background process.
 type ProcessInfo = agent.ProcessInfo
@@ -184,26 +190,20 @@ type ProcessInfo = agent.ProcessInfo
 // environment is the image's, overlaid with the sandbox's and then with
 // req.Env ("NAME=value" entries).
 func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref string, req ProcessRequest) (ProcessInfo, error) {
-	if req.Command == "" && len(req.Argv) == 0 {
-		return ProcessInfo{}, rung.Errorf(rung.ErrInvalid, "process needs a command or argv")
+	if err := checkProcess(&req); err != nil {
+		return ProcessInfo{}, err
 	}
 	ctr, sb, err := c.runningIn(ctx, tenant, ref, true)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
 	env := make(map[string]string, len(sb.Env)+len(req.Env))
-	for k, v := range sb.Env {
-		env[k] = v
-	}
-	for _, kv := range req.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	req.Env = execEnv(ctr.Image.Config.Env, env)
-	if req.Shell == "" {
-		req.Shell = ctr.Image.Config.Shell
-	}
-	info, err := ctr.StartProcess(ctx, req)
+	maps.Copy(env, sb.Env)
+	maps.Copy(env, req.Env)
+	info, err := ctr.StartProcess(ctx, agent.ProcessRequest{
+		Argv: req.Argv, Command: req.Command, Dir: req.Dir,
+		Env: execEnv(ctr.Image.Config.Env, env), Shell: ctr.Image.Config.Shell,
+	})
 	if err != nil {
 		return ProcessInfo{}, agentError(err)
 	}
@@ -212,6 +212,46 @@ func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref
 		t.follow(ctr.Sandbox, ctr, info)
 	}
 	return info, nil
+}
+
+// maxArgv bounds a process's argument count.
+const maxArgv = 4096
+
+// checkProcess holds a process request to the rules an exec follows
+// (checkExec): a command or argv without NUL bytes and within
+// maxCommand, a working directory under /workspace or /tmp (default
+// /workspace), and environment entries with valid names and no NUL
+// bytes. It fills in the cleaned directory.
+func checkProcess(req *ProcessRequest) error {
+	if req.Command == "" && len(req.Argv) == 0 {
+		return rung.Errorf(rung.ErrInvalid, "process needs a command or argv")
+	}
+	if len(req.Argv) > maxArgv {
+		return rung.Errorf(rung.ErrInvalid, "too many arguments (%d, max %d)", len(req.Argv), maxArgv)
+	}
+	n := len(req.Command)
+	for _, a := range append([]string{req.Command}, req.Argv...) {
+		n += len(a)
+		if strings.IndexByte(a, 0) >= 0 {
+			return rung.Errorf(rung.ErrInvalid, "command contains a NUL byte")
+		}
+	}
+	if n > maxCommand {
+		return rung.Errorf(rung.ErrInvalid, "command longer than %d bytes", maxCommand)
+	}
+	if err := checkEnv(req.Env); err != nil {
+		return err
+	}
+	if req.Dir == "" {
+		req.Dir = "/workspace"
+		return nil
+	}
+	p, err := SandboxPath(req.Dir)
+	if err != nil {
+		return err
+	}
+	req.Dir = p
+	return nil
 }
 
 // processExited journals a background process's exit ("process.exited")
@@ -387,7 +427,13 @@ const (
 func agentError(err error) error {
 	se, ok := err.(*agent.StatusError)
 	if !ok {
-		return err
+		if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		// No answer at all (the agent's socket gone, the container
+		// dying): the server's condition, not a bug; the transport's
+		// text names host descriptors, so it stays out of the message.
+		return rung.Errorf(rung.ErrUnavailable, "the sandbox's container does not answer")
 	}
 	switch se.Code {
 	case 404:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"rung.dev/rung"
@@ -63,6 +64,9 @@ func checkEnv(env map[string]string) error {
 		n += len(k) + len(v)
 		if k == "" || !validEnvName(k) {
 			return rung.Errorf(rung.ErrInvalid, "invalid environment variable name %q", clip(k))
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return rung.Errorf(rung.ErrInvalid, "environment variable %s contains a NUL byte", k)
 		}
 	}
 	if n > maxEnvBytes {

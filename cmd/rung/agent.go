@@ -21,7 +21,7 @@ func newAgent() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := agent.ServerConfig{SocketDir: socketDir}
+			cfg := agent.ServerConfig{SocketDir: socketDir, DetachStdio: true}
 			if listenFD > 0 {
 				ln, err := inheritedListener(listenFD)
 				if err != nil {
