@@ -278,15 +278,10 @@ func (r *runner) declareOne(o declOpts, it declItem) error {
 		return nil
 	}
 	if o.set['a'] && v.kind == kindString {
-		v.kind = kindIndexed
-		v.idx = map[int]string{}
-		if v.set {
-			v.idx[0] = v.str
-		}
-		v.str = ""
+		v.toIndexed()
 	}
 	if o.set['A'] && v.kind != kindAssoc {
-		if v.kind == kindIndexed && len(v.idx) > 0 {
+		if v.kind == kindIndexed && v.arr.len() > 0 {
 			return declError(fmt.Sprintf("%s: cannot convert indexed to associative array", name))
 		}
 		v.kind = kindAssoc
@@ -438,16 +433,10 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 		return nil
 	}
 	if v.kind == kindString || !as.Append {
-		old, wasSet := v.str, v.set && v.kind == kindString
-		v.kind = kindIndexed
-		v.str = ""
 		if as.Append {
-			v.idx = map[int]string{}
-			if wasSet {
-				v.idx[0] = old
-			}
+			v.toIndexed()
 		} else {
-			v.idx = map[int]string{}
+			v.kind, v.str, v.arr = kindIndexed, "", array{}
 		}
 	}
 	next := v.maxIndex() + 1
@@ -461,17 +450,17 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 			if len(vals[k]) > 0 {
 				val = vals[k][0]
 			}
-			v.idx[i] = r.transform(v, name, val, "", false)
+			v.arr.set(i, r.transform(v, name, val, "", false))
 			next = i + 1
 			continue
 		}
 		for _, f := range vals[k] {
-			v.idx[next] = r.transform(v, name, f, "", false)
+			v.arr.set(next, r.transform(v, name, f, "", false))
 			next++
 		}
 	}
 	v.set = true
-	r.checkArray(len(v.idx))
+	r.checkArray(v.arr.len())
 	return nil
 }
 
@@ -603,11 +592,11 @@ func arrayBody(v *variable) string {
 			sb.WriteString("[" + key + "]=" + dquote(v.assoc[k]) + " ")
 		}
 	} else {
-		for i, k := range v.indices() {
+		for i, k := range v.arr.keys {
 			if i > 0 {
 				sb.WriteByte(' ')
 			}
-			sb.WriteString("[" + strconv.Itoa(k) + "]=" + dquote(v.idx[k]))
+			sb.WriteString("[" + strconv.Itoa(k) + "]=" + dquote(v.arr.vals[i]))
 		}
 	}
 	sb.WriteByte(')')
@@ -667,7 +656,7 @@ func biUnset(r *runner, args []string) int {
 			case v.kind == kindAssoc:
 				v.unsetAssoc(idx)
 			case v.kind == kindIndexed:
-				delete(v.idx, r.arrayIndex(v, idx))
+				v.arr.unset(r.arrayIndex(v, idx))
 			default:
 				if r.arithExpr(idx) == 0 {
 					r.unsetVar(base)

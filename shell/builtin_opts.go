@@ -456,40 +456,40 @@ func (r *runner) specialVar(name string) *variable {
 		if len(r.funcNames) == 0 {
 			return nil
 		}
-		v := &variable{kind: kindIndexed, set: true, idx: map[int]string{}}
+		v := &variable{kind: kindIndexed, set: true}
 		for i := range r.funcNames {
-			v.idx[i] = r.funcNames[len(r.funcNames)-1-i]
+			v.arr.set(i, r.funcNames[len(r.funcNames)-1-i])
 		}
 		return v
 	case "BASH_LINENO":
-		v := &variable{kind: kindIndexed, set: true, idx: map[int]string{}}
+		v := &variable{kind: kindIndexed, set: true}
 		for i := range r.callLines {
-			v.idx[i] = strconv.Itoa(r.callLines[len(r.callLines)-1-i])
+			v.arr.set(i, strconv.Itoa(r.callLines[len(r.callLines)-1-i]))
 		}
 		return v
 	case "BASH_SOURCE":
-		v := &variable{kind: kindIndexed, set: true, idx: map[int]string{}}
+		v := &variable{kind: kindIndexed, set: true}
 		for i := range r.funcNames {
-			v.idx[i] = ""
+			v.arr.set(i, "")
 		}
 		for i, s := range r.sources {
-			v.idx[len(r.sources)-1-i] = s
+			v.arr.set(len(r.sources)-1-i, s)
 		}
 		return v
 	case "PIPESTATUS":
-		v := &variable{kind: kindIndexed, set: true, idx: map[int]string{}}
+		v := &variable{kind: kindIndexed, set: true}
 		ps := r.pipestatus
 		if ps == nil {
 			return nil
 		}
 		for i, s := range ps {
-			v.idx[i] = strconv.Itoa(s)
+			v.arr.set(i, strconv.Itoa(s))
 		}
 		return v
 	case "DIRSTACK":
-		v := &variable{kind: kindIndexed, set: true, idx: map[int]string{0: r.dir}}
+		v := &variable{kind: kindIndexed, set: true, arr: arrayOf(r.dir)}
 		for i := range r.dirstack {
-			v.idx[i+1] = r.dirstack[len(r.dirstack)-1-i]
+			v.arr.set(i+1, r.dirstack[len(r.dirstack)-1-i])
 		}
 		return v
 	}

@@ -169,10 +169,7 @@ func biRead(r *runner, args []string) int {
 		fields := r.splitRead(line, -1, raw)
 		r.unsetVar(arrayName)
 		v := r.ensureVar(arrayName)
-		v.kind, v.idx, v.set = kindIndexed, map[int]string{}, true
-		for i, f := range fields {
-			v.idx[i] = f
-		}
+		v.kind, v.arr, v.set = kindIndexed, arrayOf(fields...), true
 		return status
 	}
 	if len(names) == 0 {
@@ -381,7 +378,7 @@ func biMapfile(r *runner, args []string) int {
 	if v == nil || !originSet || v.kind != kindIndexed {
 		r.unsetVar(name)
 		v = r.ensureVar(name)
-		v.kind, v.idx = kindIndexed, map[int]string{}
+		v.kind, v.arr = kindIndexed, array{}
 	}
 	if v.readonly {
 		r.errorf("%s: %s: readonly variable", args[0], name)
@@ -412,10 +409,10 @@ func biMapfile(r *runner, args []string) int {
 			// Called with the index and the line before it is stored.
 			r.evalString(callback+" "+strconv.Itoa(i)+" "+shellQuote(line), "mapfile")
 		}
-		v.idx[i] = line
+		v.arr.set(i, line)
 		i++
 		read++
-		r.checkArray(len(v.idx))
+		r.checkArray(v.arr.len())
 		if eof {
 			break
 		}

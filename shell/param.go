@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,10 +31,16 @@ func indexWord(x syntax.ArithmExpr) (string, bool) {
 	return "", false
 }
 
+// listIndex reports whether a subscript is [@] or [*].
+func listIndex(x syntax.ArithmExpr) bool {
+	_, ok := indexWord(x)
+	return ok
+}
+
 // subscript evaluates an array subscript for name: the key of an
 // associative array, or the arithmetic index of an indexed one.
 func (r *runner) subscript(name string, x syntax.ArithmExpr) string {
-	if v := r.getVar(name); v != nil && v.kind == kindAssoc {
+	if v, _ := r.readVar(name); v != nil && v.kind == kindAssoc {
 		if w, ok := x.(*syntax.Word); ok {
 			return r.literal(w)
 		}
@@ -71,7 +78,7 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, indexStr *str
 		}
 		return paramVal{}
 	}
-	v := r.getVar(name)
+	v, special := r.readVar(name)
 	if index == nil && indexStr == nil {
 		if v == nil {
 			return paramVal{}
@@ -115,11 +122,17 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, indexStr *str
 			i = r.arrayIndex(v, sub)
 		} else {
 			i = int(r.arith(index))
+			if !special {
+				// The subscript may have assigned to the array (a[a[0]=1]).
+				if v = r.peekVar(r.resolveRef(name)); v == nil || v.kind != kindIndexed {
+					return paramVal{}
+				}
+			}
 			if i < 0 {
 				i += v.maxIndex() + 1
 			}
 		}
-		s, ok := v.idx[i]
+		s, ok := v.arr.get(i)
 		return paramVal{vals: []string{s}, set: ok}
 	}
 	i := 0
@@ -161,7 +174,7 @@ func (e *expander) param(pe *syntax.ParamExp, inDQ bool) {
 	case pe.Excl && pe.Index != nil:
 		if w, ok := indexWord(pe.Index); ok {
 			var keys []string
-			if v := r.getVar(name); v != nil {
+			if v, _ := r.readVar(name); v != nil {
 				keys = v.keyList()
 			}
 			e.values(keys, true, w == "*", inDQ)
@@ -197,6 +210,24 @@ func (e *expander) param(pe *syntax.ParamExp, inDQ bool) {
 			pv = r.lookupParam(target, nil, nil)
 		}
 		name = target
+	case pe.Length && listIndex(pe.Index) && validName(name):
+		// ${#a[@]} counts without listing the elements: a loop that
+		// appends and counts stays linear.
+		n := 0
+		if v, _ := r.readVar(name); v != nil {
+			n = v.count()
+		}
+		e.values([]string{strconv.Itoa(n)}, false, false, inDQ)
+		return
+	case pe.Slice != nil && listIndex(pe.Index) && validName(name):
+		// The slice reads the array itself (see slice).
+		pv = paramVal{list: true}
+		if w, _ := indexWord(pe.Index); w == "*" {
+			pv.star = true
+		}
+		if v, _ := r.readVar(name); v == nil || v.kind != kindIndexed {
+			pv = r.lookupParam(name, pe.Index, nil)
+		}
 	default:
 		pv = r.lookupParam(name, pe.Index, nil)
 	}
@@ -415,9 +446,8 @@ func (r *runner) slice(pe *syntax.ParamExp, name string, pv paramVal) []string {
 				// ${@:0} includes $0
 			}
 		} else {
-			v := r.getVar(name)
+			v, _ := r.readVar(name)
 			if v != nil && v.kind == kindIndexed {
-				idx := v.indices()
 				start := off
 				if start < 0 {
 					start += int64(v.maxIndex()) + 1
@@ -426,10 +456,14 @@ func (r *runner) slice(pe *syntax.ParamExp, name string, pv paramVal) []string {
 					}
 				}
 				var out []string
-				for _, i := range idx {
-					if int64(i) >= start {
-						out = append(out, v.idx[i])
+				if start <= int64(v.maxIndex()) {
+					out = v.arr.vals[v.arr.from(int(start)):]
+					if hasLen && length >= 0 && int64(len(out)) > length {
+						// Only what the length keeps is copied: ${a[@]:i:1}
+						// in a loop stays O(1) per step.
+						out = out[:length]
 					}
+					out = slices.Clone(out)
 				}
 				return cutLen(out, hasLen, length, pe, r)
 			}

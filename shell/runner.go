@@ -183,7 +183,7 @@ func (r *runner) copyState() *runner {
 	pool := make([]scope, len(r.scopes))
 	for i, s := range r.scopes {
 		s.share()
-		pool[i] = scope{vars: s.vars, temp: s.temp, frozen: s.frozen}
+		pool[i] = s.lend()
 		c.scopes[i] = &pool[i]
 	}
 	// Functions, aliases, traps and shell options are shared the same way:
@@ -246,7 +246,18 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 // runSubshell runs fn in a copy of r and returns its exit status.
 func (r *runner) runSubshell(fn func(c *runner)) int {
 	c := r.copyState()
+	defer c.release()
 	return c.runProtected(fn)
+}
+
+// release ends a copy of a runner (a subshell, pipeline stage, command
+// substitution or job that has finished): it gives back its shares of
+// the variables it did not change, so the runner it was copied from can
+// change them without copying. c is not used again.
+func (c *runner) release() {
+	for _, s := range c.scopes {
+		s.release()
+	}
 }
 
 // runProtected runs fn, turning a fatal error into an exit status and
@@ -720,6 +731,7 @@ func (r *runner) background(st *syntax.Stmt) {
 			}
 		}()
 		j.status = c.runProtected(func(c *runner) { c.stmt(&cp) })
+		c.release()
 	}()
 	r.status = 0
 }

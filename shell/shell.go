@@ -238,6 +238,7 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 		hashall: true,
 	}
 	if b := s.base.Load(); b != nil && b.dir == dir && maps.Equal(b.env, req.Env) {
+		b.frozen.refs.Add(1)
 		r.scopes[0] = &scope{vars: b.vars, frozen: b.frozen}
 		return r
 	}
@@ -278,9 +279,10 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 		}
 	}
 	r.scopes[0].vars["BASH_VERSINFO"] = &variable{kind: kindIndexed, set: true, readonly: true,
-		idx: map[int]string{0: "5", 1: "2", 2: "15", 3: "1", 4: "release", 5: "x86_64-pc-linux-gnu"}}
+		arr: arrayOf("5", "2", "15", "1", "release", "x86_64-pc-linux-gnu")}
 	first := r.scopes[0]
 	first.share()
+	first.frozen.refs.Add(1) // the base's share, never given back
 	s.base.Store(&baseVars{dir: dir, env: maps.Clone(req.Env), vars: first.vars, frozen: first.frozen})
 	return r
 }

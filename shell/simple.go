@@ -247,6 +247,7 @@ func (r *runner) toolFor(name string) (Tool, bool) {
 					sub.fds[n] = d
 				}
 			}
+			defer sub.release()
 			return f(sub, c.Args)
 		}}, true
 	}
@@ -368,6 +369,7 @@ func (r *runner) execCallback(ctx context.Context, sub *Call) int {
 			}
 		}
 	}
+	defer c.release()
 	if !c.tick() {
 		return 126
 	}
@@ -431,6 +433,7 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 				statuses[i] = r.status
 			} else {
 				statuses[i] = child.runProtected(func(c *runner) { c.stmt(st) })
+				child.release()
 			}
 			if next != nil {
 				next.closeWrite()
@@ -509,6 +512,7 @@ func (r *runner) cmdSubst(cs *syntax.CmdSubst) string {
 	c.traceLevel++
 	c.fds[1] = &fdesc{w: &buf}
 	status := c.runProtected(func(c *runner) { c.stmts(cs.Stmts) })
+	c.release()
 	if buf.over {
 		r.sh.breach("string_bytes", r.sh.limits.StringBytes)
 		panic(fatal{})
@@ -584,6 +588,7 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) string {
 			}
 		}()
 		c.runProtected(func(c *runner) { c.stmts(ps.Stmts) })
+		c.release()
 		if out {
 			p.closeRead()
 		} else {

@@ -467,13 +467,11 @@ func (r *runner) regexMatch(s string, w *syntax.Word) (bool, error) {
 	m := re.FindStringSubmatch(s)
 	r.unsetVar("BASH_REMATCH")
 	v := r.ensureVar("BASH_REMATCH")
-	v.kind, v.idx, v.set = kindIndexed, map[int]string{}, true
+	v.kind, v.arr, v.set = kindIndexed, array{}, true
 	if m == nil {
 		return false, nil
 	}
-	for i, g := range m {
-		v.idx[i] = g
-	}
+	v.arr = arrayOf(m...)
 	return true, nil
 }
 

@@ -24,7 +24,8 @@ type variable struct {
 	kind     varKind
 	set      bool
 	str      string
-	idx      map[int]string // indexed array elements (sparse)
+	arr      array   // indexed array elements (sparse)
+	sbuf     *strBuf // room after str for appends; see appendStr
 	assoc    map[string]string
 	keys     []string // assoc keys in insertion order
 	exported bool
@@ -44,32 +45,21 @@ func (v *variable) clone() *variable {
 
 // cloneMaps gives a shallow copy of a variable its own array elements.
 func (v *variable) cloneMaps() {
-	v.idx = maps.Clone(v.idx)
+	v.arr = v.arr.clone()
 	if v.assoc != nil {
 		v.assoc = maps.Clone(v.assoc)
 		v.keys = slices.Clone(v.keys)
 	}
 }
 
-// indices returns the set indices of an indexed array in order.
-func (v *variable) indices() []int {
-	out := make([]int, 0, len(v.idx))
-	for k := range v.idx {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
-
 // values returns the element values in order (a string is one element).
 func (v *variable) values() []string {
 	switch v.kind {
 	case kindIndexed:
-		var out []string
-		for _, i := range v.indices() {
-			out = append(out, v.idx[i])
+		if v.arr.len() == 0 {
+			return nil
 		}
-		return out
+		return slices.Clone(v.arr.vals)
 	case kindAssoc:
 		out := make([]string, 0, len(v.keys))
 		for _, k := range assocOrder(v.keys) {
@@ -88,7 +78,7 @@ func (v *variable) keyList() []string {
 	switch v.kind {
 	case kindIndexed:
 		var out []string
-		for _, i := range v.indices() {
+		for _, i := range v.arr.keys {
 			out = append(out, strconv.Itoa(i))
 		}
 		return out
@@ -123,8 +113,7 @@ func (v *variable) unsetAssoc(k string) {
 func (v *variable) scalar() (string, bool) {
 	switch v.kind {
 	case kindIndexed:
-		s, ok := v.idx[0]
-		return s, ok
+		return v.arr.get(0)
 	case kindAssoc:
 		s, ok := v.assoc["0"]
 		return s, ok
@@ -135,7 +124,7 @@ func (v *variable) scalar() (string, bool) {
 func (v *variable) count() int {
 	switch v.kind {
 	case kindIndexed:
-		return len(v.idx)
+		return v.arr.len()
 	case kindAssoc:
 		return len(v.assoc)
 	}
@@ -146,14 +135,17 @@ func (v *variable) count() int {
 }
 
 // maxIndex is the largest index of an indexed array, or -1.
-func (v *variable) maxIndex() int {
-	m := -1
-	for k := range v.idx {
-		if k > m {
-			m = k
-		}
+func (v *variable) maxIndex() int { return v.arr.maxIndex() }
+
+// toIndexed turns a string variable into an indexed array whose element 0
+// is its value, if set.
+func (v *variable) toIndexed() {
+	v.kind = kindIndexed
+	v.arr = array{}
+	if v.set {
+		v.arr.set(0, v.str)
 	}
-	return m
+	v.str = ""
 }
 
 // scope is one level of dynamic scoping: the globals, or one function call.
@@ -164,6 +156,12 @@ func (v *variable) maxIndex() int {
 // changed again by anyone; a runner that wants to change a shared scope, or
 // hand out one of its variables, first takes a deep copy (mine). Code that
 // only reads may use vars directly. Each scope value belongs to one runner.
+//
+// The sharers are counted: a subshell that has finished gives its share
+// back (release), and a runner left as the only sharer takes the map back
+// without copying it. So a loop running a command substitution or a
+// pipeline and then assigning does not copy every variable (and every
+// array) on each pass, which made a+=("$(cmd)") quadratic.
 type scope struct {
 	vars map[string]*variable
 	temp bool // prefix assignments of one command (A=1 cmd)
@@ -177,13 +175,31 @@ type scope struct {
 // use.
 type frozenVars struct {
 	env atomic.Pointer[[]string] // environOf(vars), once computed
+	// refs counts the scope values (and the Shell's base) that share the
+	// map and may still read it.
+	refs atomic.Int32
 }
 
 // share marks s as shared; the caller then hands its vars to another scope
-// value with the same frozen.
+// value, made by s.lend.
 func (s *scope) share() {
 	if s.frozen == nil {
 		s.frozen = &frozenVars{}
+		s.frozen.refs.Store(1)
+	}
+}
+
+// lend returns a new scope value sharing s's variables (s must be shared).
+func (s *scope) lend() scope {
+	s.frozen.refs.Add(1)
+	return scope{vars: s.vars, temp: s.temp, frozen: s.frozen}
+}
+
+// release gives back s's share of a shared map; s is not used again.
+func (s *scope) release() {
+	if s.frozen != nil {
+		s.frozen.refs.Add(-1)
+		s.frozen = nil
 	}
 }
 
@@ -193,6 +209,14 @@ func (s *scope) mine() map[string]*variable {
 	if s.frozen == nil {
 		return s.vars
 	}
+	if s.frozen.refs.Load() == 1 {
+		// Every other sharer has finished: the map is s's alone again.
+		// (No one can start sharing it meanwhile: only s's own runner
+		// lends it.)
+		s.frozen = nil
+		return s.vars
+	}
+	s.frozen.refs.Add(-1)
 	vars := make(map[string]*variable, len(s.vars))
 	// The copies are carved from one slice: one allocation per scope
 	// instead of one per variable.
@@ -251,6 +275,16 @@ func (r *runner) getVar(name string) *variable {
 		return v
 	}
 	return r.lookupVar(r.resolveRef(name))
+}
+
+// readVar is getVar for reading only (see peekVar); special reports
+// whether the variable is one computed on each read ($RANDOM, FUNCNAME),
+// which must not be read twice.
+func (r *runner) readVar(name string) (v *variable, special bool) {
+	if v := r.specialVar(name); v != nil {
+		return v, true
+	}
+	return r.peekVar(r.resolveRef(name)), false
 }
 
 // varValue returns $name.
@@ -323,8 +357,19 @@ func (r *runner) assign(name string, index *string, val string, appending bool) 
 	}
 	r.checkString(val)
 	if index == nil && v.kind == kindString {
+		if appending && !v.integer && !v.lower && !v.upper {
+			if !v.set {
+				v.str = ""
+			}
+			if int64(len(v.str)+len(val)) > r.sh.limits.StringBytes {
+				r.sh.breach("string_bytes", r.sh.limits.StringBytes)
+				panic(fatal{})
+			}
+			v.str, v.set = v.appendStr(val), true
+			return nil
+		}
 		val = r.transform(v, name, val, v.str, appending)
-		v.str, v.set = val, true
+		v.str, v.set, v.sbuf = val, true, nil
 		return nil
 	}
 	if index == nil {
@@ -337,19 +382,12 @@ func (r *runner) assign(name string, index *string, val string, appending bool) 
 		v.setAssoc(*index, r.transform(v, name, val, old, appending))
 	default:
 		if v.kind == kindString {
-			v.kind = kindIndexed
-			v.idx = map[int]string{}
-			if v.set {
-				v.idx[0] = v.str
-			}
-			v.str = ""
+			v.toIndexed()
 		}
 		i := r.arrayIndex(v, *index)
-		if v.idx == nil {
-			v.idx = map[int]string{}
-		}
-		v.idx[i] = r.transform(v, name, val, v.idx[i], appending)
-		r.checkArray(len(v.idx))
+		old, _ := v.arr.get(i)
+		v.arr.set(i, r.transform(v, name, val, old, appending))
+		r.checkArray(v.arr.len())
 	}
 	v.set = true
 	return nil
