@@ -152,4 +152,3 @@ func TestProcessRequestsValidated(t *testing.T) {
 	}
 	waitOutput(t, c, id, p.ID, "/tmp\nok\n")
 }
-
