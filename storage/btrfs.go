@@ -275,10 +275,11 @@ func quotaCtl(fd int, cmd uint64) error {
 	return ioctlPtr(fd, iocQuotaCtl, unsafe.Pointer(&a))
 }
 
-// qgroupLimit sets the limits of the level-0 qgroup of the subvolume fd is
-// in (qgroupid 0 means "this subvolume"). Zero bytes clears the limit.
-func qgroupLimit(fd int, bytes uint64) error {
-	a := btrfsQgroupLimitArgs{flags: qgroupLimitMaxRfer | qgroupLimitMaxExcl, maxRfer: bytes, maxExcl: bytes}
+// qgroupLimit sets the limits of qgroup qgroupid, on the filesystem fd is
+// on; qgroupid 0 means the level-0 qgroup of the subvolume fd is in, and
+// the level-0 qgroup of subvolume N is N. Zero bytes clears the limit.
+func qgroupLimit(fd int, qgroupid, bytes uint64) error {
+	a := btrfsQgroupLimitArgs{qgroupid: qgroupid, flags: qgroupLimitMaxRfer | qgroupLimitMaxExcl, maxRfer: bytes, maxExcl: bytes}
 	if bytes == 0 {
 		// Setting the flags with 0 would mean "limit 0"; the kernel treats
 		// (u64)-1 as "no limit".

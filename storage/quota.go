@@ -112,7 +112,7 @@ func (p *Pool) SetQuota(ctx context.Context, name string, bytes int64) error {
 		return err
 	}
 	defer unix.Close(fd)
-	if err := qgroupLimit(fd, uint64(bytes)); err != nil {
+	if err := qgroupLimit(fd, 0, uint64(bytes)); err != nil {
 		return fmt.Errorf("set quota of %s: %w", name, err)
 	}
 	return nil
@@ -146,8 +146,7 @@ func (p *Pool) Usage(ctx context.Context, name string) (Usage, error) {
 	return u, nil
 }
 
-// qgroupDir returns the sysfs directory of name's level-0 qgroup. The
-// kernel exports its in-memory counters there (Linux 5.9+).
+// qgroupDir returns the sysfs directory of name's level-0 qgroup.
 func (p *Pool) qgroupDir(name string) (string, error) {
 	fd, err := p.openSubvol(name)
 	if err != nil {
@@ -158,7 +157,13 @@ func (p *Pool) qgroupDir(name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("subvolume id of %s: %w", name, err)
 	}
-	return filepath.Join("/sys/fs/btrfs", p.fsid, "qgroups", "0_"+strconv.FormatUint(id, 10)), nil
+	return p.qgroupDirID(id), nil
+}
+
+// qgroupDirID returns the sysfs directory of subvolume id's level-0
+// qgroup. The kernel exports its in-memory counters there (Linux 5.9+).
+func (p *Pool) qgroupDirID(id uint64) string {
+	return filepath.Join("/sys/fs/btrfs", p.fsid, "qgroups", "0_"+strconv.FormatUint(id, 10))
 }
 
 func readInt(path string) (int64, error) {
@@ -199,5 +204,5 @@ func (p *Pool) copyLimit(src, dst string) error {
 		return err
 	}
 	defer unix.Close(fd)
-	return qgroupLimit(fd, uint64(limit))
+	return qgroupLimit(fd, 0, uint64(limit))
 }

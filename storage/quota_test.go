@@ -17,24 +17,6 @@ import (
 
 const mib = 1 << 20
 
-// fill writes 1 MiB chunks to w until a write fails or max bytes are
-// written, and returns the bytes written and the error.
-func fill(w io.Writer, max int64) (int64, error) {
-	buf := make([]byte, mib)
-	for i := range buf {
-		buf[i] = byte(i) // not zeros: btrfs would not compress them, but be safe
-	}
-	var n int64
-	for n < max {
-		k, err := w.Write(buf)
-		n += int64(k)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
 func isQuotaErr(err error) bool {
 	return errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.ENOSPC)
 }
@@ -70,7 +52,7 @@ func testQuota(t *testing.T, p *storage.Pool) {
 	defer r.Close()
 	f, err := r.OpenFile("/workspace/big", os.O_CREATE|os.O_WRONLY, 0o644)
 	must(t, err)
-	n, err := fill(f, 4*limit)
+	n, err := storagetest.Fill(f, 4*limit)
 	if serr := f.Sync(); err == nil {
 		err = serr
 	}
@@ -85,7 +67,7 @@ func testQuota(t *testing.T, p *storage.Pool) {
 	// Through plain os writes, as a container would.
 	f2, err := os.Create(filepath.Join(p.Path("sbx_a"), "fs/tmp/more"))
 	if err == nil {
-		n, err = fill(f2, 4*limit)
+		n, err = storagetest.Fill(f2, 4*limit)
 		f2.Close()
 	}
 	if !isQuotaErr(err) {
@@ -95,7 +77,7 @@ func testQuota(t *testing.T, p *storage.Pool) {
 	// The full sandbox does not stop another one.
 	fb, err := os.Create(filepath.Join(p.Path("sbx_b"), "fs/workspace/f"))
 	must(t, err)
-	if n, err := fill(fb, 2*limit); err != nil {
+	if n, err := storagetest.Fill(fb, 2*limit); err != nil {
 		t.Errorf("sandbox b wrote %d bytes then %v while a was at its quota", n, err)
 	}
 	must(t, fb.Sync())
@@ -113,7 +95,7 @@ func testQuota(t *testing.T, p *storage.Pool) {
 	must(t, p.Sync(ctx))
 	f3, err := r.OpenFile("/workspace/again", os.O_CREATE|os.O_WRONLY, 0o644)
 	must(t, err)
-	if n, err := fill(f3, 4*mib); err != nil {
+	if n, err := storagetest.Fill(f3, 4*mib); err != nil {
 		t.Errorf("after freeing space wrote %d bytes then %v", n, err)
 	}
 	f3.Close()
@@ -133,7 +115,7 @@ func testQuota(t *testing.T, p *storage.Pool) {
 	must(t, p.SetQuota(ctx, "sbx_c", 0))
 	fc, err := os.Create(filepath.Join(p.Path("sbx_c"), "fs/workspace/x"))
 	must(t, err)
-	if n, err := fill(fc, 2*limit); err != nil {
+	if n, err := storagetest.Fill(fc, 2*limit); err != nil {
 		t.Errorf("unlimited fork wrote %d bytes then %v", n, err)
 	}
 	fc.Close()
@@ -174,7 +156,7 @@ func TestQuotaConcurrentWriters(t *testing.T) {
 				mu.Unlock()
 				return
 			}
-			n, err := fill(w, 4*limit)
+			n, err := storagetest.Fill(w, 4*limit)
 			w.Close()
 			mu.Lock()
 			total += n
