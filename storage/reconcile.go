@@ -12,8 +12,8 @@ import (
 	"rung.dev/rung"
 )
 
-// ReconcileReport lists what [Pool.Reconcile] fixed. The daemon logs it
-// at start-up.
+// ReconcileReport lists what [Pool.Reconcile] fixed, and what it could
+// not. The daemon logs it at start-up.
 type ReconcileReport struct {
 	// Staging are leftovers of Creates interrupted by a crash.
 	Staging []string `json:"staging,omitempty"`
@@ -22,22 +22,42 @@ type ReconcileReport struct {
 	// Stray are entries in the pool's directories that no Pool operation
 	// makes (bad names, plain directories or files); they were removed.
 	Stray []string `json:"stray,omitempty"`
+	// Quarantined are entries that should have gone but could not be
+	// removed; they were left in place, and the next Reconcile tries
+	// again.
+	Quarantined []Quarantine `json:"quarantined,omitempty"`
+}
+
+// Quarantine is an entry [Pool.Reconcile] could not remove.
+type Quarantine struct {
+	// Name is the sandbox's or snapshot's name, or, for a staging
+	// leftover or a stray entry, its path in the pool ("staging/…").
+	Name   string `json:"name"`
+	Reason string `json:"reason"` // the error, for the operator
 }
 
 // Empty reports whether nothing needed fixing.
 func (r ReconcileReport) Empty() bool {
-	return len(r.Staging) == 0 && len(r.Removed) == 0 && len(r.Stray) == 0
+	return len(r.Staging) == 0 && len(r.Removed) == 0 && len(r.Stray) == 0 && len(r.Quarantined) == 0
 }
 
 // Reconcile brings the pool in line with the metadata: it removes every
 // staging leftover, every stray entry, and every sandbox or snapshot for
-// which keep returns false (a nil keep keeps them all). Run it at start-up,
-// before serving, and not concurrently with Create or Delete on the same
-// pool. On error the report still says what was fixed before it.
+// which keep returns false (a nil keep keeps them all). An entry it
+// cannot remove (the kernel refuses the delete) does not stop it: that
+// entry is left in place, logged, and listed in the report's Quarantined,
+// so that one bad sandbox never keeps the daemon from starting. Run it at
+// start-up, before serving, and not concurrently with Create or Delete on
+// the same pool. It returns an error only when the pool's directories
+// cannot be read or ctx ends; the report still says what was done before.
 func (p *Pool) Reconcile(ctx context.Context, keep func(name string) bool) (ReconcileReport, error) {
 	var r ReconcileReport
 	if err := p.check(ctx); err != nil {
 		return r, err
+	}
+	quarantine := func(name string, err error) {
+		p.log.WarnContext(ctx, "storage pool: entry could not be removed, left in place until the next start", "subvolume", name, "err", err)
+		r.Quarantined = append(r.Quarantined, Quarantine{Name: name, Reason: err.Error()})
 	}
 	ents, err := p.entries(dirStaging)
 	if err != nil {
@@ -45,7 +65,8 @@ func (p *Pool) Reconcile(ctx context.Context, keep func(name string) bool) (Reco
 	}
 	for _, e := range ents {
 		if err := p.remove(p.stageFd, dirStaging, e); err != nil {
-			return r, err
+			quarantine(filepath.Join(dirStaging, e), err)
+			continue
 		}
 		r.Staging = append(r.Staging, e)
 	}
@@ -65,7 +86,8 @@ func (p *Pool) Reconcile(ctx context.Context, keep func(name string) bool) (Reco
 					dirfd = p.snpFd
 				}
 				if err := p.remove(dirfd, dir, e); err != nil {
-					return r, err
+					quarantine(filepath.Join(dir, e), err)
+					continue
 				}
 				r.Stray = append(r.Stray, filepath.Join(dir, e))
 				continue
@@ -74,7 +96,10 @@ func (p *Pool) Reconcile(ctx context.Context, keep func(name string) bool) (Reco
 				continue
 			}
 			if err := p.destroy(dirfd, e); err != nil {
-				return r, fmt.Errorf("reconcile: %w", err)
+				if !errors.Is(err, rung.ErrNotFound) {
+					quarantine(e, err)
+				}
+				continue
 			}
 			r.Removed = append(r.Removed, e)
 		}

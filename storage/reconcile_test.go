@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -71,5 +72,65 @@ func TestReconcile(t *testing.T) {
 	must(t, err)
 	if !rep.Empty() {
 		t.Errorf("second Reconcile fixed %+v, want nothing", rep)
+	}
+}
+
+// TestReconcileQuarantine checks that an entry Reconcile cannot remove
+// does not stop it: the entry stays, is reported with its reason, the
+// other stale entries go, and the next Reconcile removes it once it can.
+func TestReconcileQuarantine(t *testing.T) {
+	p := storagetest.NewTestPool(t)
+	ctx := t.Context()
+	for _, n := range []string{"sbx_keep", "sbx_busy", "sbx_drop"} {
+		must(t, p.Create(ctx, n))
+	}
+	must(t, p.Snapshot(ctx, "sbx_drop", "snp_drop"))
+	storagetest.NestedSubvolume(t, filepath.Join(p.Dir(), "staging/sbx_half.0123456789ab"))
+	storagetest.NestedSubvolume(t, filepath.Join(p.Dir(), "staging/sbx_stuck.0123456789ab"))
+	undoBusy := storagetest.Undeletable(t, p.Path("sbx_busy"))
+	undoStuck := storagetest.Undeletable(t, filepath.Join(p.Dir(), "staging/sbx_stuck.0123456789ab"))
+
+	keep := func(name string) bool { return name == "sbx_keep" }
+	rep, err := p.Reconcile(ctx, keep)
+	if err != nil {
+		t.Fatalf("Reconcile with an undeletable sandbox: %v", err)
+	}
+	var quarantined []string
+	for _, q := range rep.Quarantined {
+		quarantined = append(quarantined, q.Name)
+		if !strings.Contains(q.Reason, "operation not permitted") {
+			t.Errorf("quarantine reason of %s = %q, want the kernel's EPERM", q.Name, q.Reason)
+		}
+	}
+	slices.Sort(quarantined)
+	slices.Sort(rep.Removed)
+	if want := []string{"sbx_busy", "staging/sbx_stuck.0123456789ab"}; !slices.Equal(quarantined, want) {
+		t.Errorf("Quarantined = %v, want %v", quarantined, want)
+	}
+	if want := []string{"sbx_drop", "snp_drop"}; !slices.Equal(rep.Removed, want) {
+		t.Errorf("Removed = %v, want %v", rep.Removed, want)
+	}
+	if want := []string{"sbx_half.0123456789ab"}; !slices.Equal(rep.Staging, want) {
+		t.Errorf("Staging = %v, want %v", rep.Staging, want)
+	}
+	got, err := p.List(ctx)
+	must(t, err)
+	if want := []string{"sbx_busy", "sbx_keep"}; !slices.Equal(got, want) {
+		t.Errorf("List after Reconcile = %v, want %v", got, want)
+	}
+
+	// The obstacle gone, the next Reconcile finishes the job.
+	undoBusy()
+	undoStuck()
+	rep, err = p.Reconcile(ctx, keep)
+	must(t, err)
+	want := storage.ReconcileReport{Staging: []string{"sbx_stuck.0123456789ab"}, Removed: []string{"sbx_busy"}}
+	if d := cmp.Diff(want, rep); d != "" {
+		t.Errorf("second Reconcile report (-want +got):\n%s", d)
+	}
+	got, err = p.List(ctx)
+	must(t, err)
+	if want := []string{"sbx_keep"}; !slices.Equal(got, want) {
+		t.Errorf("List after the second Reconcile = %v, want %v", got, want)
 	}
 }
