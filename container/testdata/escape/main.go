@@ -12,7 +12,8 @@
 //	escape ptrace PID      PTRACE_ATTACH to PID
 //	escape ptrace-child    PTRACE_ATTACH to a child of its own
 //
-// sethostname and pause are what its children run.
+// and the calls of kernel.go. sethostname, pause and exit7 are what its
+// children run.
 package main
 
 import (
@@ -31,8 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: escape clone-userns|clone3-userns|io-uring|ptrace PID|ptrace-child")
-		os.Exit(2)
+		usage()
 	}
 	switch os.Args[1] {
 	case "clone-userns":
@@ -62,7 +62,18 @@ func main() {
 		fmt.Println("sethostname in the new namespace worked")
 	case "pause":
 		select {}
+	default:
+		out, ok := kernelAttempt(os.Args[1:])
+		if !ok {
+			usage()
+		}
+		fmt.Println(out)
 	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: escape clone-userns|clone3-userns|io-uring|ptrace PID|ptrace-child|btrfs DIR|reflink DIR|ioctl CMD...|ioctl-sweep|syscall NR...|keys|mount-api|vsock|spawn|personality")
+	os.Exit(2)
 }
 
 // newUserNamespace starts this program again in new user and UTS
@@ -132,6 +143,9 @@ func attachChild() string {
 }
 
 func errnoName(err error) string {
+	if err == nil {
+		return "ok"
+	}
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		return err.Error()
