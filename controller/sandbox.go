@@ -315,7 +315,10 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 
 // Delete removes tenant's sandbox ref: running execs are canceled and
 // waited for, the row becomes a tombstone, the subvolume goes, then the
-// row and its journal. A crash midway is finished by reconciliation.
+// row and its journal. A crash midway is finished by reconciliation. A
+// subvolume the kernel will not remove does not fail the delete: the
+// sandbox stays a tombstone, unreachable, and its files are quarantined
+// for the next start's reconciliation (see [Controller.quarantine]).
 func (c *Controller) Delete(ctx context.Context, tenant rung.TenantID, ref string) error {
 	a, err := c.acquire(ctx, tenant, ref)
 	if err != nil {
@@ -348,7 +351,14 @@ func (c *Controller) deleteLocked(ctx context.Context, a *actor, why string) err
 		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
 	}
 	if err := c.pool.Delete(ctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
-		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
+		// For its tenant the sandbox is gone (a tombstone no request
+		// reaches); the files the kernel would not remove stay,
+		// quarantined, for the next start to remove.
+		if qerr := c.quarantine(ctx, sb, err); qerr != nil {
+			return fmt.Errorf("delete sandbox %s: %w", sb.ID, errors.Join(err, qerr))
+		}
+		c.notify(sb.ID)
+		return nil
 	}
 	if err := c.st.DeleteSandbox(ctx, sb.ID); err != nil {
 		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
