@@ -133,12 +133,24 @@ func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
 	t.mu.Unlock()
 	t.watchers.Go(func() { // ends when the container exits, deliberately or not, and its followers have
 		<-ctr.Done()
-		pw.cancel()
 		t.mu.Lock()
 		delete(t.followers, ctr) // no follower joins once unlisted
 		t.mu.Unlock()
-		// Process exits go to the journal before the container's.
-		pw.wg.Wait()
+		// Process exits go to the journal before the container's. The
+		// agent sends every exit before it exits, so the followers' streams
+		// hold them and then end: let them read to the end rather than
+		// cancel them now (a follower not yet scheduled when the init
+		// died lost its process's exit under load). The bound only covers
+		// a stream that never ends.
+		followed := make(chan struct{})
+		go func() { pw.wg.Wait(); close(followed) }() // ends when the followers have
+		select {
+		case <-followed:
+		case <-time.After(followerDrain):
+			pw.cancel()
+			<-followed
+		}
+		pw.cancel()
 		t.mu.Lock()
 		why, deliberate := t.stopping[id]
 		delete(t.stopping, id)
@@ -152,6 +164,11 @@ func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
 		}
 	})
 }
+
+// followerDrain bounds how long a container's watcher waits, after the
+// container's init exited, for its followers to read the exits already
+// sent to them.
+const followerDrain = 5 * time.Second
 
 // followFrom is the output sequence number a follower asks for frames
 // after: beyond any real one, so it is sent only the exit.

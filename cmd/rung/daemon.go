@@ -125,6 +125,10 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	}
 	d.Token = tok
 	d.handler = api.New(api.Config{Controller: d.ctrl, Store: d.store, Logger: log})
+	// Made here, not in Serve: a Close that runs before Serve starts must
+	// still reach it (Serve on a closed server returns at once).
+	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	return d, nil
 }
 
@@ -158,10 +162,9 @@ func (d *Daemon) Active() int { return d.ctrl.Active() }
 // Handler returns the API handler.
 func (d *Daemon) Handler() http.Handler { return d.handler }
 
-// Serve serves the API on ln until Shutdown or Close.
+// Serve serves the API on ln until Shutdown or Close; after either it
+// returns at once.
 func (d *Daemon) Serve(ln net.Listener) error {
-	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
 	err := d.srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -172,15 +175,12 @@ func (d *Daemon) Serve(ln net.Listener) error {
 // Shutdown stops accepting requests and waits for those in flight (or
 // ctx).
 func (d *Daemon) Shutdown(ctx context.Context) error {
-	if d.srv == nil {
-		return nil
-	}
 	return d.srv.Shutdown(ctx)
 }
 
 // Close stops the controller and releases the pool and the store.
 func (d *Daemon) Close() error {
-	if d.srv != nil {
+	if d.srv != nil { // nil when OpenDaemon fails part-way
 		d.srv.Close()
 	}
 	errs := []error{d.ctrl.Close()}

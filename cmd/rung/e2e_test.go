@@ -125,3 +125,26 @@ func TestEndToEndSDK(t *testing.T) {
 		t.Errorf("list after rm = %v, %v", list, err)
 	}
 }
+
+// TestCloseBeforeServe checks that a daemon closed before its Serve has
+// started is not served afterwards: Serve returns at once. (Serve made its
+// server itself, so a Close that came first found nothing to close and
+// the test's cleanup waited for ever.)
+func TestCloseBeforeServe(t *testing.T) {
+	testenv.Require(t, "root", "mkfs.btrfs")
+	d, err := OpenDaemon(t.Context(), DaemonConfig{Data: t.TempDir(), Tools: tools.All(), PoolImageSize: 2 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := d.Serve(ln); err != nil {
+		t.Errorf("Serve after Close: %v, want nil at once", err)
+	}
+}
