@@ -211,7 +211,7 @@ func (p *Pool) populate(tmp string) error {
 			return fmt.Errorf("chmod %s: %w", d.path, err)
 		}
 	}
-	return nil
+	return sealAt(fd, "fs") // last: it holds workspace and tmp now (seal.go)
 }
 
 // Snapshot makes dst ("snp_...") a read-only snapshot of src (a sandbox or
@@ -303,6 +303,12 @@ func (p *Pool) Root(name string) (*Root, error) {
 	}
 	if err := p.stat(name); err != nil {
 		return nil, err
+	}
+	dirfd, _ := p.dirOf(name)
+	// Subvolumes made before fs/ was sealed get the seal on first use.
+	// (A read-only snapshot cannot take it, and needs none.)
+	if err := sealAt(dirfd, name+"/fs"); err != nil && !errors.Is(err, unix.EROFS) {
+		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	return OpenRoot(filepath.Join(p.Path(name), "fs"))
 }
