@@ -152,3 +152,34 @@ func TestProcessRequestsValidated(t *testing.T) {
 	}
 	waitOutput(t, c, id, p.ID, "/tmp\nok\n")
 }
+
+// TestIsolateWritesOutsideRefused checks that an in-process write outside
+// /workspace and /tmp fails loudly instead of landing where neither the
+// container nor the file API sees it (issue 10, finding 7), and that the
+// same write through auto, when the check can see its target, runs in the
+// container and is visible there.
+func TestIsolateWritesOutsideRefused(t *testing.T) {
+	c, _ := startContainerDaemon(t)
+	ctx := t.Context()
+	sb, err := c.Create(ctx, client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(sb.ID)
+	for _, cmd := range []string{"echo hi > /x", "p=/x; echo hi > $p", "mkdir /y", "cd /workspace && ln -s / up && echo hi > up/z"} {
+		res, err := c.Exec(ctx, id, client.ExecRequest{Command: cmd, Backend: rung.BackendIsolate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "not permitted") {
+			t.Errorf("isolate %q: exit %d, stderr %q; want a refusal", cmd, res.ExitCode, res.Stderr)
+		}
+	}
+	res, err := c.Exec(ctx, id, client.ExecRequest{Command: "echo hi > /x && cat /x"})
+	if err != nil || string(res.Stdout) != "hi\n" || res.Backend != rung.BackendContainer {
+		t.Errorf("auto: %+v, %v; want hi from the container", res, err)
+	}
+	if _, err := c.Stat(ctx, id, "/workspace/up/z"); !errors.Is(err, rung.ErrNotFound) && !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("a file written through a symlink to /: %v", err)
+	}
+}
