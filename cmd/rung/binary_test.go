@@ -50,7 +50,7 @@ func rungBinary(t testing.TB) string {
 	return binPath
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -72,7 +72,7 @@ type serveProc struct {
 
 // startServe starts `rung serve` on data, with extra flags, and waits
 // until it answers.
-func startServe(t *testing.T, bin, data string, flags ...string) *serveProc {
+func startServe(t testing.TB, bin, data string, flags ...string) *serveProc {
 	t.Helper()
 	p := &serveProc{addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", p.addr, "--data", data}, flags...)...)
@@ -104,7 +104,7 @@ func startServe(t *testing.T, bin, data string, flags ...string) *serveProc {
 }
 
 // stop ends the daemon with SIGTERM and waits for it.
-func (p *serveProc) stop(t *testing.T) {
+func (p *serveProc) stop(t testing.TB) {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
