@@ -64,7 +64,7 @@ var modules = map[string]dep{
 	"mvdan.cc/sh/v3":                         {[]string{"shell"}, nil, "the parser behind the isolate tier; the router asks shell, never the syntax tree"},
 	"github.com/ncruces/go-sqlite3":          {[]string{"store/sqlite"}, nil, "the SQLite driver behind store.Store"},
 	"github.com/opencontainers/runtime-spec": {[]string{"container"}, nil, "OCI bundles are the container tier's"},
-	"github.com/klauspost/compress":          {[]string{"image"}, nil, "zstd image layers"},
+	"github.com/klauspost/compress":          {[]string{"image", "storage"}, nil, "zstd: image layers, and the chunks of snapshot archives (storage/archive.go)"},
 	"github.com/itchyny/gojq":                {[]string{"shell/tools"}, nil, "the jq tool"},
 	"github.com/go-git/go-git/v5":            {[]string{"shell/tools"}, []string{"storage"}, "the git tool; storage's tests run it over the billy adapter"},
 	"github.com/go-git/go-billy/v5":          {[]string{"storage", "shell/tools"}, nil, "storage adapts its file view to billy for the git tool"},

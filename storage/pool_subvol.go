@@ -268,6 +268,17 @@ func (p *Pool) snapshot(ctx context.Context, src, dst string, readonly bool) err
 		}
 		return fmt.Errorf("copy quota of %s to %s: %w", src, dst, err)
 	}
+	if !readonly {
+		// A fork of a snapshot whose source was never sealed (made
+		// before the seal, or imported: a send stream carries no inode
+		// flags) must not start unsealed.
+		if err := sealAt(dirfd, dst+"/fs"); err != nil && !errors.Is(err, unix.ENOENT) {
+			if derr := p.destroy(dirfd, dst); derr != nil {
+				p.log.WarnContext(ctx, "subvolume left for reconcile", "subvolume", dst, "err", derr)
+			}
+			return fmt.Errorf("fork %s to %s: %w", src, dst, err)
+		}
+	}
 	return nil
 }
 

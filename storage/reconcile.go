@@ -26,6 +26,10 @@ type ReconcileReport struct {
 	// removed; they were left in place, and the next Reconcile tries
 	// again.
 	Quarantined []Quarantine `json:"quarantined,omitempty"`
+	// Rollbacks are the rollbacks ([Pool.Replace]) a crash interrupted,
+	// with what became of each; their staging subvolumes were removed
+	// (or quarantined) like any other.
+	Rollbacks []Rollback `json:"rollbacks,omitempty"`
 }
 
 // Quarantine is an entry [Pool.Reconcile] could not remove.
@@ -38,7 +42,8 @@ type Quarantine struct {
 
 // Empty reports whether nothing needed fixing.
 func (r ReconcileReport) Empty() bool {
-	return len(r.Staging) == 0 && len(r.Removed) == 0 && len(r.Stray) == 0 && len(r.Quarantined) == 0
+	return len(r.Staging) == 0 && len(r.Removed) == 0 && len(r.Stray) == 0 && len(r.Quarantined) == 0 &&
+		len(r.Rollbacks) == 0
 }
 
 // Reconcile brings the pool in line with the metadata: it removes every
@@ -64,6 +69,9 @@ func (p *Pool) Reconcile(ctx context.Context, keep func(name string) bool) (Reco
 		return r, err
 	}
 	for _, e := range ents {
+		if rb, ok := p.parseRollback(e); ok {
+			r.Rollbacks = append(r.Rollbacks, rb)
+		}
 		if err := p.remove(p.stageFd, dirStaging, e); err != nil {
 			quarantine(filepath.Join(dirStaging, e), err)
 			continue
