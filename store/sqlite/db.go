@@ -13,9 +13,10 @@ import (
 	"net/url"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
-	_ "github.com/ncruces/go-sqlite3/driver" // registers "sqlite3"
+	"github.com/ncruces/go-sqlite3/driver" // also registers "sqlite3"
 
 	"rung.dev/rung"
 	"rung.dev/rung/store"
@@ -29,12 +30,9 @@ type DB struct {
 	ws *stmts  // prepared statements of w
 	rs *stmts  // prepared statements of r
 	cp *checkpointer
-	// commits counts write transactions, to wake cp every
-	// checkpointCommits; guarded by wmu.
-	commits int
 	// wmu is held by the writer committing a batch: that is the
 	// single-writer queue SQLite would impose anyway, kept in Go where
-	// waiting is cheap.
+	// waiting is cheap. The checkpointer holds it to restart the WAL.
 	wmu   sync.Mutex
 	qmu   sync.Mutex // guards queue
 	queue []*wreq    // writes waiting for the next commit
@@ -46,26 +44,56 @@ var _ store.Store = (*DB)(nil)
 // Open opens (creating if needed) the database file at path and brings its
 // schema up to date.
 func Open(ctx context.Context, path string) (*DB, error) {
-	dsn := func(ro, writer bool) string {
-		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(10000)")
-		q.Add("_pragma", "journal_mode(wal)")
-		// NORMAL in WAL mode is durable against process crashes (the
-		// crash test SIGKILLs the daemon); only a power loss may drop the
-		// last transactions.
-		q.Add("_pragma", "synchronous(normal)")
-		q.Add("_pragma", "foreign_keys(on)")
-		q.Set("_txlock", "immediate")
-		if ro {
-			q.Add("_pragma", "query_only(1)")
-		}
-		if writer {
-			// The checkpointer does it off the commit path.
-			q.Add("_pragma", "wal_autocheckpoint(0)")
-		}
-		return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	return open(ctx, path, defaultWAL)
+}
+
+// connKind is what a connection of the store is for.
+type connKind int
+
+const (
+	writerConn connKind = iota
+	readerConn
+	checkpointConn
+)
+
+func dsn(path string, kind connKind, wal walConfig) string {
+	q := url.Values{}
+	busy := 10 * time.Second
+	if kind == checkpointConn {
+		// A restart waits for readers while commits wait for it.
+		busy = wal.Wait
 	}
-	w, err := sql.Open("sqlite3", dsn(false, true))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(wal)")
+	// NORMAL in WAL mode is durable against process crashes (the crash
+	// test SIGKILLs the daemon); only a power loss may drop the last
+	// transactions. Checkpoints still sync the WAL before they copy it
+	// and the database file before the WAL may start over.
+	q.Add("_pragma", "synchronous(normal)")
+	q.Add("_pragma", "foreign_keys(on)")
+	q.Set("_txlock", "immediate")
+	switch kind {
+	case readerConn:
+		q.Add("_pragma", "query_only(1)")
+	case writerConn:
+		// The checkpointer does it off the commit path.
+		q.Add("_pragma", "wal_autocheckpoint(0)")
+		// The writer is who starts the WAL over; its first commit after
+		// a restart truncates the file to this.
+		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", wal.Keep))
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+func open(ctx context.Context, path string, wal walConfig) (*DB, error) {
+	db := &DB{}
+	db.cp = newCheckpointer(&db.wmu)
+	// The hook is set after the DSN's pragmas (wal_autocheckpoint(0)
+	// clears any WAL hook), on every connection the writer pool opens.
+	w, err := driver.Open(dsn(path, writerConn, wal), func(c *sqlite3.Conn) error {
+		c.WALHook(db.cp.walHook)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -77,7 +105,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite3", dsn(true, false))
+	var pageSize int64
+	if err := w.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite3", dsn(path, readerConn, wal))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -86,14 +119,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(0)
-	cp, err := sql.Open("sqlite3", dsn(false, false))
+	cp, err := sqlite3.OpenContext(ctx, dsn(path, checkpointConn, wal))
 	if err != nil {
 		r.Close()
 		w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	cp.SetMaxOpenConns(1)
-	return &DB{w: w, r: r, ws: newStmts(w), rs: newStmts(r), cp: newCheckpointer(cp)}, nil
+	db.w, db.r, db.ws, db.rs = w, r, newStmts(w), newStmts(r)
+	db.cp.start(cp, pageSize, wal)
+	return db, nil
 }
 
 // Close closes both connection pools. It is idempotent.
@@ -133,8 +167,12 @@ func (db *DB) write(ctx context.Context, fn func(tx tx) error) error {
 	db.qmu.Unlock()
 	db.commit(ctx, batch)
 	db.ws.fill(ctx) // the transaction is over: the connection is free
-	if db.commits++; db.commits%checkpointCommits == 0 {
-		db.cp.poke()
+	if db.cp.full() {
+		// The checkpointer fell behind (starved of CPU, or readers kept
+		// it from restarting the WAL): restart it here, before the next
+		// batch, so the WAL stays bounded. Only this leader waits; the
+		// batch's other writers have their answers.
+		db.cp.restartLocked()
 	}
 	db.wmu.Unlock()
 	return <-r.done
@@ -222,82 +260,4 @@ func classify(err error, what string) error {
 		return rung.Errorf(rung.ErrNotFound, "%s: referenced row not found", what)
 	}
 	return fmt.Errorf("%s: %w", what, err)
-}
-
-const schema = `
-CREATE TABLE IF NOT EXISTS tenants (
-	id      TEXT PRIMARY KEY,
-	created INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tokens (
-	id      TEXT PRIMARY KEY,
-	tenant  TEXT NOT NULL REFERENCES tenants(id),
-	hash    BLOB NOT NULL UNIQUE,
-	admin   INTEGER NOT NULL,
-	created INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sandboxes (
-	id       TEXT PRIMARY KEY,
-	tenant   TEXT NOT NULL REFERENCES tenants(id),
-	name     TEXT NOT NULL,
-	state    TEXT NOT NULL,
-	labels   TEXT NOT NULL,
-	doc      TEXT NOT NULL,
-	created  INTEGER NOT NULL,
-	expires  INTEGER NOT NULL,
-	idle_at  INTEGER NOT NULL,
-	alarm    INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS sandboxes_name ON sandboxes(tenant, name) WHERE name <> '';
-CREATE INDEX IF NOT EXISTS sandboxes_tenant ON sandboxes(tenant, created, id);
-CREATE INDEX IF NOT EXISTS sandboxes_alarm ON sandboxes(alarm) WHERE alarm > 0;
-CREATE TABLE IF NOT EXISTS snapshots (
-	id      TEXT PRIMARY KEY,
-	tenant  TEXT NOT NULL,
-	sandbox TEXT NOT NULL,
-	created INTEGER NOT NULL,
-	doc     TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS snapshots_tenant ON snapshots(tenant, created);
-CREATE TABLE IF NOT EXISTS execs (
-	id        TEXT PRIMARY KEY,
-	sandbox   TEXT NOT NULL,
-	command   TEXT NOT NULL,
-	state     TEXT NOT NULL,
-	backend   TEXT NOT NULL,
-	exit_code INTEGER NOT NULL,
-	bytes     INTEGER NOT NULL,
-	started   INTEGER NOT NULL,
-	ended     INTEGER NOT NULL
-) WITHOUT ROWID; -- one b-tree, not a table and its id index: one WAL page less per exec start
-CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started';
--- No query reads execs by sandbox alone, and every exec start paid a WAL
--- page for this index.
-DROP INDEX IF EXISTS execs_sandbox;
-CREATE TABLE IF NOT EXISTS events (
-	sandbox TEXT NOT NULL,
-	seq     INTEGER NOT NULL,
-	time    INTEGER NOT NULL,
-	type    TEXT NOT NULL,
-	journal INTEGER NOT NULL,
-	data    BLOB,
-	PRIMARY KEY (sandbox, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS events_output ON events(time) WHERE journal = 0;
-CREATE TABLE IF NOT EXISTS effects (
-	sandbox TEXT NOT NULL,
-	key     TEXT NOT NULL,
-	kind    TEXT NOT NULL,
-	result  BLOB,
-	seq     INTEGER NOT NULL,
-	created INTEGER NOT NULL,
-	PRIMARY KEY (sandbox, key)
-) WITHOUT ROWID;
-`
-
-func migrate(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	return nil
 }
