@@ -14,8 +14,8 @@ func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int6
 	err := db.write(ctx, func(tx tx) error {
 		// One statement checks the sandbox and inserts (this is on every
 		// exec's path): no row inserted means no sandbox.
-		res, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
-			SELECT ?, ?, ?, 'started', ?, 0, 0, ?, 0 WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = ?)`,
+		res, err := tx.ExecContext(ctx, `INSERT INTO running(id, sandbox, command, backend, started)
+			SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = ?)`,
 			string(e.ID), string(e.Sandbox), e.Command, string(e.Backend), nanos(e.StartedAt), string(e.Sandbox))
 		if err != nil {
 			return classify(err, "exec "+string(e.ID))
@@ -35,14 +35,18 @@ func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int6
 func (db *DB) EndExec(ctx context.Context, e store.Exec, evs []store.Event) (int64, error) {
 	var seq int64
 	err := db.write(ctx, func(tx tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE execs SET state = 'ended', backend = ?, exit_code = ?, bytes = ?, ended = ?
-			WHERE id = ? AND sandbox = ? AND state = 'started'`,
+		// The command and start time are the ones recorded at start.
+		res, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
+			SELECT id, sandbox, command, 'ended', ?, ?, ?, started, ? FROM running WHERE id = ? AND sandbox = ?`,
 			string(e.Backend), e.ExitCode, e.Bytes, nanos(e.EndedAt), string(e.ID), string(e.Sandbox))
 		if err != nil {
 			return classify(err, "end exec "+string(e.ID))
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return rung.Errorf(rung.ErrNotFound, "started exec %s not found", e.ID)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM running WHERE id = ?`, string(e.ID)); err != nil {
+			return classify(err, "end exec "+string(e.ID))
 		}
 		seq, err = appendEvents(ctx, tx, e.Sandbox, evs)
 		return err
@@ -51,6 +55,9 @@ func (db *DB) EndExec(ctx context.Context, e store.Exec, evs []store.Event) (int
 }
 
 const execCols = `id, sandbox, command, state, backend, exit_code, bytes, started, ended`
+
+// runningCols are execCols of a running row.
+const runningCols = `id, sandbox, command, 'started', backend, 0, 0, started, 0`
 
 func scanExec(sc interface{ Scan(...any) error }) (store.Exec, error) {
 	var e store.Exec
@@ -69,7 +76,8 @@ func (db *DB) GetExec(ctx context.Context, sandbox rung.SandboxID, id rung.ExecI
 	var e store.Exec
 	err := db.read(ctx, func(tx tx) error {
 		var err error
-		e, err = scanExec(tx.QueryRowContext(ctx, `SELECT `+execCols+` FROM execs WHERE id = ? AND sandbox = ?`, string(id), string(sandbox)))
+		e, err = scanExec(tx.QueryRowContext(ctx, `SELECT `+runningCols+` FROM running WHERE id = ?1 AND sandbox = ?2
+			UNION ALL SELECT `+execCols+` FROM execs WHERE id = ?1 AND sandbox = ?2`, string(id), string(sandbox)))
 		return classify(err, "exec "+string(id))
 	})
 	return e, err
@@ -80,7 +88,11 @@ func (db *DB) LoseExecs(ctx context.Context, journal func(rung.SandboxID, []rung
 	var lost []store.Exec
 	err := db.write(ctx, func(tx tx) error {
 		lost = nil
-		rows, err := tx.QueryContext(ctx, `SELECT `+execCols+` FROM execs WHERE state = 'started' ORDER BY sandbox, started, id`)
+		// execs rows still 'started' were left by a version that kept
+		// execs in flight there (found through execs_started).
+		rows, err := tx.QueryContext(ctx, `SELECT `+runningCols+` FROM running
+			UNION ALL SELECT `+execCols+` FROM execs WHERE state = 'started'
+			ORDER BY 2, 8, 1`)
 		if err != nil {
 			return classify(err, "lose execs")
 		}
@@ -97,8 +109,14 @@ func (db *DB) LoseExecs(ctx context.Context, journal func(rung.SandboxID, []rung
 		if err := rows.Err(); err != nil {
 			return classify(err, "lose execs")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE execs SET state = 'lost' WHERE state = 'started'`); err != nil {
-			return classify(err, "lose execs")
+		for _, q := range []string{
+			`INSERT INTO execs(` + execCols + `) SELECT id, sandbox, command, 'lost', backend, 0, 0, started, 0 FROM running`,
+			`DELETE FROM running`,
+			`UPDATE execs SET state = 'lost' WHERE state = 'started'`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return classify(err, "lose execs")
+			}
 		}
 		for i := 0; i < len(lost); {
 			j := i

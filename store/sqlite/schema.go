@@ -52,6 +52,20 @@ CREATE TABLE IF NOT EXISTS execs (
 	started   INTEGER NOT NULL,
 	ended     INTEGER NOT NULL
 ) WITHOUT ROWID; -- one b-tree, not a table and its id index: one WAL page less per exec start
+-- An exec in flight is a row of running, and reaches execs when it ends
+-- or is lost: each exec then writes its execs row once, not an insert at
+-- start and an update at end in two commits (one WAL page less per exec).
+-- running holds only the execs in flight: its pages stay few and hot.
+CREATE TABLE IF NOT EXISTS running (
+	id      TEXT PRIMARY KEY,
+	sandbox TEXT NOT NULL,
+	command TEXT NOT NULL,
+	backend TEXT NOT NULL,
+	started INTEGER NOT NULL
+) WITHOUT ROWID;
+-- Versions before running kept started execs in execs; this index finds
+-- those a crash left. Nothing is written to it any more (no execs row is
+-- 'started' now), so it costs no page per exec.
 CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started';
 -- No query reads execs by sandbox alone, and every exec start paid a WAL
 -- page for this index.
