@@ -53,6 +53,10 @@ type Sandbox struct {
 	TTL       time.Duration `json:"ttl"`
 	CreatedAt time.Time     `json:"created_at"`
 	UpdatedAt time.Time     `json:"updated_at"`
+	// Origin is the snapshot the sandbox's files last came from (a
+	// restore, a fork or a rollback), "" for none: the parent of its
+	// next snapshots.
+	Origin SnapshotID `json:"origin,omitempty"`
 }
 
 // NetworkPolicy says what a sandbox's container may reach.
@@ -64,14 +68,32 @@ type NetworkPolicy struct {
 
 // Snapshot is an immutable handle on everything a sandbox had written at
 // one instant: workspace, tmp and its container's root filesystem changes.
+// Only its retention (ExpiresAt, Pinned) changes once it is taken.
 type Snapshot struct {
-	ID          SnapshotID `json:"id"`
-	Name        string     `json:"name,omitempty"`
-	Tenant      TenantID   `json:"tenant"`
-	Sandbox     SandboxID  `json:"sandbox"`          // the sandbox it was taken from
-	Parent      SnapshotID `json:"parent,omitempty"` // the snapshot that sandbox was restored or forked from
-	ImageDigest string     `json:"image_digest,omitempty"`
-	SizeBytes   int64      `json:"size_bytes"` // exclusive bytes, when quotas can tell
-	CreatedAt   time.Time  `json:"created_at"`
-	ExpiresAt   time.Time  `json:"expires_at,omitzero"`
+	ID      SnapshotID        `json:"id"`
+	Name    string            `json:"name,omitempty"` // unique in its tenant
+	Tenant  TenantID          `json:"tenant"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Sandbox SandboxID         `json:"sandbox,omitempty"` // the sandbox it was taken from; "" when imported
+	Parent  SnapshotID        `json:"parent,omitempty"`  // the snapshot that sandbox's files came from
+	// Image is the sandbox's image, pinned (name@sha256:…): a snapshot
+	// restores only onto that digest.
+	Image string `json:"image,omitempty"`
+	// SizeBytes is what the sandbox had written itself when the
+	// snapshot was taken, as the pool's quota charged it; ExclusiveBytes
+	// the part of that written since the sandbox's previous snapshot (or
+	// its start): what this snapshot adds to its tenant's disk use. See
+	// docs/decisions/snapshots.md.
+	SizeBytes      int64 `json:"size_bytes"`
+	ExclusiveBytes int64 `json:"exclusive_bytes"`
+	// Consistency is how it was taken: "crash" (the sandbox's files as a
+	// crash at that instant would leave them) or "frozen" (its container's
+	// processes were frozen around it).
+	Consistency string    `json:"consistency,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	// ExpiresAt is when it is deleted unless restored or forked before
+	// (each renews it by TTL); zero when Pinned.
+	ExpiresAt time.Time     `json:"expires_at,omitzero"`
+	Pinned    bool          `json:"pinned,omitempty"`
+	TTL       time.Duration `json:"ttl"` // the retention each renewal grants
 }

@@ -51,22 +51,40 @@ type Store interface {
 	// time then ID.
 	ListSandboxes(ctx context.Context, f Filter) ([]Sandbox, error)
 	// UpdateSandbox replaces the mutable fields (name, labels, state,
-	// idle timeout, TTL, alarms, updated time) of an existing sandbox, or
+	// idle timeout, TTL, alarms, updated time, origin) of an existing sandbox, or
 	// returns ErrNotFound. A name clash is ErrExists.
 	UpdateSandbox(ctx context.Context, s Sandbox) error
 	// DeleteSandbox removes a sandbox and everything that belongs to it
 	// (execs, events, effects). Its snapshots stay. Missing is ErrNotFound.
 	DeleteSandbox(ctx context.Context, id rung.SandboxID) error
 
-	// CreateSnapshot adds a snapshot. A duplicate ID is ErrExists.
-	CreateSnapshot(ctx context.Context, s rung.Snapshot) error
-	// GetSnapshot returns one of tenant's snapshots, or ErrNotFound.
-	GetSnapshot(ctx context.Context, tenant rung.TenantID, id rung.SnapshotID) (rung.Snapshot, error)
-	// ListSnapshots returns tenant's snapshots, those of one sandbox when
-	// sandbox is not "", ordered by creation time.
-	ListSnapshots(ctx context.Context, tenant rung.TenantID, sandbox rung.SandboxID) ([]rung.Snapshot, error)
+	// CreateSnapshot adds a snapshot. A duplicate ID, or a name another
+	// of the tenant's snapshots has, is ErrExists. When maxPerTenant > 0
+	// and the tenant already has that many snapshots, it returns an error
+	// wrapping rung.ErrLimit and adds nothing.
+	CreateSnapshot(ctx context.Context, s Snapshot, maxPerTenant int) error
+	// GetSnapshot returns the snapshot with id in tenant (any tenant when
+	// tenant is ""), or ErrNotFound, also when it is another tenant's.
+	GetSnapshot(ctx context.Context, tenant rung.TenantID, id rung.SnapshotID) (Snapshot, error)
+	// SnapshotByName returns tenant's snapshot called name, or ErrNotFound.
+	SnapshotByName(ctx context.Context, tenant rung.TenantID, name string) (Snapshot, error)
+	// ListSnapshots returns the snapshots matching f, ordered by creation
+	// time then ID.
+	ListSnapshots(ctx context.Context, f SnapshotFilter) ([]Snapshot, error)
+	// UpdateSnapshot replaces the mutable fields (state, sizes, labels,
+	// expiry, pin, TTL) of an existing snapshot, or returns ErrNotFound.
+	UpdateSnapshot(ctx context.Context, s Snapshot) error
 	// DeleteSnapshot removes a snapshot, or returns ErrNotFound.
 	DeleteSnapshot(ctx context.Context, id rung.SnapshotID) error
+	// SnapshotUsage returns how many snapshots tenant has and the sum of
+	// their ExclusiveBytes.
+	SnapshotUsage(ctx context.Context, tenant rung.TenantID) (count int, bytes int64, err error)
+	// NextSnapshotExpiry returns the earliest expiry of any snapshot, and
+	// false when none expires.
+	NextSnapshotExpiry(ctx context.Context) (time.Time, bool, error)
+	// ExpiredSnapshots returns up to limit snapshots that expire at or
+	// before now, earliest first.
+	ExpiredSnapshots(ctx context.Context, now time.Time, limit int) ([]Snapshot, error)
 
 	// StartExec records an exec as started and appends ev (its journal
 	// entry) to the sandbox's events, returning ev's sequence number.
@@ -158,6 +176,39 @@ type Filter struct {
 	State  rung.State
 	Labels map[string]string // every pair must match
 	Limit  int               // <= 0 means no limit
+}
+
+// SnapshotState is where a snapshot row is in its making.
+type SnapshotState string
+
+// Snapshot states. A creating row may name a subvolume that does not exist
+// yet (or never will): start-up reconciliation removes such rows, and only
+// ready ones are shown to API callers.
+const (
+	SnapshotCreating SnapshotState = "creating"
+	SnapshotReady    SnapshotState = "ready"
+)
+
+// Snapshot is a snapshot row: the domain handle, its state, and the
+// sandbox as it was when the snapshot was taken (its image, size,
+// isolation, network, environment and user: what a restore starts from).
+type Snapshot struct {
+	rung.Snapshot
+	State  SnapshotState `json:"state"`
+	Source rung.Sandbox  `json:"source"`
+}
+
+// SnapshotFilter selects snapshots. Zero fields match everything.
+type SnapshotFilter struct {
+	Tenant  rung.TenantID
+	Sandbox rung.SandboxID
+	Name    string
+	Labels  map[string]string // every pair must match
+	// After, when set, starts the list after the snapshot created at
+	// AfterCreated with ID After (a page's last entry).
+	AfterCreated time.Time
+	After        rung.SnapshotID
+	Limit        int // <= 0 means no limit
 }
 
 // ExecState is where an exec is in its life.

@@ -95,5 +95,5 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
-	return nil
+	return migrateSnapshots(ctx, db)
 }

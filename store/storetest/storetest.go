@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -467,26 +469,107 @@ func testAlarms(t *testing.T, s store.Store) {
 func testSnapshots(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	tenant(t, s, "acme")
-	sb := sandbox(t, s, "acme", "", nil)
-	p := rung.Snapshot{ID: rung.NewSnapshotID(), Tenant: "acme", Sandbox: sb.ID, CreatedAt: t0}
-	c := rung.Snapshot{ID: rung.NewSnapshotID(), Tenant: "acme", Sandbox: sb.ID, Parent: p.ID, Name: "child", CreatedAt: t0.Add(time.Second)}
-	must(t, s.CreateSnapshot(ctx, p))
-	must(t, s.CreateSnapshot(ctx, c))
-	wantErr(t, "duplicate snapshot", s.CreateSnapshot(ctx, p), rung.ErrExists)
+	tenant(t, s, "beta")
+	sb := sandbox(t, s, "acme", "src", nil)
+	snap := func(name string, at time.Duration, labels map[string]string) store.Snapshot {
+		return store.Snapshot{Snapshot: rung.Snapshot{ID: rung.NewSnapshotID(), Name: name, Tenant: "acme", Sandbox: sb.ID,
+			Labels: labels, CreatedAt: t0.Add(at), Image: "lite@sha256:" + strings.Repeat("a", 64), TTL: time.Hour},
+			State: store.SnapshotReady, Source: sb.Sandbox}
+	}
+	p := snap("", 0, map[string]string{"kind": "base"})
+	c := snap("child", time.Second, map[string]string{"kind": "run", "n": "1"})
+	c.Parent, c.ExclusiveBytes, c.ExpiresAt = p.ID, 100, t0.Add(time.Hour)
+	must(t, s.CreateSnapshot(ctx, p, 0))
+	must(t, s.CreateSnapshot(ctx, c, 0))
+	wantErr(t, "duplicate snapshot", s.CreateSnapshot(ctx, p, 0), rung.ErrExists)
+	wantErr(t, "duplicate name", s.CreateSnapshot(ctx, snap("child", 2*time.Second, nil), 0), rung.ErrExists)
+	other := snap("child", 3*time.Second, nil)
+	other.Tenant = "beta"
+	must(t, s.CreateSnapshot(ctx, other, 0)) // names are per tenant
+	wantErr(t, "over the tenant's cap", s.CreateSnapshot(ctx, snap("", 4*time.Second, nil), 2), rung.ErrLimit)
+
 	got, err := s.GetSnapshot(ctx, "acme", c.ID)
 	must(t, err)
-	if got.Parent != p.ID || got.Name != "child" {
+	if got.Parent != p.ID || got.Name != "child" || got.Source.ID != sb.ID || got.State != store.SnapshotReady ||
+		got.TTL != time.Hour || !got.ExpiresAt.Equal(c.ExpiresAt) || got.Image != c.Image {
 		t.Errorf("GetSnapshot = %+v", got)
+	}
+	if _, err := s.GetSnapshot(ctx, "", c.ID); err != nil {
+		t.Errorf("GetSnapshot any tenant: %v", err)
 	}
 	_, err = s.GetSnapshot(ctx, "beta", c.ID)
 	wantErr(t, "other tenant's snapshot", err, rung.ErrNotFound)
-	list, err := s.ListSnapshots(ctx, "acme", sb.ID)
+	byName, err := s.SnapshotByName(ctx, "acme", "child")
 	must(t, err)
-	if len(list) != 2 || list[0].ID != p.ID {
-		t.Errorf("ListSnapshots = %+v", list)
+	if byName.ID != c.ID {
+		t.Errorf("SnapshotByName = %s, want %s", byName.ID, c.ID)
 	}
+	_, err = s.SnapshotByName(ctx, "acme", "nope")
+	wantErr(t, "missing name", err, rung.ErrNotFound)
+
+	list := func(f store.SnapshotFilter) []rung.SnapshotID {
+		t.Helper()
+		got, err := s.ListSnapshots(ctx, f)
+		must(t, err)
+		var ids []rung.SnapshotID
+		for _, x := range got {
+			ids = append(ids, x.ID)
+		}
+		return ids
+	}
+	eq := func(what string, got []rung.SnapshotID, want ...rung.SnapshotID) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	eq("list tenant", list(store.SnapshotFilter{Tenant: "acme"}), p.ID, c.ID)
+	eq("list sandbox", list(store.SnapshotFilter{Tenant: "acme", Sandbox: sb.ID}), p.ID, c.ID)
+	eq("list name", list(store.SnapshotFilter{Tenant: "acme", Name: "child"}), c.ID)
+	eq("list label", list(store.SnapshotFilter{Tenant: "acme", Labels: map[string]string{"kind": "run"}}), c.ID)
+	eq("list page 1", list(store.SnapshotFilter{Tenant: "acme", Limit: 1}), p.ID)
+	eq("list page 2", list(store.SnapshotFilter{Tenant: "acme", Limit: 1, After: p.ID, AfterCreated: p.CreatedAt}), c.ID)
+	eq("list page 3", list(store.SnapshotFilter{Tenant: "acme", Limit: 1, After: c.ID, AfterCreated: c.CreatedAt}))
+
+	n, bytes, err := s.SnapshotUsage(ctx, "acme")
+	must(t, err)
+	if n != 2 || bytes != 100 {
+		t.Errorf("SnapshotUsage = %d, %d; want 2, 100", n, bytes)
+	}
+	at, ok, err := s.NextSnapshotExpiry(ctx)
+	must(t, err)
+	if !ok || !at.Equal(c.ExpiresAt) {
+		t.Errorf("NextSnapshotExpiry = %v, %v", at, ok)
+	}
+	due, err := s.ExpiredSnapshots(ctx, t0.Add(time.Hour), 10)
+	must(t, err)
+	if len(due) != 1 || due[0].ID != c.ID {
+		t.Errorf("ExpiredSnapshots = %+v", due)
+	}
+
+	// Pinning clears the expiry; only the mutable fields change.
+	upd := c
+	upd.Pinned, upd.ExpiresAt, upd.ExclusiveBytes, upd.Name, upd.Parent = true, time.Time{}, 250, "renamed", ""
+	must(t, s.UpdateSnapshot(ctx, upd))
+	got, err = s.GetSnapshot(ctx, "acme", c.ID)
+	must(t, err)
+	if !got.Pinned || !got.ExpiresAt.IsZero() || got.ExclusiveBytes != 250 || got.Name != "child" || got.Parent != p.ID {
+		t.Errorf("after UpdateSnapshot: %+v", got)
+	}
+	if _, ok, _ := s.NextSnapshotExpiry(ctx); ok {
+		t.Error("a pinned snapshot still has an expiry")
+	}
+	if _, bytes, _ := s.SnapshotUsage(ctx, "acme"); bytes != 250 {
+		t.Errorf("usage after update = %d bytes, want 250", bytes)
+	}
+	wantErr(t, "update missing", s.UpdateSnapshot(ctx, snap("", 0, nil)), rung.ErrNotFound)
+
+	// A sandbox's snapshots outlive it.
+	must(t, s.DeleteSandbox(ctx, sb.ID))
+	eq("list after the sandbox's delete", list(store.SnapshotFilter{Tenant: "acme"}), p.ID, c.ID)
 	must(t, s.DeleteSnapshot(ctx, p.ID))
 	wantErr(t, "delete twice", s.DeleteSnapshot(ctx, p.ID), rung.ErrNotFound)
+	eq("list after delete", list(store.SnapshotFilter{Tenant: "acme"}), c.ID)
 }
 
 func testDeleteCascades(t *testing.T, s store.Store) {
