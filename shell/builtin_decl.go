@@ -417,6 +417,7 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 					val = vals[i][0]
 				}
 				v.setAssoc(key, r.transform(v, name, val, "", false))
+				r.grow(int64(2*len(key)+len(val)) + 64)
 				continue
 			}
 			pending = append(pending, vals[i]...)
@@ -427,6 +428,7 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 				val = pending[i+1]
 			}
 			v.setAssoc(pending[i], val)
+			r.grow(int64(2*len(pending[i])+len(val)) + 64)
 		}
 		v.set = true
 		r.checkArray(len(v.assoc))
@@ -451,11 +453,13 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 				val = vals[k][0]
 			}
 			v.arr.set(i, r.transform(v, name, val, "", false))
+			r.grow(int64(len(val)) + 24)
 			next = i + 1
 			continue
 		}
 		for _, f := range vals[k] {
 			v.arr.set(next, r.transform(v, name, f, "", false))
+			r.grow(int64(len(f)) + 24)
 			next++
 		}
 	}

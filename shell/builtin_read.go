@@ -170,6 +170,7 @@ func biRead(r *runner, args []string) int {
 		r.unsetVar(arrayName)
 		v := r.ensureVar(arrayName)
 		v.kind, v.arr, v.set = kindIndexed, arrayOf(fields...), true
+		r.grow(v.arr.bytes())
 		return status
 	}
 	if len(names) == 0 {
@@ -410,6 +411,7 @@ func biMapfile(r *runner, args []string) int {
 			r.evalString(callback+" "+strconv.Itoa(i)+" "+shellQuote(line), "mapfile")
 		}
 		v.arr.set(i, line)
+		r.grow(int64(len(line)) + 24)
 		i++
 		read++
 		r.checkArray(v.arr.len())

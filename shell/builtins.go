@@ -439,7 +439,9 @@ func (r *runner) waitAny() int {
 		pids = append(pids, pid)
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(j.done)})
 	}
+	released := r.sh.cpu.block()
 	i, _, _ := reflect.Select(cases)
+	r.sh.cpu.unblock(r.ctx, released)
 	if i == 0 {
 		return 130
 	}
@@ -450,6 +452,8 @@ func (r *runner) waitAny() int {
 }
 
 func (r *runner) waitJob(j *job) bool {
+	released := r.sh.cpu.block()
+	defer r.sh.cpu.unblock(r.ctx, released)
 	select {
 	case <-j.done:
 		return true

@@ -36,10 +36,11 @@ type pipe struct {
 	epipe  bool // a write failed with EPIPE
 	ctx    context.Context
 	stop   func() bool
+	x      *execSched // the exec's: a reader or writer that waits gives its run slot up
 }
 
-func newPipe(ctx context.Context) *pipe {
-	p := &pipe{ctx: ctx}
+func newPipe(ctx context.Context, x *execSched) *pipe {
+	p := &pipe{ctx: ctx, x: x}
 	p.cond.L = &p.mu
 	p.stop = context.AfterFunc(ctx, func() {
 		p.mu.Lock()
@@ -52,12 +53,12 @@ func newPipe(ctx context.Context) *pipe {
 // newPipes returns the n pipes of one pipeline, made in one allocation and
 // sharing one registration with ctx: cancelling ctx wakes them all. The
 // caller calls stop once the pipeline is over.
-func newPipes(ctx context.Context, n int) (pipes []*pipe, stop func() bool) {
+func newPipes(ctx context.Context, x *execSched, n int) (pipes []*pipe, stop func() bool) {
 	ps := make([]pipe, n)
 	pipes = make([]*pipe, n)
 	for i := range ps {
 		p := &ps[i]
-		p.ctx, p.stop = ctx, noStop
+		p.ctx, p.stop, p.x = ctx, noStop, x
 		p.cond.L = &p.mu
 		pipes[i] = p
 	}
@@ -74,8 +75,14 @@ func newPipes(ctx context.Context, n int) (pipes []*pipe, stop func() bool) {
 func noStop() bool { return false }
 
 func (p *pipe) Read(b []byte) (int, error) {
+	waited := false
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer func() {
+		p.mu.Unlock()
+		// The slot comes back outside the lock: the writer, which may
+		// hold one, needs the lock to go on.
+		p.x.unblock(p.ctx, waited)
+	}()
 	p.read = true
 	for len(p.buf) == p.off {
 		if p.wclosed || p.rclosed {
@@ -83,6 +90,9 @@ func (p *pipe) Read(b []byte) (int, error) {
 		}
 		if err := p.ctx.Err(); err != nil {
 			return 0, err
+		}
+		if !waited {
+			waited = p.x.block()
 		}
 		p.cond.Wait()
 	}
@@ -99,8 +109,12 @@ func (p *pipe) Read(b []byte) (int, error) {
 }
 
 func (p *pipe) Write(b []byte) (int, error) {
+	waited := false
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer func() {
+		p.mu.Unlock()
+		p.x.unblock(p.ctx, waited) // outside the lock, as in Read
+	}()
 	written := 0
 	for len(b) > 0 {
 		if p.rclosed {
@@ -122,6 +136,9 @@ func (p *pipe) Write(b []byte) (int, error) {
 		}
 		room := pipeBuf - (len(p.buf) - p.off)
 		if room <= 0 {
+			if !waited {
+				waited = p.x.block()
+			}
 			p.cond.Wait()
 			continue
 		}

@@ -131,6 +131,15 @@ func (r *runner) nullRedirs(redirs []*syntax.Redirect, status int) int {
 
 // withRedirs runs fn with redirs applied to the descriptors.
 func (r *runner) withRedirs(redirs []*syntax.Redirect, fn func() int) int {
+	savedHeld := r.hdocHeld
+	r.hdocHeld = 0
+	persisted := false
+	defer func() {
+		if !persisted {
+			r.sh.mem.give(r.hdocHeld) // exec <<EOF keeps its body to the end
+		}
+		r.hdocHeld = savedHeld
+	}()
 	nproc := len(r.procs)
 	saved := r.fds
 	r.fds = maps.Clone(saved)
@@ -154,6 +163,7 @@ func (r *runner) withRedirs(redirs []*syntax.Redirect, fn func() int) int {
 	status := fn()
 	if r.persistFDs {
 		r.persistFDs = false
+		persisted = true
 		for _, f := range opened {
 			r.sh.addCloser(f)
 		}
@@ -225,6 +235,12 @@ func (r *runner) redirect(rd *syntax.Redirect) (storage.File, error) {
 	switch rd.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		body := r.heredoc(rd)
+		// The body counts against the memory budget while the command
+		// runs (withRedirs gives it back).
+		if !r.sh.mem.take(int64(len(body)), true) {
+			panic(fatal{})
+		}
+		r.hdocHeld += int64(len(body))
 		return nil, r.setFD(def(0), varName, &fdesc{r: strings.NewReader(body)})
 	case syntax.WordHdoc:
 		s := r.literal(rd.Word) + "\n"

@@ -8,67 +8,10 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
-
-// shared is the state of one exec that every subshell, pipeline stage and
-// background job of it shares: limit counters and the cancel function.
-type shared struct {
-	sh       *Shell
-	limits   Limits
-	cancel   context.CancelCauseFunc
-	commands atomic.Int64
-	loops    atomic.Int64
-	output   atomic.Int64
-	written  atomic.Int64
-	pids     atomic.Int64
-	start    time.Time
-	stdin    io.Reader
-
-	mu          sync.Mutex // guards the fields below
-	unsupported error
-	limit       string
-	closers     []io.Closer
-	jobs        sync.WaitGroup
-}
-
-func (s *shared) setUnsupported(err error) {
-	s.mu.Lock()
-	if s.unsupported == nil {
-		s.unsupported = err
-	}
-	s.mu.Unlock()
-}
-
-func (s *shared) addCloser(c io.Closer) {
-	s.mu.Lock()
-	s.closers = append(s.closers, c)
-	s.mu.Unlock()
-}
-
-// limitError is the cancel cause of an exec that breached a limit.
-type limitError struct {
-	name string
-	max  int64
-}
-
-func (e *limitError) Error() string {
-	return fmt.Sprintf("limit exceeded: %s (max %d)", e.name, e.max)
-}
-
-// breach records that limit name was exceeded and stops the exec.
-func (s *shared) breach(name string, max int64) {
-	s.mu.Lock()
-	if s.limit == "" {
-		s.limit = name
-	}
-	s.mu.Unlock()
-	s.cancel(&limitError{name, max})
-}
 
 // fatal unwinds the runner to its subshell or exec boundary; the status is
 // in runner.exitCode.
@@ -140,6 +83,14 @@ type runner struct {
 	arithDepth int
 	inCond     bool // evaluating [[ ]]: extglob patterns always work
 
+	// Memory accounting of variables (see memCheck): grown is their
+	// estimated growth since the last count, recountAt the growth that
+	// triggers the next, counted what the last count put in the budget;
+	// copied is set on a copy of the exec's main runner.
+	grown, recountAt, counted int64
+	copied                    bool
+	hdocHeld                  int64 // here-document bytes counted for the command being redirected
+
 	expandingAlias map[string]bool // aliases being expanded, against recursion
 	lineAliases    map[string]bool // aliases defined on the line being run: not yet in effect
 	noVarFD        bool            // redirection-only command: {var} is not set
@@ -200,6 +151,7 @@ func (r *runner) copyState() *runner {
 	c.callLines = append([]int(nil), r.callLines...)
 	c.dirstack = append([]string(nil), r.dirstack...)
 	c.jobs = nil
+	c.grown, c.counted, c.copied = 0, 0, true
 	c.bashpid = int(r.sh.pids.Add(1))
 	c.subshell++
 	c.exiting, c.returning, c.breakN, c.contN = false, false, 0, 0
@@ -258,6 +210,7 @@ func (c *runner) release() {
 	for _, s := range c.scopes {
 		s.release()
 	}
+	c.uncount()
 }
 
 // runProtected runs fn, turning a fatal error into an exit status and
@@ -400,44 +353,6 @@ func (r *runner) runErrTrap() {
 	r.evalString(cmd, "trap")
 	r.inTrap = false
 	r.status = saved
-}
-
-// tick counts one command against the limits and checks the context.
-func (r *runner) tick() bool {
-	if r.ctx.Err() != nil {
-		return false
-	}
-	if n := r.sh.commands.Add(1); n > r.sh.limits.Commands {
-		r.sh.breach("commands", r.sh.limits.Commands)
-		return false
-	}
-	return true
-}
-
-// loopTick counts one loop iteration.
-func (r *runner) loopTick() bool {
-	if r.ctx.Err() != nil {
-		return false
-	}
-	if n := r.sh.loops.Add(1); n > r.sh.limits.LoopIterations {
-		r.sh.breach("loop_iterations", r.sh.limits.LoopIterations)
-		return false
-	}
-	return true
-}
-
-func (r *runner) checkString(s string) {
-	if int64(len(s)) > r.sh.limits.StringBytes {
-		r.sh.breach("string_bytes", r.sh.limits.StringBytes)
-		panic(fatal{})
-	}
-}
-
-func (r *runner) checkArray(n int) {
-	if int64(n) > r.sh.limits.ArrayElems {
-		r.sh.breach("array_elems", r.sh.limits.ArrayElems)
-		panic(fatal{})
-	}
 }
 
 // command runs the command of a statement (redirections already applied).
@@ -721,9 +636,13 @@ func (r *runner) background(st *syntax.Stmt) {
 	cp := *st
 	cp.Background = false
 	r.sh.jobs.Add(1)
+	r.sh.njobs.Add(1)
 	go func() {
 		defer r.sh.jobs.Done()
+		defer r.sh.njobs.Add(-1)
 		defer close(j.done)
+		_ = r.sh.cpu.acquire(c.ctx) // a job runs with a slot of its own
+		defer r.sh.cpu.release()
 		defer func() {
 			if p := recover(); p != nil {
 				j.status = 126

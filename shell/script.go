@@ -44,6 +44,7 @@ func (r *runner) runScriptFile(args []string) (int, bool) {
 		}
 	}
 	c := r.childShell(args[1:])
+	defer c.uncount()
 	c.arg0 = name
 	return c.runProtected(func(c *runner) { c.script(src) }), true
 }
@@ -153,6 +154,7 @@ func runChildShell(r *runner, args []string) int {
 		src = string(data)
 	}
 	c := r.childShell(params)
+	defer c.uncount()
 	c.arg0 = arg0
 	for i := 0; i < len(opts); i++ {
 		o := opts[i]

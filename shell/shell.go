@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,13 @@ type Config struct {
 	// Seed seeds $RANDOM; zero means a fixed default, so runs are
 	// reproducible.
 	Seed uint64
+	// Memory caps the bytes all the execs sharing it hold together (the
+	// daemon's); nil means no cap beyond each exec's Limits.MemoryBytes.
+	Memory *MemoryPool
+	// Sched shares CPU between the execs of every Shell using it; nil
+	// means one scheduler shared by the whole process, with a run slot
+	// per GOMAXPROCS.
+	Sched *Scheduler
 }
 
 // Limits bound one exec. A breach ends the exec with exit status 126 and a
@@ -38,6 +46,15 @@ type Limits struct {
 	ArrayElems     int64 // largest array; default 1,000,000
 	Depth          int   // function, source and eval nesting; default 1,000
 	WriteBytes     int64 // bytes written to files through the exec; default 1 GiB
+	// MemoryBytes bounds the bytes the interpreter and its tools hold for
+	// the exec at once: variables, command substitution output, here
+	// documents, tools' buffers (see [Call.Reserve]); default 256 MiB.
+	// sort writes sorted runs to the sandbox's /tmp rather than pass it.
+	MemoryBytes int64
+	// CPUTime bounds the time the exec's goroutines hold a run slot of
+	// the scheduler (see [Scheduler]): CPU time, as close as Go can tell;
+	// waiting for a slot, a pipe or input does not count. Default 60 s.
+	CPUTime time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -62,6 +79,12 @@ func (l Limits) withDefaults() Limits {
 	if l.WriteBytes <= 0 {
 		l.WriteBytes = 1 << 30
 	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = 256 << 20
+	}
+	if l.CPUTime <= 0 {
+		l.CPUTime = time.Minute
+	}
 	return l
 }
 
@@ -73,6 +96,15 @@ type Request struct {
 	Stdin  io.Reader         // nil means empty
 	Stdout io.Writer         // nil means discard
 	Stderr io.Writer         // nil means discard
+	// Lease is memory admitted for this exec by [Shell.Admit]; Run takes
+	// it over and gives it back when it returns. Nil: Run admits the exec
+	// itself, and ends it at once with limit daemon_memory_bytes when the
+	// pool (Config.Memory) has no room.
+	Lease *Lease
+	// Tenant and Sandbox name who runs the exec, for fair sharing of CPU
+	// between tenants, then sandboxes (see [Scheduler]). "" is one
+	// anonymous tenant or sandbox.
+	Tenant, Sandbox string
 }
 
 // Result is how an exec ended. A non-zero ExitCode is not an error.
@@ -98,6 +130,9 @@ type Shell struct {
 	// instead of building both again; its first change copies them.
 	// A pointer, because each exec runs on a copy of the Shell.
 	base *atomic.Pointer[baseVars]
+	// noSched runs execs outside any scheduler, with no CPU budget: only
+	// for benchmarks of the scheduler's own cost (export_test.go).
+	noSched bool
 }
 
 // baseVars is one exec's initial variables and what they were built from.
@@ -135,6 +170,20 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	}
 	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now()}
 	sh.pids.Store(1)
+	sh.mem = memBudget{max: sh.limits.MemoryBytes, lease: req.Lease, sh: sh}
+	defer func() { sh.mem.lease.Release() }()
+	sched := s.cfg.Sched
+	if sched == nil {
+		sched = defaultScheduler()
+	}
+	if !s.noSched {
+		// The exec starts once it has a run slot: waiting for one is wall
+		// time, not CPU time. A context that ends first ends it as usual.
+		sh.cpu = &sh.cpuState
+		_ = sched.start(cctx, sh.cpu, req.Tenant, req.Sandbox, sh.limits.CPUTime, sh)
+		defer sh.cpu.finish()
+	}
+	sh.rootCtx, sh.toolCtx = cctx, schedCtx{cctx, sh.cpu}
 	stdout := req.Stdout
 	if stdout == nil {
 		stdout = io.Discard
@@ -144,8 +193,13 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		stderr = io.Discard
 	}
 	stdin := req.Stdin
-	if stdin == nil {
+	switch stdin.(type) {
+	case nil:
 		stdin = strings.NewReader("")
+	case *strings.Reader, *bytes.Reader:
+	default:
+		// A read may wait for the client: not with a run slot held.
+		stdin = blockingReader{r: stdin, x: sh.cpu, ctx: cctx}
 	}
 	out := &outWriter{w: stdout, sh: sh}
 	errw := out
@@ -153,12 +207,20 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		errw = &outWriter{w: stderr, sh: sh}
 	}
 	r := s.newRunner(cctx, sh, req)
+	r.recountAt = min(minRecount, sh.limits.MemoryBytes)
 	r.fds = map[int]*fdesc{
 		0: {r: stdin, isStdin: true},
 		1: {w: out},
 		2: {w: errw},
 	}
 	status := 0
+	if sh.mem.lease == nil && s.cfg.Memory != nil {
+		l, err := s.cfg.Memory.Admit(cctx)
+		if err != nil {
+			sh.breach("daemon_memory_bytes", s.cfg.Memory.max)
+		}
+		sh.mem.lease = l
+	}
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -170,7 +232,13 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		}()
 		status = r.runProtected(func(r *runner) { r.script(req.Script) })
 	}()
-	sh.jobs.Wait()
+	if sh.njobs.Load() > 0 {
+		// Only a job still running is worth the slot: taking it back may
+		// mean waiting a slice.
+		released := sh.cpu.block()
+		sh.jobs.Wait()
+		sh.cpu.unblock(cctx, released)
+	}
 	sh.mu.Lock()
 	for _, c := range sh.closers {
 		c.Close()
@@ -190,7 +258,7 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	} else if limit != "" {
 		var le *limitError
 		if errors.As(context.Cause(cctx), &le) {
-			fmt.Fprintf(errw.w, "bash: limit exceeded: %s (max %d)\n", le.name, le.max)
+			fmt.Fprintf(errw.w, "bash: limit exceeded: %s (max %s)\n", le.name, le.shown())
 		}
 	}
 	if limit != "" {
@@ -198,6 +266,16 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		res.ExitCode = 126
 	}
 	return res
+}
+
+// Admit takes room in the shell's memory pool (Config.Memory) for an exec
+// about to run, waiting briefly when the pool is full; pass the lease in
+// the exec's [Request]. It fails with a *rung.LimitError for
+// "daemon_memory_bytes" (rung.ErrLimit) when the pool stays full. Without
+// a pool it returns a nil lease. The caller releases the lease when it
+// does not run the exec after all.
+func (s *Shell) Admit(ctx context.Context) (*Lease, error) {
+	return s.cfg.Memory.Admit(ctx)
 }
 
 // execShell is a Shell whose file view is one exec's view of a Root.

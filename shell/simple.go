@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -282,7 +283,8 @@ func (r *runner) runTool(args []string) (status int) {
 			status = 126
 		}
 	}()
-	status = t.Run(r.ctx, c)
+	defer c.releaseHeld()
+	status = t.Run(r.toolContext(), c)
 	if d := r.fds[1]; status != 0 && d != nil && d.pipe != nil && d.pipe.broken() {
 		// The reader went away: a real process would die of SIGPIPE.
 		status = 141
@@ -295,7 +297,13 @@ func (r *runner) runTool(args []string) (status int) {
 
 // newCall fills a Call for args with r's streams, directory and env.
 func (r *runner) newCall(args []string) *Call {
-	c := &Call{
+	// The Call and its reservation counter are one allocation.
+	box := &struct {
+		c    Call
+		held atomic.Int64
+	}{}
+	c := &box.c
+	*c = Call{
 		Args:   args,
 		Stdin:  r.stdin(),
 		Stdout: r.stdout(),
@@ -304,6 +312,9 @@ func (r *runner) newCall(args []string) *Call {
 		Env:    r.environ(),
 		FS:     r.sh.sh.cfg.FS,
 		Exec:   r.execCallback,
+		mem:    &r.sh.mem,
+		held:   &box.held,
+		cpu:    r.sh.cpu,
 	}
 	for n, d := range r.fds {
 		if n <= 2 || d == nil {
@@ -395,10 +406,11 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 	n := len(stages)
 	statuses := make([]int, n)
 	var wg sync.WaitGroup
+	var live atomic.Int32 // stages running in goroutines
 	var prev *pipe
 	r.noErrExit++
 	lastpipe := r.shopts["lastpipe"]
-	pipes, stopPipes := newPipes(r.ctx, n-1)
+	pipes, stopPipes := newPipes(r.ctx, r.sh.cpu, n-1)
 	defer stopPipes()
 	for i, st := range stages {
 		var child *runner
@@ -450,8 +462,12 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 			run()
 		} else {
 			wg.Add(1)
+			live.Add(1)
 			goStage(func() {
 				defer wg.Done()
+				defer live.Add(-1)
+				_ = r.sh.cpu.acquire(r.ctx) // each stage runs with a slot of its own
+				defer r.sh.cpu.release()
 				defer func() {
 					if p := recover(); p != nil {
 						statuses[i] = 126
@@ -468,6 +484,13 @@ func (r *runner) pipeline(c *syntax.BinaryCmd) int {
 			})
 		}
 		prev = next
+	}
+	if live.Load() > 0 {
+		// Only stages still running are worth the slot: taking it back
+		// may mean waiting a slice.
+		released := r.sh.cpu.block()
+		wg.Wait()
+		r.sh.cpu.unblock(r.ctx, released)
 	}
 	wg.Wait()
 	r.pipestatus = statuses
@@ -506,6 +529,8 @@ func (r *runner) cmdSubst(cs *syntax.CmdSubst) string {
 	}
 	var buf limitedBuffer
 	buf.max = r.sh.limits.StringBytes
+	buf.mem = &r.sh.mem
+	defer func() { buf.mem.give(buf.held) }()
 	c := r.copyState()
 	c.lineShift = r.substLineShift(cs.Left, cs.Stmts)
 	c.inCmdSubst = true
@@ -536,6 +561,7 @@ func (r *runner) substText(s string) string {
 // procSubst is a running <(...) or >(...).
 type procSubst struct {
 	fd   int
+	x    *execSched
 	p    *pipe
 	out  bool // >(...): the command reads, the shell writes
 	done chan struct{}
@@ -548,7 +574,13 @@ func (p *procSubst) finish() {
 	} else {
 		p.p.closeRead()
 	}
-	<-p.done
+	select {
+	case <-p.done:
+	default:
+		released := p.x.block()
+		<-p.done
+		p.x.unblock(p.p.ctx, released)
+	}
 }
 
 // procCloser ends a process substitution that exec kept open.
@@ -565,7 +597,7 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) string {
 	for r.fds[fd] != nil {
 		fd--
 	}
-	p := newPipe(r.ctx)
+	p := newPipe(r.ctx, r.sh.cpu)
 	c := r.copyState()
 	c.lineShift = r.substLineShift(ps.OpPos, ps.Stmts)
 	out := ps.Op == syntax.CmdOut
@@ -576,12 +608,14 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) string {
 		c.fds[1] = &fdesc{w: pipeWriter{p}, pipe: p}
 		r.fds[fd] = &fdesc{r: pipeReader{p}}
 	}
-	ent := &procSubst{fd: fd, p: p, out: out, done: make(chan struct{})}
+	ent := &procSubst{fd: fd, x: r.sh.cpu, p: p, out: out, done: make(chan struct{})}
 	r.procs = append(r.procs, ent)
 	// The goroutine ends when its commands do; finish closes the shell's
 	// end of the pipe first so a blocked command sees EOF or EPIPE.
 	go func() {
 		defer close(ent.done)
+		_ = r.sh.cpu.acquire(r.ctx) // the substitution runs with a slot of its own
+		defer r.sh.cpu.release()
 		defer func() {
 			if x := recover(); x != nil {
 				r.sh.panics(x, debug.Stack())
@@ -600,10 +634,12 @@ func (r *runner) procSubst(ps *syntax.ProcSubst) string {
 
 // limitedBuffer collects command substitution output up to max bytes.
 type limitedBuffer struct {
-	mu   sync.Mutex // guards b and over: background jobs may share it
+	mu   sync.Mutex // guards the fields below: background jobs may share it
 	b    bytes.Buffer
 	max  int64
 	over bool
+	mem  *memBudget // the exec's, which the bytes count against
+	held int64      // bytes counted in mem
 }
 
 func (l *limitedBuffer) Write(p []byte) (int, error) {
@@ -613,6 +649,10 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.over = true
 		return 0, errBrokenPipe
 	}
+	if !l.mem.take(int64(len(p)), true) {
+		return 0, errBrokenPipe
+	}
+	l.held += int64(len(p))
 	return l.b.Write(p)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 
 	"rung.dev/rung/storage"
 )
@@ -64,4 +65,8 @@ type Call struct {
 	// Unsupported is set by [Call.Fail] when the tool gave up because of
 	// something it does not implement.
 	Unsupported error
+
+	mem  *memBudget    // the exec's memory budget; nil on a Call the interpreter did not make
+	held *atomic.Int64 // bytes this call has reserved (shared by copies of the Call)
+	cpu  *execSched    // the exec's share of the scheduler; nil likewise
 }

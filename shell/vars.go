@@ -165,6 +165,9 @@ func (v *variable) toIndexed() {
 type scope struct {
 	vars map[string]*variable
 	temp bool // prefix assignments of one command (A=1 cmd)
+	// inherited is what vars held when mine copied them from a shared
+	// map: a copied runner counts only its growth (see memCheck).
+	inherited int64
 	// frozen is set while vars is shared with another runner's scope, and
 	// so read only. Every scope sharing the map shares it.
 	frozen *frozenVars
@@ -192,7 +195,7 @@ func (s *scope) share() {
 // lend returns a new scope value sharing s's variables (s must be shared).
 func (s *scope) lend() scope {
 	s.frozen.refs.Add(1)
-	return scope{vars: s.vars, temp: s.temp, frozen: s.frozen}
+	return scope{vars: s.vars, temp: s.temp, frozen: s.frozen, inherited: s.inherited}
 }
 
 // release gives back s's share of a shared map; s is not used again.
@@ -221,13 +224,15 @@ func (s *scope) mine() map[string]*variable {
 	// The copies are carved from one slice: one allocation per scope
 	// instead of one per variable.
 	pool := make([]variable, 0, len(s.vars))
+	var held int64
 	for k, v := range s.vars {
 		pool = append(pool, *v)
 		cv := &pool[len(pool)-1]
 		cv.cloneMaps()
 		vars[k] = cv
+		held += varBytes(k, cv)
 	}
-	s.vars, s.frozen = vars, nil
+	s.vars, s.frozen, s.inherited = vars, nil, held
 	return vars
 }
 
@@ -365,10 +370,12 @@ func (r *runner) assign(name string, index *string, val string, appending bool) 
 				r.sh.breach("string_bytes", r.sh.limits.StringBytes)
 				panic(fatal{})
 			}
+			r.grow(int64(len(val)))
 			v.str, v.set = v.appendStr(val), true
 			return nil
 		}
 		val = r.transform(v, name, val, v.str, appending)
+		r.grow(int64(len(val) - len(v.str)))
 		v.str, v.set, v.sbuf = val, true, nil
 		return nil
 	}
@@ -378,15 +385,25 @@ func (r *runner) assign(name string, index *string, val string, appending bool) 
 	}
 	switch v.kind {
 	case kindAssoc:
-		old := v.assoc[*index]
-		v.setAssoc(*index, r.transform(v, name, val, old, appending))
+		old, ok := v.assoc[*index]
+		val = r.transform(v, name, val, old, appending)
+		r.grow(int64(len(val) - len(old)))
+		if !ok {
+			r.grow(int64(2*len(*index)) + 64)
+		}
+		v.setAssoc(*index, val)
 	default:
 		if v.kind == kindString {
 			v.toIndexed()
 		}
 		i := r.arrayIndex(v, *index)
-		old, _ := v.arr.get(i)
-		v.arr.set(i, r.transform(v, name, val, old, appending))
+		old, ok := v.arr.get(i)
+		val = r.transform(v, name, val, old, appending)
+		r.grow(int64(len(val) - len(old)))
+		if !ok {
+			r.grow(24)
+		}
+		v.arr.set(i, val)
 		r.checkArray(v.arr.len())
 	}
 	v.set = true

@@ -32,7 +32,7 @@ func runAwk(ctx context.Context, c *shell.Call) int {
 	}
 	env := &awk.Env{
 		Name: c.Name(), Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, Environ: c.Env,
-		Open: c.Open,
+		Open: c.Open, Reserve: c.Reserve,
 		Create: func(name string, flag int, perm fs.FileMode) (io.WriteCloser, error) {
 			return c.Create(name, flag, perm)
 		},

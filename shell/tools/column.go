@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"context"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -84,7 +83,7 @@ func runColumn(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		data, err := io.ReadAll(r)
+		data, err := c.ReadAll(r)
 		r.Close()
 		if err != nil {
 			if txIsCtx(err) {

@@ -170,7 +170,7 @@ func runCsplit(ctx context.Context, c *shell.Call) int {
 		c.Errorf("cannot open %s for reading: %s", txQuote(ops[0]), txErr(err))
 		return 1
 	}
-	data, err := io.ReadAll(r)
+	data, err := c.ReadAll(r)
 	r.Close()
 	if err != nil {
 		if txIsCtx(err) {

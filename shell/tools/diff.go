@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strings"
 	"time"
@@ -300,7 +299,7 @@ func (d *differ) load(name string, exists bool) (*diffFile, []byte, error) {
 	} else {
 		f.stamp = time.Now().In(d.loc).Format("2006-01-02 15:04:05.000000000 -0700")
 	}
-	data, err := io.ReadAll(r)
+	data, err := d.c.ReadAll(r)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -189,7 +189,7 @@ func (cfg *grepConfig) apply(c *shell.Call, o Opt, ctxN *int) int {
 			c.Errorf("%s: %s", o.Value, shell.ErrText(err))
 			return 2
 		}
-		b, err := io.ReadAll(r)
+		b, err := c.ReadAll(r)
 		r.Close()
 		if err != nil {
 			c.Errorf("%s: %s", o.Value, shell.ErrText(err))

@@ -118,7 +118,7 @@ func runHead(ctx context.Context, c *shell.Call) int {
 		case bytes && !elide:
 			_, rerr = io.Copy(out, io.LimitReader(r, int64(min(count, 1<<62))))
 		case bytes:
-			rerr = headElideBytes(out, r, count)
+			rerr = headElideBytes(c, out, r, count)
 		case !elide:
 			var extra int
 			extra, rerr = headLines(out, r, delim, count)
@@ -131,7 +131,7 @@ func runHead(ctx context.Context, c *shell.Call) int {
 				}
 			}
 		default:
-			rerr = headElideLines(ctx, out, r, delim, count)
+			rerr = headElideLines(ctx, c, out, r, delim, count)
 		}
 		r.Close()
 		if rerr != nil {
@@ -185,12 +185,16 @@ func headLines(out *txOut, r io.Reader, delim byte, n uint64) (int, error) {
 	}
 }
 
-func headElideBytes(out *txOut, r io.Reader, n uint64) error {
+func headElideBytes(c *shell.Call, out *txOut, r io.Reader, n uint64) error {
 	var pending []byte
 	buf := make([]byte, 32<<10)
 	for {
 		k, err := r.Read(buf)
+		old := cap(pending)
 		pending = append(pending, buf[:k]...)
+		if err := txHold(c, cap(pending)-old); err != nil {
+			return err
+		}
 		if uint64(len(pending)) > n {
 			emit := uint64(len(pending)) - n
 			if _, werr := out.Write(pending[:emit]); werr != nil {
@@ -207,7 +211,7 @@ func headElideBytes(out *txOut, r io.Reader, n uint64) error {
 	}
 }
 
-func headElideLines(ctx context.Context, out *txOut, r io.Reader, delim byte, n uint64) error {
+func headElideLines(ctx context.Context, c *shell.Call, out *txOut, r io.Reader, delim byte, n uint64) error {
 	lr := newTxLineReader(r, delim)
 	var ring [][]byte
 	head := 0
@@ -229,13 +233,20 @@ func headElideLines(ctx context.Context, out *txOut, r io.Reader, delim byte, n 
 			continue
 		}
 		if uint64(len(ring)) < n {
+			if err := txHold(c, len(line)+txLineCost); err != nil {
+				return err
+			}
 			ring = append(ring, append([]byte(nil), line...))
 			continue
 		}
 		if _, werr := out.Write(ring[head]); werr != nil {
 			return werr
 		}
+		old := cap(ring[head])
 		ring[head] = append(ring[head][:0], line...)
+		if err := txHold(c, cap(ring[head])-old); err != nil {
+			return err
+		}
 		head = (head + 1) % len(ring)
 	}
 }

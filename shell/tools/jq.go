@@ -219,7 +219,7 @@ func jqArgValue(c *shell.Call, kind, val string, order *jqOrder) (any, error) {
 		return nil, &jqUsage{fmt.Sprintf("Bad JSON in --%s %s: Could not open %s: %s", kind, val, val, shell.ErrText(err))}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	data, err := c.ReadAll(f)
 	if err != nil {
 		return nil, &jqUsage{fmt.Sprintf("Bad JSON in --%s %s: %s", kind, val, shell.ErrText(err))}
 	}
@@ -267,7 +267,7 @@ func runJQ(ctx context.Context, c *shell.Call) int {
 			fmt.Fprintf(c.Stderr, "jq: error: Could not open %s: %s\n", o.filter, shell.ErrText(err))
 			return 2
 		}
-		data, err := io.ReadAll(f)
+		data, err := c.ReadAll(f)
 		f.Close()
 		if err != nil {
 			fmt.Fprintf(c.Stderr, "jq: error: Could not read %s: %s\n", o.filter, shell.ErrText(err))

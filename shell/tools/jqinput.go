@@ -23,6 +23,7 @@ type jqInputs struct {
 	stop   bool
 	opened bool
 	carry  string // with -R, a last line without newline, continued by the next file
+	held   int64  // bytes counted in the memory budget for the input read so far
 }
 
 func (in *jqInputs) where() string {
@@ -119,11 +120,44 @@ func (in *jqInputs) open() bool {
 
 func (in *jqInputs) setReader(rd io.Reader, c io.Closer, name string) {
 	in.name, in.closer = name, c
+	rd = &jqBudgetReader{in: in, r: rd}
 	if in.r.o.rawIn {
 		in.lines = bufio.NewReaderSize(rd, 64<<10)
 		return
 	}
 	in.dec = newJQDecoder(rd, in.r.order)
+}
+
+// jqValueCost is the bytes of parsed values (interfaces, maps, slices) one
+// byte of JSON text costs, roughly.
+const jqValueCost = 4
+
+// jqBudgetReader counts the input jq reads against the exec's memory
+// budget while the values made of it are alive: until the value has been
+// run through the filter, or to the end with --slurp. A value bigger than
+// the budget ends the exec (memory_bytes) while it is being read.
+type jqBudgetReader struct {
+	in *jqInputs
+	r  io.Reader
+}
+
+func (b *jqBudgetReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		cost := int64(n) * jqValueCost
+		if rerr := b.in.r.c.Reserve(cost); rerr != nil {
+			return 0, rerr
+		}
+		b.in.held += cost
+	}
+	return n, err
+}
+
+// release gives back what the values read so far held; streaming jq calls
+// it after each value is done.
+func (in *jqInputs) release() {
+	in.r.c.Release(in.held)
+	in.held = 0
 }
 
 // jqInputIter serves input and inputs inside the program.

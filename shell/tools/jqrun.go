@@ -116,6 +116,7 @@ func (r *jqRun) run() int {
 				continue
 			}
 			r.eval(code, v)
+			r.inputs.release()
 		}
 	}
 	if r.refuse() {

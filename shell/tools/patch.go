@@ -295,7 +295,7 @@ func (p *patcher) applyFile(pf *patchFile, target string) {
 	if exists {
 		f, err := p.c.FS.OpenFile(p.abs(name), os.O_RDONLY, 0)
 		if err == nil {
-			orig, err = io.ReadAll(f)
+			orig, err = p.c.ReadAll(f)
 			f.Close()
 		}
 		if err != nil {

@@ -84,7 +84,7 @@ func runSed(ctx context.Context, c *shell.Call) int {
 				c.Errorf("couldn't open file %s: %s", o.Value, shell.ErrText(err))
 				return 4
 			}
-			b, err := io.ReadAll(r)
+			b, err := c.ReadAll(r)
 			r.Close()
 			if err != nil {
 				c.Errorf("read error on %s: %s", o.Value, shell.ErrText(err))

@@ -140,6 +140,7 @@ type sedRun struct {
 	rfiles   map[string]*bufio.Reader
 	ps, hs   []byte
 	scratch  []byte // the previous pattern space, reused by s
+	held     int64  // bytes of ps, hs and scratch counted in the memory budget
 	psNL     bool   // the pattern space's last line had its newline
 	hsNL     bool   // likewise for the hold space (GNU copies it with the text)
 	lastRE   *rePosix
@@ -172,6 +173,21 @@ func (r *sedRun) write(o *sedOut, b []byte, nl bool) {
 	} else {
 		o.missingNL = true
 	}
+}
+
+// account counts the pattern, hold and scratch spaces against the exec's
+// memory budget as they grow: N and H in a loop (sed ':a;N;ba') hold the
+// whole input.
+func (r *sedRun) account() error {
+	n := int64(cap(r.ps) + cap(r.hs) + cap(r.scratch))
+	if n <= r.held {
+		return nil
+	}
+	if err := r.c.Reserve(n - r.held); err != nil {
+		return err
+	}
+	r.held = n
+	return nil
 }
 
 // readLine moves the lookahead line into the pattern space.
@@ -244,6 +260,9 @@ const (
 func (r *sedRun) exec() (sedAct, error) {
 	cmds := r.cmds
 	for pc := 0; pc < len(cmds); {
+		if err := r.account(); err != nil {
+			return sedActEnd, err
+		}
 		c := cmds[pc]
 		sel, err := r.selects(c)
 		if err != nil {

@@ -75,6 +75,8 @@ func runSleep(ctx context.Context, c *shell.Call) int {
 	}
 	t := time.NewTimer(dur)
 	defer t.Stop()
+	// Sleeping is not CPU: the run slot goes to others meanwhile.
+	defer c.Block(ctx)()
 	select {
 	case <-t.C:
 		return 0

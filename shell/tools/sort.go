@@ -13,7 +13,9 @@ import (
 
 // sort: GNU sort 9.1 in C.UTF-8, where collation is byte order (glibc's
 // C.UTF-8 collates by code point, which for UTF-8 is byte order). Input is
-// held in memory; -S, -T and --parallel are accepted and ignored.
+// held in memory while it fits in the exec's memory budget and -S, and
+// spills to sorted runs in -T's directory (first one), $TMPDIR or /tmp
+// past that (sortspill.go); --parallel is accepted and ignored.
 
 var sortOpts = NewOptions("b,ignore-leading-blanks", "d,dictionary-order", "f,ignore-case",
 	"g,general-numeric-sort", "h,human-numeric-sort", "i,ignore-nonprinting", "M,month-sort",
@@ -57,7 +59,7 @@ func runSort(ctx context.Context, c *shell.Call) int {
 	}
 	s := &sorter{tab: -1, delim: '\n'}
 	g := &sortKey{sword: -1, eword: -1}
-	var output string
+	var output, size, tmpDir string
 	check, quiet, merge := false, false, false
 	for _, o := range opts {
 		switch o.Key {
@@ -128,6 +130,12 @@ func runSort(ctx context.Context, c *shell.Call) int {
 			s.delim = 0
 		case "merge":
 			merge = true
+		case "buffer-size":
+			size = o.Value
+		case "temporary-directory":
+			if tmpDir == "" {
+				tmpDir = o.Value
+			}
 		}
 	}
 	s.reverse = g.reverse
@@ -158,127 +166,234 @@ func runSort(ctx context.Context, c *shell.Call) int {
 		}
 		return s.check(ctx, c, files[0], quiet)
 	}
-	var inputs [][][]byte
-	for _, name := range files {
-		lines, st := s.read(ctx, c, name)
-		if st != 0 {
+	// Without -S, sort holds at most half of what the exec's memory budget
+	// has free when it starts, leaving the rest to the rest of the exec.
+	bufMax := int64(-1) // a Call with no budget: no bound but -S
+	if free := c.MemoryFree(); free >= 0 {
+		bufMax = max(free/2, sortMinBuf)
+	}
+	if size != "" {
+		n, msg := sortSize(size, c.MemoryFree())
+		if msg != "" {
+			c.Errorf("%s", msg)
+			return 2
+		}
+		bufMax = max(n, 1<<10)
+	}
+	sp := &spill{c: c, dir: sortTempDir(c, tmpDir)}
+	defer sp.cleanup()
+	if merge {
+		return s.mergeFiles(ctx, sp, files, output)
+	}
+	lines, st := s.readAll(ctx, sp, files, bufMax)
+	if st != 0 {
+		return st
+	}
+	if len(sp.runs) > 0 {
+		// What is left joins the runs on disk; the merge writes the output.
+		if st := sp.write(ctx, s, lines); st != 0 {
 			return st
 		}
-		inputs = append(inputs, lines)
+		return s.mergeFiles(ctx, sp, nil, output)
 	}
-	var all [][]byte
-	if merge {
-		all = s.merge(inputs)
-	} else {
-		if len(inputs) == 1 {
-			all = inputs[0] // the common case: no copy
-		} else {
-			for _, in := range inputs {
-				all = append(all, in...)
-			}
-		}
-		s.sortLines(all)
-	}
+	s.sortLines(lines)
 	if ctx.Err() != nil {
 		return txCtxStatus
 	}
-	w := c.Stdout
-	if output != "" {
-		f, err := c.Create(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-		if err != nil {
-			c.Errorf("open failed: %s: %s", output, txErr(err))
-			return 2
-		}
-		defer f.Close()
-		w = f
+	out, closeOut, st := s.openOutput(c, output)
+	if st != 0 {
+		return st
 	}
-	out := newTxOut(w)
-	defer out.release()
-	for i, line := range all {
-		if s.unique && i > 0 && s.compare(all[i-1], line) == 0 {
+	for i, line := range lines {
+		if s.unique && i > 0 && s.compare(lines[i-1], line) == 0 {
 			continue
 		}
 		out.Write(line)
 		out.WriteByte(s.delim)
 	}
-	if err := out.Flush(); err != nil {
-		if output != "" {
-			c.Errorf("write failed: %s: %s", output, txErr(err))
+	return closeOut()
+}
+
+// openOutput opens -o's file, or stdout. closeOut flushes and closes it
+// and returns the status.
+func (s *sorter) openOutput(c *shell.Call, output string) (out *txOut, closeOut func() int, status int) {
+	w := c.Stdout
+	var f io.Closer
+	if output != "" {
+		of, err := c.Create(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+		if err != nil {
+			c.Errorf("open failed: %s: %s", output, txErr(err))
+			return nil, nil, 2
 		}
+		w, f = of, of
+	}
+	out = newTxOut(w)
+	return out, func() int {
+		defer out.release()
+		err := out.Flush()
+		if f != nil {
+			f.Close()
+		}
+		if err != nil {
+			if output != "" {
+				c.Errorf("write failed: %s: %s", output, txErr(err))
+			}
+			return 2
+		}
+		return 0
+	}, 0
+}
+
+// readAll reads every input into memory while it fits (see sortspill.go),
+// writing sorted runs to sp when it does not, and returns what is left.
+func (s *sorter) readAll(ctx context.Context, sp *spill, files []string, bufMax int64) ([][]byte, int) {
+	in := &sortInput{s: s, sp: sp, max: bufMax}
+	defer func() { sp.c.Release(in.reserved) }()
+	for _, name := range files {
+		if st := in.read(ctx, name); st != 0 {
+			return nil, st
+		}
+	}
+	return in.buf.lines, 0
+}
+
+// sortInput is the records sort holds in memory, and their reservation.
+type sortInput struct {
+	s        *sorter
+	sp       *spill
+	max      int64 // -S in bytes, or -1
+	buf      sortBuf
+	reserved int64 // bytes reserved for buf through the Call
+}
+
+// read adds one input's records to in.buf, spilling as needed.
+func (in *sortInput) read(ctx context.Context, name string) int {
+	c := in.sp.c
+	r, err := txOpen(ctx, c, name)
+	if err != nil {
+		c.Errorf("cannot read: %s: %s", name, txErr(err))
+		return 2
+	}
+	defer r.Close()
+	rd := newSortReader(r, in.s.delim)
+	defer rd.release()
+	for rd.next() {
+		in.buf.add(rd.rec)
+		if st := in.fit(ctx); st != 0 {
+			return st
+		}
+	}
+	if rd.err != nil {
+		if txIsCtx(rd.err) {
+			return txCtxStatus
+		}
+		c.Errorf("read failed: %s: %s", name, txErr(rd.err))
 		return 2
 	}
 	return 0
 }
 
-// read loads every record of one input.
-func (s *sorter) read(ctx context.Context, c *shell.Call, name string) ([][]byte, int) {
-	r, err := txOpen(ctx, c, name)
-	if err != nil {
-		c.Errorf("cannot read: %s: %s", name, txErr(err))
-		return nil, 2
-	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
-	if err != nil {
-		if txIsCtx(err) {
-			return nil, txCtxStatus
+// fit reserves memory for what in.buf holds, or writes it as a run when
+// the budget or -S has no more room.
+func (in *sortInput) fit(ctx context.Context) int {
+	c := in.sp.c
+	for in.buf.bytes > in.reserved {
+		step := int64(sortChunk)
+		if in.max >= 0 {
+			step = min(step, in.max-in.reserved) // 0 once -S is full
 		}
-		c.Errorf("read failed: %s: %s", name, txErr(err))
-		return nil, 2
-	}
-	return txSplit(data, s.delim), 0
-}
-
-// txSplit splits data into delim-terminated records (without delimiter).
-func txSplit(data []byte, delim byte) [][]byte {
-	n := bytes.Count(data, []byte{delim})
-	lines := make([][]byte, 0, n+1)
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, delim)
-		if i < 0 {
-			lines = append(lines, data)
-			break
+		if step > 0 && c.TryReserve(step) {
+			in.reserved += step
+			continue
 		}
-		lines = append(lines, data[:i:i])
-		data = data[i+1:]
-	}
-	return lines
-}
-
-func (s *sorter) merge(inputs [][][]byte) [][]byte {
-	var out [][]byte
-	pos := make([]int, len(inputs))
-	for {
-		best := -1
-		for i, in := range inputs {
-			if pos[i] >= len(in) {
-				continue
+		if step > 0 && in.buf.bytes < sortMinBuf {
+			// Too little to sort in pieces: the exec itself is out of
+			// memory, and its limit ends it.
+			if c.Reserve(step) != nil {
+				return txCtxStatus
 			}
-			if best < 0 || s.compare(in[pos[i]], inputs[best][pos[best]]) < 0 {
-				best = i
-			}
+			in.reserved += step
+			continue
 		}
-		if best < 0 {
-			return out
+		if st := in.sp.write(ctx, in.s, in.buf.lines); st != 0 {
+			return st
 		}
-		out = append(out, inputs[best][pos[best]])
-		pos[best]++
+		in.buf.reset()
+		c.Release(in.reserved)
+		in.reserved = 0
 	}
+	return 0
 }
 
-func (s *sorter) check(ctx context.Context, c *shell.Call, name string, quiet bool) int {
-	lines, st := s.read(ctx, c, name)
+// mergeFiles merges the named inputs (-m) or, with none, sp's runs, into
+// the output. An input that is also -o's file is copied to a temporary
+// file first, since opening the output truncates it.
+func (s *sorter) mergeFiles(ctx context.Context, sp *spill, files []string, output string) int {
+	c := sp.c
+	names := files
+	if files == nil {
+		if st := s.mergeRuns(ctx, sp); st != 0 {
+			return st
+		}
+		names = sp.runs
+	} else if output != "" {
+		names = slices.Clone(files)
+		for i, name := range names {
+			if st := sp.copyIfSame(ctx, name, output, &names[i]); st != 0 {
+				return st
+			}
+		}
+	}
+	srcs, st := openSources(ctx, c, names, s.delim)
 	if st != 0 {
 		return st
 	}
-	for i := 1; i < len(lines); i++ {
-		d := s.compare(lines[i-1], lines[i])
-		if d > 0 || s.unique && d == 0 {
-			if !quiet {
-				fmt.Fprintf(c.Stderr, "%s: %s:%d: disorder: %s\n", c.Name(), name, i+1, lines[i])
+	out, closeOut, st := s.openOutput(c, output)
+	if st != 0 {
+		closeSources(srcs)
+		return st
+	}
+	// Messages name the inputs, not the copies.
+	shown := names
+	if files != nil {
+		shown = files
+	}
+	if st := s.mergeTo(ctx, c, srcs, shown, out); st != 0 {
+		out.release()
+		return st
+	}
+	return closeOut()
+}
+
+// check reads one input, comparing each record with the one before.
+func (s *sorter) check(ctx context.Context, c *shell.Call, name string, quiet bool) int {
+	r, err := txOpen(ctx, c, name)
+	if err != nil {
+		c.Errorf("cannot read: %s: %s", name, txErr(err))
+		return 2
+	}
+	defer r.Close()
+	rd := newSortReader(r, s.delim)
+	defer rd.release()
+	var prev []byte
+	for i := 0; rd.next(); i++ {
+		if i > 0 {
+			d := s.compare(prev, rd.rec)
+			if d > 0 || s.unique && d == 0 {
+				if !quiet {
+					fmt.Fprintf(c.Stderr, "%s: %s:%d: disorder: %s\n", c.Name(), name, i+1, rd.rec)
+				}
+				return 1
 			}
-			return 1
 		}
+		prev = append(prev[:0], rd.rec...)
+	}
+	if rd.err != nil {
+		if txIsCtx(rd.err) {
+			return txCtxStatus
+		}
+		c.Errorf("read failed: %s: %s", name, txErr(rd.err))
+		return 2
 	}
 	return 0
 }

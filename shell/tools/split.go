@@ -320,7 +320,7 @@ func (s *splitter) byBytes(r io.Reader, n uint64) error {
 // byLineBytes (-C) puts as many whole lines as fit in n bytes in each
 // file; a longer line is split across files.
 func (s *splitter) byLineBytes(r io.Reader, n uint64, sep byte) error {
-	data, err := io.ReadAll(r)
+	data, err := s.c.ReadAll(r)
 	if err != nil {
 		return err
 	}
@@ -349,7 +349,7 @@ func (s *splitter) chunks(c *shell.Call, name string, r io.Reader, kind string, 
 			return fmt.Errorf("%s: cannot determine file size", name)
 		}
 	}
-	data, err := io.ReadAll(r)
+	data, err := c.ReadAll(r)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func runTac(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		data, err := io.ReadAll(r)
+		data, err := c.ReadAll(r)
 		r.Close()
 		if err != nil {
 			if txIsCtx(err) {

@@ -123,9 +123,9 @@ func runTail(ctx context.Context, c *shell.Call) int {
 		case fromStart:
 			rerr = tailFrom(out, r, bytes, delim, count)
 		case bytes:
-			rerr = tailBytes(out, f, r, count)
+			rerr = tailBytes(c, out, f, r, count)
 		default:
-			rerr = tailLines(ctx, out, f, r, delim, count)
+			rerr = tailLines(ctx, c, out, f, r, delim, count)
 		}
 		f.Close()
 		if rerr != nil {
@@ -207,7 +207,7 @@ func tailSeekable(f io.Reader) (io.ReadSeeker, int64, bool) {
 	return rs, fi.Size(), true
 }
 
-func tailBytes(out *txOut, f io.Reader, r io.Reader, n uint64) error {
+func tailBytes(c *shell.Call, out *txOut, f io.Reader, r io.Reader, n uint64) error {
 	if rs, size, ok := tailSeekable(f); ok {
 		off := int64(0)
 		if uint64(size) > n {
@@ -222,7 +222,11 @@ func tailBytes(out *txOut, f io.Reader, r io.Reader, n uint64) error {
 	buf := make([]byte, 32<<10)
 	for {
 		k, err := r.Read(buf)
+		old := cap(keep)
 		keep = append(keep, buf[:k]...)
+		if err := txHold(c, cap(keep)-old); err != nil {
+			return err
+		}
 		if uint64(len(keep)) > n {
 			keep = append(keep[:0], keep[uint64(len(keep))-n:]...)
 		}
@@ -236,7 +240,7 @@ func tailBytes(out *txOut, f io.Reader, r io.Reader, n uint64) error {
 	}
 }
 
-func tailLines(ctx context.Context, out *txOut, f io.Reader, r io.Reader, delim byte, n uint64) error {
+func tailLines(ctx context.Context, c *shell.Call, out *txOut, f io.Reader, r io.Reader, delim byte, n uint64) error {
 	if rs, size, ok := tailSeekable(f); ok && size > 64<<10 {
 		if off, ok := tailFindStart(rs, size, delim, n); ok {
 			if _, err := rs.Seek(off, io.SeekStart); err == nil {
@@ -264,10 +268,17 @@ func tailLines(ctx context.Context, out *txOut, f io.Reader, r io.Reader, delim 
 			return ctx.Err()
 		}
 		if uint64(len(ring)) < n {
+			if err := txHold(c, len(line)+txLineCost); err != nil {
+				return err
+			}
 			ring = append(ring, append([]byte(nil), line...))
 			continue
 		}
+		old := cap(ring[head])
 		ring[head] = append(ring[head][:0], line...)
+		if err := txHold(c, cap(ring[head])-old); err != nil {
+			return err
+		}
 		head = (head + 1) % len(ring)
 	}
 	for i := range ring {

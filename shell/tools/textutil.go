@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rung.dev/rung"
 	"rung.dev/rung/shell"
 )
 
@@ -52,9 +54,23 @@ func (r txCtxReader) Read(p []byte) (int, error) {
 	return r.r.Read(p)
 }
 
-// txIsCtx reports whether err comes from a cancelled context.
+// txIsCtx reports whether err comes from a cancelled context, or from the
+// exec's memory budget (Call.Reserve), which is ending the exec too.
 func txIsCtx(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, rung.ErrLimit)
+}
+
+// txLineCost is what a held line costs besides its text: its slice header
+// and allocation.
+const txLineCost = 40
+
+// txHold counts n more bytes a tool holds against the exec's memory budget
+// (see shell.Call.Reserve); n <= 0 is free.
+func txHold(c *shell.Call, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	return c.Reserve(int64(n))
 }
 
 // txCtxStatus is the status a text tool returns when its context ends.
@@ -290,4 +306,20 @@ func txUsageStatus(c *shell.Call, msg string, status int) int {
 // errUnsupportedf builds a Check error wrapping [shell.ErrUnsupported].
 func errUnsupportedf(format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, shell.ErrUnsupported)...)
+}
+
+// txSplit splits data into delim-terminated records (without delimiter).
+func txSplit(data []byte, delim byte) [][]byte {
+	n := bytes.Count(data, []byte{delim})
+	lines := make([][]byte, 0, n+1)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, delim)
+		if i < 0 {
+			lines = append(lines, data)
+			break
+		}
+		lines = append(lines, data[:i:i])
+		data = data[i+1:]
+	}
+	return lines
 }

@@ -26,6 +26,7 @@ type xxdConf struct {
 	cols, group                          int
 	length                               int64
 	offset                               int64
+	c                                    *shell.Call // for reading whole inputs within its memory budget
 }
 
 func xxdNum(s string) (int64, bool) {
@@ -67,7 +68,7 @@ func runXxd(ctx context.Context, c *shell.Call) int {
 	if o, bad := txRefused(opts, xxdUnimpl...); bad {
 		return txFail(c, o)
 	}
-	cf := xxdConf{cols: -1, group: -1, length: -1}
+	cf := xxdConf{cols: -1, group: -1, length: -1, c: c}
 	revert := false
 	seek, seekSet, seekEnd := int64(0), false, false
 	for _, o := range opts {
@@ -129,13 +130,13 @@ func runXxd(ctx context.Context, c *shell.Call) int {
 	}
 	out := newTxOut(w)
 	if revert {
-		err = xxdRevert(out, r, cf.plain)
+		err = xxdRevert(c, out, r, cf.plain)
 	} else {
 		var src io.Reader = r
 		start := int64(0)
 		if seekSet {
 			if seekEnd {
-				data, rerr := io.ReadAll(r)
+				data, rerr := c.ReadAll(r)
 				if rerr != nil {
 					err = rerr
 				}
@@ -205,7 +206,7 @@ func xxdDump(out *txOut, r io.Reader, cf xxdConf, name string, start int64) erro
 		group = cols
 	}
 	if cf.include {
-		return xxdInclude(out, r, cols, hexd, name, cf.capital)
+		return xxdInclude(cf.c, out, r, cols, hexd, name, cf.capital)
 	}
 	buf := make([]byte, cols)
 	off := start + cf.offset
@@ -269,8 +270,8 @@ func xxdDump(out *txOut, r io.Reader, cf xxdConf, name string, start int64) erro
 	}
 }
 
-func xxdInclude(out *txOut, r io.Reader, cols int, hexd, name string, capital bool) error {
-	data, err := io.ReadAll(r)
+func xxdInclude(c *shell.Call, out *txOut, r io.Reader, cols int, hexd, name string, capital bool) error {
+	data, err := c.ReadAll(r)
 	if err != nil {
 		return err
 	}
@@ -322,8 +323,8 @@ func xxdInclude(out *txOut, r io.Reader, cols int, hexd, name string, capital bo
 
 // xxdRevert turns a dump (or, with plain, bare hex) back into bytes;
 // gaps between line offsets are filled with zeros.
-func xxdRevert(out *txOut, r io.Reader, plain bool) error {
-	data, err := io.ReadAll(r)
+func xxdRevert(c *shell.Call, out *txOut, r io.Reader, plain bool) error {
+	data, err := c.ReadAll(r)
 	if err != nil {
 		return err
 	}

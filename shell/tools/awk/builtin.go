@@ -197,12 +197,12 @@ func (in *interp) split(args []expr) value {
 	default:
 		parts = in.splitFS(s, in.fs, in.rs == "", nil)
 	}
-	arr.clear()
+	in.clearArray(arr)
 	for i, p := range parts {
 		if p.k == kMaybe {
 			p = strnum(p.s)
 		}
-		*arr.get(in.keyStr(num(float64(i + 1)))) = p
+		in.setElem(arr, in.keyStr(num(float64(i+1))), p)
 	}
 	return num(float64(len(parts)))
 }

@@ -22,7 +22,7 @@ func (in *interp) eval(e expr) value {
 	case *fieldExpr:
 		return in.field(in.fieldIndex(e.index))
 	case *indexExpr:
-		return *in.arrayOf(e.arr).get(in.subscript(e.index))
+		return *in.elem(in.arrayOf(e.arr), in.subscript(e.index))
 	case *assignExpr:
 		return in.evalAssign(e)
 	case *condExpr:
@@ -154,7 +154,7 @@ func (in *interp) assign(lhs expr, v value) {
 			in.setSpecial(x.idx)
 		}
 	case *indexExpr:
-		*in.arrayOf(x.arr).get(in.subscript(x.index)) = v
+		in.setElem(in.arrayOf(x.arr), in.subscript(x.index), v)
 	case *fieldExpr:
 		in.setField(in.fieldIndex(x.index), in.toStr(v), v)
 	default:

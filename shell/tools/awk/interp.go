@@ -73,6 +73,51 @@ func (a *array) liveKeys() []string {
 	return out
 }
 
+// elemCost is what an array element costs besides its key and text: the
+// map entry, the value and its place in keys.
+const elemCost = 96
+
+func elemBytes(k string, v *value) int64 { return int64(2*len(k)+len(v.s)) + elemCost }
+
+// elem is a.get(k), counting a new element against the memory budget.
+func (in *interp) elem(a *array, k string) *value {
+	if v, ok := a.m[k]; ok {
+		return v
+	}
+	v := a.get(k)
+	in.grow(elemBytes(k, v))
+	return v
+}
+
+// setElem stores v as a[k].
+func (in *interp) setElem(a *array, k string, v value) {
+	p := in.elem(a, k)
+	in.grow(int64(len(v.s) - len(p.s)))
+	*p = v
+}
+
+// clearArray empties a.
+func (in *interp) clearArray(a *array) {
+	for k, v := range a.m {
+		in.grow(-elemBytes(k, v))
+	}
+	a.clear()
+}
+
+// grow notes that the arrays hold n more bytes (n may be negative) and
+// reserves room in the caller's memory budget, 256 KiB or more at a time.
+func (in *interp) grow(n int64) {
+	in.arrBytes += n
+	if in.arrBytes <= in.reserved || in.c.Reserve == nil {
+		return
+	}
+	step := max(in.arrBytes-in.reserved, 256<<10)
+	if err := in.c.Reserve(step); err != nil {
+		in.fatalf("%v", err)
+	}
+	in.reserved += step
+}
+
 // ctl is how a statement ended.
 type ctl int
 
@@ -99,6 +144,8 @@ type interp struct {
 	ctx  context.Context
 	c    *Env
 	prog *program
+
+	arrBytes, reserved int64 // what the arrays hold; what was reserved for them (Env.Reserve)
 
 	globals []cell
 	frame   []cell // locals of the running function
@@ -342,9 +389,13 @@ func (in *interp) exec(s stmt) ctl {
 	case *deleteStmt:
 		a := in.arrayOf(s.arr)
 		if s.index == nil {
-			a.clear()
+			in.clearArray(a)
 		} else {
-			a.del(in.subscript(s.index))
+			k := in.subscript(s.index)
+			if v, ok := a.m[k]; ok {
+				in.grow(-elemBytes(k, v))
+			}
+			a.del(k)
 		}
 	default:
 		in.fatalf("internal: unknown statement %T", s)

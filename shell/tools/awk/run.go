@@ -24,6 +24,10 @@ type Env struct {
 	// Run runs a command line (system(), print | cmd, cmd | getline)
 	// and returns its exit status. Nil refuses commands.
 	Run func(ctx context.Context, cmd string, stdin io.Reader, stdout io.Writer) int
+	// Reserve counts n more bytes that the program's arrays hold against
+	// the caller's memory budget; an error ends the program. Nil counts
+	// nothing.
+	Reserve func(n int64) error
 }
 
 // Config is one awk invocation after command-line parsing.

@@ -1,0 +1,58 @@
+package shell_test
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"rung.dev/rung/shell"
+)
+
+// TestCPUTime runs CPU bombs, which must end with cpu_time, and a script
+// that waits far longer than its CPU budget for its input, which must not.
+func TestCPUTime(t *testing.T) {
+	lim := shell.Limits{CPUTime: 100 * time.Millisecond, LoopIterations: 1 << 40, Commands: 1 << 40}
+	for _, script := range []string{
+		"while :; do :; done",
+		"while :; do :; done | while :; do :; done",
+		"{ while :; do :; done; } & { while :; do :; done; } & wait",
+		"x=$(while :; do :; done)",
+	} {
+		t.Run(script, func(t *testing.T) {
+			t.Parallel()
+			sh := newShell(t, shell.Config{Limits: lim, Sched: shell.NewScheduler(shell.SchedulerConfig{})})
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // catches a hang only
+			defer cancel()
+			res, _, stderr := run(t, sh, ctx, script)
+			if res.Limit != "cpu_time" || res.ExitCode != 126 || !strings.Contains(stderr, "limit exceeded: cpu_time (max 100ms)") {
+				t.Errorf("Run(%q) = %+v, stderr %q; want cpu_time, 126", script, res, stderr)
+			}
+		})
+	}
+	t.Run("waiting", func(t *testing.T) {
+		t.Parallel()
+		sh := newShell(t, shell.Config{Limits: shell.Limits{CPUTime: 50 * time.Millisecond}, Sched: shell.NewScheduler(shell.SchedulerConfig{})})
+		// The input comes after six CPU budgets; waiting for it is free.
+		stdin := &lateReader{r: strings.NewReader("late\n"), ready: make(chan struct{})}
+		timer := time.AfterFunc(300*time.Millisecond, func() { close(stdin.ready) })
+		defer timer.Stop()
+		var out strings.Builder
+		res := sh.Run(t.Context(), shell.Request{Script: "read x; echo $x | { read y; echo $y; }", Stdin: stdin, Stdout: &out})
+		if res.Limit != "" || out.String() != "late\n" {
+			t.Errorf("Run = %+v, stdout %q; want success with %q", res, out.String(), "late\n")
+		}
+	})
+}
+
+// lateReader reads r once ready is closed.
+type lateReader struct {
+	r     io.Reader
+	ready chan struct{}
+}
+
+func (l *lateReader) Read(p []byte) (int, error) {
+	<-l.ready
+	return l.r.Read(p)
+}
