@@ -105,7 +105,8 @@ func (a *actor) init(c *Controller) error {
 			return
 		}
 		a.root = root
-		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Limits: shell.Limits{OutputBytes: c.lim.OutputBytes}})
+		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Memory: c.mem,
+			Limits: shell.Limits{OutputBytes: c.lim.OutputBytes, CPUTime: c.lim.ExecCPUTime, MemoryBytes: c.lim.ExecMemoryBytes}})
 	})
 	if a.initErr != nil {
 		c.release(a)

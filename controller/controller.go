@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -64,6 +66,15 @@ type Limits struct {
 	OutputBytes        int64         // stdout plus stderr kept per exec; default 16 MiB
 	ListEntries        int           // entries one file listing may return; default 100,000
 	Mailbox            int           // queued operations per sandbox; default 64
+	// ExecCPUTime and ExecMemoryBytes bound one isolate exec (see
+	// shell.Limits CPUTime and MemoryBytes); defaults 60 s and 256 MiB.
+	ExecCPUTime     time.Duration
+	ExecMemoryBytes int64
+	// IsolateMemoryBytes caps the memory all isolate execs hold together
+	// (a shell.MemoryPool); past it an exec is refused (ErrLimit) or ended
+	// (limit daemon_memory_bytes). Default: half the Go runtime's memory
+	// limit (rung serve --memory-limit), no cap when it has none.
+	IsolateMemoryBytes int64
 }
 
 func (l Limits) withDefaults() Limits {
@@ -85,6 +96,11 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.OutputBytes <= 0 {
 		l.OutputBytes = 16 << 20
+	}
+	if l.IsolateMemoryBytes <= 0 {
+		if goLimit := debug.SetMemoryLimit(-1); goLimit < math.MaxInt64 {
+			l.IsolateMemoryBytes = goLimit / 2
+		}
 	}
 	return l
 }
@@ -127,6 +143,7 @@ type Controller struct {
 	pool  *storage.Pool
 	log   *slog.Logger
 	tools map[string]shell.Tool
+	mem   *shell.MemoryPool // isolate execs' memory; nil: no cap
 
 	ctx    context.Context // lifetime: canceled by Close
 	cancel context.CancelFunc
@@ -155,6 +172,9 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.lim.IsolateMemoryBytes > 0 {
+		c.mem = shell.NewMemoryPool(c.lim.IsolateMemoryBytes, time.Second)
 	}
 	if c.cfg.Retention <= 0 {
 		c.cfg.Retention = 24 * time.Hour

@@ -54,6 +54,15 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	if d.Err != nil {
 		return rung.ExecResult{Backend: d.Backend, Reason: d.Reason}, d.Err
 	}
+	var lease *shell.Lease
+	if d.Backend != rung.BackendContainer {
+		// The isolate execs of the daemon share its memory pool: a full
+		// pool refuses the exec before it starts (ErrLimit, 429).
+		if lease, err = a.sh.Admit(ctx); err != nil {
+			return rung.ExecResult{Backend: d.Backend, Reason: d.Reason}, err
+		}
+		defer lease.Release() // Run gives it back; this covers not running
+	}
 	start := time.Now()
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: req.Command, Backend: d.Backend, StartedAt: start.UTC()}
 	started, _ := json.Marshal(execStarted{Backend: d.Backend, Command: clipCommand(req.Command), Exec: e.ID, Reason: d.Reason})
@@ -77,7 +86,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	rctx, cancel := context.WithTimeout(ctx, req.Timeout)
 	stop := context.AfterFunc(a.execCtx, cancel) // a delete or shutdown cancels the exec
-	o, runErr := c.run(rctx, a, sb, d, req, stdin, out)
+	o, runErr := c.run(rctx, a, sb, d, req, stdin, out, lease)
 	stop()
 	cancel()
 	out.close()
@@ -119,7 +128,7 @@ type outcome struct {
 
 // run runs one exec on the tier d chose. It returns how the exec ended,
 // and an error only when there is no result.
-func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d router.Decision, req rung.ExecRequest, stdin io.Reader, out *output) (outcome, error) {
+func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d router.Decision, req rung.ExecRequest, stdin io.Reader, out *output, lease *shell.Lease) (outcome, error) {
 	env := make(map[string]string, len(sb.Env)+len(req.Env))
 	for k, v := range sb.Env {
 		env[k] = v
@@ -129,7 +138,8 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 	}
 	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
 	if d.Backend != rung.BackendContainer {
-		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr,
+			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID)})
 		o := outcome{TierExit{Code: res.ExitCode, Reason: rung.ExitReasonExit}, res.Limit}
 		switch res.Limit {
 		case "wall_time":

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,7 @@ import (
 )
 
 func newServe(g *globals) *cobra.Command {
-	var data, poolMount, level string
+	var data, poolMount, level, memLimit string
 	var warm []string
 	var stopGrace time.Duration
 	cmd := &cobra.Command{
@@ -44,7 +45,21 @@ func newServe(g *globals) *cobra.Command {
 				}
 				specs = append(specs, spec)
 			}
+			limit := defaultMemoryLimit()
+			if memLimit != "" {
+				n, err := parseMemoryLimit(memLimit)
+				if err != nil {
+					return fmt.Errorf("--memory-limit: %w", err)
+				}
+				limit = n
+			}
 			log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+			if limit > 0 {
+				// Set before the controller starts: its isolate memory pool
+				// is half of it (see memlimit.go).
+				debug.SetMemoryLimit(limit)
+				log.Info("memory limit", "bytes", limit, "isolate_pool_bytes", limit/2)
+			}
 			ctx := cmd.Context()
 			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace})
 			if err != nil {
@@ -79,6 +94,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&data, "data", "", "data directory (default $RUNG_DATA or /var/lib/rung)")
 	cmd.Flags().StringVar(&poolMount, "pool-mount", "", "use this existing btrfs directory as the pool instead of an image")
 	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	cmd.Flags().StringVar(&memLimit, "memory-limit", "", "the daemon's memory limit (Go's soft limit; half of it caps what isolate execs hold together): bytes with an optional K, M, G or T suffix, or off (default 75% of the host's or the daemon's cgroup's memory, whichever is lower)")
 	cmd.Flags().DurationVar(&stopGrace, "stop-grace", container.DefaultStopGrace, "how long a stopping container's commands get after SIGTERM before they are killed (like docker stop's -t)")
 	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default lite) started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm lite=2 --warm debian:basic=1)")
 	return cmd
