@@ -57,6 +57,8 @@ type Sandbox struct {
 	// restore, a fork or a rollback), "" for none: the parent of its
 	// next snapshots.
 	Origin SnapshotID `json:"origin,omitempty"`
+	// ForkedFrom is the sandbox this one is a fork of, "" for none.
+	ForkedFrom SandboxID `json:"forked_from,omitempty"`
 }
 
 // NetworkPolicy says what a sandbox's container may reach.

@@ -34,6 +34,7 @@ type actor struct {
 	refs     int           // callers using the actor now
 	running  int           // execs running now
 	deleted  bool          // a delete started: no new users
+	retired  bool          // a rollback replaced its files: new users get a new actor
 	lastUsed time.Time
 }
 
@@ -67,7 +68,17 @@ func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref stri
 		c.mu.Unlock()
 		return a, a.init(c)
 	}
+	swap := c.snaps.swapping(id)
 	c.mu.Unlock()
+	if swap != nil {
+		// A rollback is replacing its files: wait for the new ones.
+		select {
+		case <-swap:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return c.acquire(ctx, tenant, ref)
+	}
 
 	sb, err := c.st.GetSandbox(ctx, tenant, id)
 	if err != nil {
@@ -80,6 +91,10 @@ func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref stri
 	if c.closed {
 		c.mu.Unlock()
 		return nil, rung.Errorf(rung.ErrUnavailable, "server is shutting down")
+	}
+	if c.snaps.swapping(id) != nil { // a rollback started meanwhile
+		c.mu.Unlock()
+		return c.acquire(ctx, tenant, ref)
 	}
 	if a = c.actors[id]; a == nil { // no one activated it meanwhile
 		a = &actor{id: id, sb: sb, mbox: make(chan func(), c.lim.Mailbox)}
@@ -172,7 +187,9 @@ func (c *Controller) runActor(a *actor) {
 			t.Reset(wait)
 		case <-c.ctx.Done():
 			c.mu.Lock()
-			delete(c.actors, a.id)
+			if c.actors[a.id] == a { // a retired actor's successor may hold the id
+				delete(c.actors, a.id)
+			}
 			c.mu.Unlock()
 			for len(a.mbox) > 0 { // answer queued callers rather than strand them
 				(<-a.mbox)()
@@ -190,10 +207,12 @@ func (c *Controller) retire(a *actor) (time.Duration, bool) {
 	if a.refs > 0 || len(a.mbox) > 0 {
 		return c.cfg.IdleGrace, false
 	}
-	if idle := time.Since(a.lastUsed); !a.deleted && idle < c.cfg.IdleGrace {
+	if idle := time.Since(a.lastUsed); !a.deleted && !a.retired && idle < c.cfg.IdleGrace {
 		return c.cfg.IdleGrace - idle, false
 	}
-	delete(c.actors, a.id)
+	if c.actors[a.id] == a { // a retired actor's successor may hold the id
+		delete(c.actors, a.id)
+	}
 	return 0, true
 }
 

@@ -27,12 +27,14 @@ func (c *Controller) alarms() {
 			nextTrim = now.Add(trimEvery)
 		}
 		c.fireDue(now)
+		c.expireSnapshots(now) // snapshot_gc.go
 		wait := time.Until(nextTrim)
 		if at, ok, err := c.st.NextAlarm(c.ctx); err == nil && ok {
 			wait = min(wait, time.Until(at))
 		} else if err != nil && c.ctx.Err() == nil {
 			c.log.Warn("read next alarm", "err", err)
 		}
+		wait = c.snapshotWait(c.ctx, wait)
 		t := time.NewTimer(max(wait, 0))
 		select {
 		case <-c.ctx.Done():

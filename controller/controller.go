@@ -132,6 +132,12 @@ type Config struct {
 	// *Containers. Nil keeps no spares.
 	Warm   []WarmSpec
 	Logger *slog.Logger // nil discards
+	// Snapshots bounds each tenant's snapshots (retention, count,
+	// bytes); the zero value gives every tenant DefaultSnapshotPolicy.
+	Snapshots SnapshotPolicies
+	// Fault, if set, is called at named steps of snapshots, forks,
+	// rollbacks and imports (fault.go): crash tests end the process there.
+	Fault func(point string)
 }
 
 // Controller manages every sandbox of one daemon. It is safe for
@@ -150,6 +156,7 @@ type Controller struct {
 	wg     sync.WaitGroup // actor and alarm goroutines
 	wake   chan struct{}  // cap 1: the alarm goroutine should re-read the next alarm
 	warm   *warmPool      // nil: no spares
+	snaps  snapshots      // snapshots in use, rollbacks in progress (snapshot.go)
 
 	mu          sync.Mutex // guards the fields below
 	actors      map[rung.SandboxID]*actor

@@ -218,6 +218,8 @@ func (c *Controller) startSlot(a *actor) (store.Sandbox, error) {
 	switch {
 	case a.deleted:
 		return sb, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", a.id)
+	case a.retired:
+		return sb, rung.Errorf(rung.ErrConflict, "sandbox %s was rolled back as this exec started; run it again", a.id)
 	case sb.State != rung.StateReady && sb.State != rung.StateRunning:
 		return sb, rung.Errorf(rung.ErrConflict, "sandbox %s is %s", a.id, sb.State)
 	case a.running >= c.lim.ExecsPerSandbox:

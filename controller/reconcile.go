@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"rung.dev/rung"
@@ -21,6 +20,7 @@ type Report struct {
 	Stopped     []rung.SandboxID        `json:"stopped,omitempty"`     // were running or paused: now ready (containers do not survive)
 	Recreated   []rung.SandboxID        `json:"recreated,omitempty"`   // row without subvolume: given an empty workspace
 	Quarantined []Quarantine            `json:"quarantined,omitempty"` // could not be finished: left in place, retried at the next start
+	Snapshots   SnapshotReport          `json:"snapshots,omitzero"`    // snapshot rows a crash left unfinished (reconcile_snapshots.go)
 	Pool        storage.ReconcileReport `json:"pool"`                  // subvolumes without rows, staging leftovers
 }
 
@@ -35,7 +35,7 @@ type Quarantine struct {
 // Empty reports whether nothing needed fixing.
 func (r Report) Empty() bool {
 	return len(r.LostExecs) == 0 && len(r.Unfinished) == 0 && len(r.Stopped) == 0 && len(r.Recreated) == 0 &&
-		len(r.Quarantined) == 0 && r.Pool.Empty()
+		len(r.Quarantined) == 0 && r.Snapshots.Empty() && r.Pool.Empty()
 }
 
 // reconcile makes the store and the pool agree after a restart: execs in
@@ -80,6 +80,7 @@ func (c *Controller) reconcile(ctx context.Context) (Report, error) {
 				return rep, fmt.Errorf("finish sandbox %s: %w", sb.ID, err)
 			}
 			rep.Unfinished = append(rep.Unfinished, sb.ID)
+			c.forkLost(ctx, sb) // reconcile_snapshots.go
 			continue
 		case rung.StateRunning, rung.StatePaused:
 			sb.State, sb.IdleAt = rung.StateReady, time.Time{}
@@ -105,11 +106,14 @@ func (c *Controller) reconcile(ctx context.Context) (Report, error) {
 			c.journal(ctx, sb.ID, "sandbox.workspace_lost", map[string]any{"reason": "subvolume missing at start-up; recreated empty"})
 		}
 	}
-	// Snapshots are not owned here yet (issue 2 keeps them): keep every one.
-	rep.Pool, err = c.pool.Reconcile(ctx, func(name string) bool {
-		return keep[name] || strings.HasPrefix(name, "snp_")
-	})
-	return rep, err
+	if err := c.reconcileSnapshots(ctx, &rep, keep); err != nil {
+		return rep, err
+	}
+	rep.Pool, err = c.pool.Reconcile(ctx, func(name string) bool { return keep[name] })
+	if err != nil {
+		return rep, err
+	}
+	return rep, c.recoverRollbacks(ctx, rep.Pool.Rollbacks)
 }
 
 // ensureWorkspace gives sb an empty subvolume, limited to its disk size,

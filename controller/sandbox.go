@@ -25,6 +25,9 @@ type CreateRequest struct {
 	Env         map[string]string  `json:"env,omitempty"`
 	IdleTimeout time.Duration      `json:"idle_timeout,omitempty"`
 	TTL         time.Duration      `json:"ttl,omitempty"`
+	// FromSnapshot, a snapshot's id or name, restores it: the sandbox
+	// starts with its files and on its image digest (see restore.go).
+	FromSnapshot string `json:"from_snapshot,omitempty"`
 }
 
 // UpdateRequest changes a sandbox. Nil fields stay as they are.
@@ -144,6 +147,9 @@ func cutLast(s, sep string) (string, string, bool) {
 // ErrInvalid, ErrPermission (size outside the tenant's size policy, see
 // [Config].Sizes), ErrExists (name taken), ErrLimit (too many sandboxes).
 func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req CreateRequest) (rung.Sandbox, error) {
+	if req.FromSnapshot != "" {
+		return c.createFromSnapshot(ctx, tenant, req)
+	}
 	size, err := c.checkCreate(tenant, req)
 	if err != nil {
 		return rung.Sandbox{}, err

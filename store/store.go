@@ -208,7 +208,8 @@ type SnapshotFilter struct {
 	// AfterCreated with ID After (a page's last entry).
 	AfterCreated time.Time
 	After        rung.SnapshotID
-	Limit        int // <= 0 means no limit
+	Limit        int  // <= 0 means no limit
+	Newest       bool // newest first (After then pages backwards)
 }
 
 // ExecState is where an exec is in its life.

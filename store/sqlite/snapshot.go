@@ -155,14 +155,18 @@ func (db *DB) ListSnapshots(ctx context.Context, f store.SnapshotFilter) ([]stor
 	for k, v := range f.Labels {
 		add("EXISTS (SELECT 1 FROM json_each(snapshots.labels) WHERE key = ? AND value = ?)", k, v)
 	}
+	cmp, order := ">", " ORDER BY created, id"
+	if f.Newest {
+		cmp, order = "<", " ORDER BY created DESC, id DESC"
+	}
 	if f.After != "" {
-		add("(created, id) > (?, ?)", nanos(f.AfterCreated), string(f.After))
+		add("(created, id) "+cmp+" (?, ?)", nanos(f.AfterCreated), string(f.After))
 	}
 	q := `SELECT doc FROM snapshots`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY created, id LIMIT ?" // LIMIT as a parameter: one statement per filter shape
+	q += order + " LIMIT ?" // LIMIT as a parameter: one statement per filter shape
 	limit := -1
 	if f.Limit > 0 {
 		limit = f.Limit

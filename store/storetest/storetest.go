@@ -530,6 +530,8 @@ func testSnapshots(t *testing.T, s store.Store) {
 	eq("list page 1", list(store.SnapshotFilter{Tenant: "acme", Limit: 1}), p.ID)
 	eq("list page 2", list(store.SnapshotFilter{Tenant: "acme", Limit: 1, After: p.ID, AfterCreated: p.CreatedAt}), c.ID)
 	eq("list page 3", list(store.SnapshotFilter{Tenant: "acme", Limit: 1, After: c.ID, AfterCreated: c.CreatedAt}))
+	eq("list newest", list(store.SnapshotFilter{Tenant: "acme", Sandbox: sb.ID, Newest: true, Limit: 1}), c.ID)
+	eq("list newest page 2", list(store.SnapshotFilter{Tenant: "acme", Sandbox: sb.ID, Newest: true, After: c.ID, AfterCreated: c.CreatedAt}), p.ID)
 
 	n, bytes, err := s.SnapshotUsage(ctx, "acme")
 	must(t, err)
