@@ -74,9 +74,10 @@ func (w walConfig) frames(pageSize int64) walLimits {
 // that existed when it started, the writer appends more while it runs
 // (an exec commits every few hundred µs, a checkpoint of a few MiB takes
 // milliseconds), so each writer found frames not yet copied and appended
-// after them. Readers were not needed for it (a store test with writes
-// only grew the same 38 KiB per exec); they make it worse, since a reader
-// that began before the last frame was copied also blocks the restart.
+// after them, and SQLite never shrinks the file. Readers were not needed
+// for it (a store test with writes only grew the same 38 KiB per exec);
+// they make it worse, since a reader that began before the last frame was
+// copied also blocks the restart.
 //
 // So the checkpointer works in two phases. First a PASSIVE checkpoint
 // copies what it can while commits go on (the bulk of the work, off the
@@ -85,7 +86,8 @@ func (w walConfig) frames(pageSize int64) walLimits {
 // checkpoint: it copies only the frames appended during the first phase,
 // and waits (at most Wait) for readers of old frames to finish. The next
 // writer then starts the WAL from its beginning, and journal_size_limit
-// shrinks a file that had grown past Keep.
+// shrinks a file that had grown past Keep. Should this goroutine fall
+// behind anyway, the writer restarts the WAL itself at Cap.
 type checkpointer struct {
 	wmu      *sync.Mutex // the DB's writer lock
 	lim      walLimits
