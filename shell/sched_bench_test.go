@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +30,11 @@ func benchShell(b *testing.B, cfg shell.Config, sched bool) *shell.Shell {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
-	for name, body := range map[string]string{"workspace/hello.txt": "hello world\n", "workspace/a.go": "package a\n", "workspace/b.md": "# b\n", "workspace/src/c.txt": "c\n", "tmp/": ""} {
+	var lines strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&lines, "line %d %s\n", i%37, strings.Repeat("x", i%5))
+	}
+	for name, body := range map[string]string{"workspace/f": lines.String(), "workspace/hello.txt": "hello world\n", "workspace/a.go": "package a\n", "workspace/b.md": "# b\n", "workspace/src/c.txt": "c\n", "tmp/": ""} {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			b.Fatal(err)
@@ -88,7 +93,16 @@ func BenchmarkSchedOverhead(b *testing.B) {
 			timeRuns(b, sh, shell.Request{Script: script}, "")
 		})
 	}
-	b.Run("paired", func(b *testing.B) {
+	b.Run("paired", func(b *testing.B) { pairedRuns(b, script) })
+	b.Run("paired-pipeline", func(b *testing.B) { pairedRuns(b, "cat f | grep x | sort | uniq -c | head") })
+	b.Run("paired-uniq", func(b *testing.B) { pairedRuns(b, "cat f | uniq -c") })
+	b.Run("paired-sort", func(b *testing.B) { pairedRuns(b, "cat f | sort") })
+}
+
+// pairedRuns alternates script with and without a scheduler, and reports
+// both p50s and their difference.
+func pairedRuns(b *testing.B, script string) {
+	{
 		shells := [2]*shell.Shell{
 			benchShell(b, shell.Config{Sched: shell.NewScheduler(shell.SchedulerConfig{})}, true),
 			benchShell(b, shell.Config{}, false),
@@ -108,7 +122,7 @@ func BenchmarkSchedOverhead(b *testing.B) {
 		b.ReportMetric(s, "sched-p50-µs")
 		b.ReportMetric(n, "nosched-p50-µs")
 		b.ReportMetric(s-n, "added-p50-µs")
-	})
+	}
 }
 
 // BenchmarkBystander times a bystander's echo ok (its own tenant and

@@ -254,19 +254,28 @@ func (s *sorter) readAll(ctx context.Context, sp *spill, files []string, bufMax 
 			return nil, st
 		}
 	}
-	return in.buf.lines, 0
+	return txSplit(in.data, s.delim), 0
 }
 
-// sortInput is the records sort holds in memory, and their reservation.
+// sortInput is the input sort holds in memory: raw bytes, split into
+// records only to be sorted (as io.ReadAll and one split did before the
+// budget: the common small sort costs what it did).
 type sortInput struct {
 	s        *sorter
 	sp       *spill
-	max      int64 // -S in bytes, or -1
-	buf      sortBuf
-	reserved int64 // bytes reserved for buf through the Call
+	max      int64  // -S in bytes, or -1
+	data     []byte // records not yet written to a run; the last may be incomplete
+	records  int64  // delimiters in data
+	reserved int64  // bytes reserved for data through the Call
 }
 
-// read adds one input's records to in.buf, spilling as needed.
+// cost is what data holds, records' slices and sort keys included.
+func (in *sortInput) cost(capacity int) int64 {
+	return int64(capacity) + in.records*sortLineCost
+}
+
+// read adds one input to in.data, spilling as needed. A last record
+// without a delimiter ends with its file, as in GNU sort.
 func (in *sortInput) read(ctx context.Context, name string) int {
 	c := in.sp.c
 	r, err := txOpen(ctx, c, name)
@@ -275,54 +284,78 @@ func (in *sortInput) read(ctx context.Context, name string) int {
 		return 2
 	}
 	defer r.Close()
-	rd := newSortReader(r, in.s.delim)
-	defer rd.release()
-	for rd.next() {
-		in.buf.add(rd.rec)
-		if st := in.fit(ctx); st != 0 {
-			return st
+	for {
+		if len(in.data) == cap(in.data) {
+			if st := in.grow(ctx); st != 0 {
+				return st
+			}
+		}
+		n, err := r.Read(in.data[len(in.data):cap(in.data)])
+		if n > 0 {
+			in.records += int64(bytes.Count(in.data[len(in.data):len(in.data)+n], []byte{in.s.delim}))
+			in.data = in.data[:len(in.data)+n]
+			if in.cost(cap(in.data)) > in.reserved {
+				if st := in.grow(ctx); st != 0 {
+					return st
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if txIsCtx(err) {
+				return txCtxStatus
+			}
+			c.Errorf("read failed: %s: %s", name, txErr(err))
+			return 2
 		}
 	}
-	if rd.err != nil {
-		if txIsCtx(rd.err) {
-			return txCtxStatus
-		}
-		c.Errorf("read failed: %s: %s", name, txErr(rd.err))
-		return 2
+	if len(in.data) > 0 && in.data[len(in.data)-1] != in.s.delim {
+		in.data = append(in.data, in.s.delim)
+		in.records++
 	}
 	return 0
 }
 
-// fit reserves memory for what in.buf holds, or writes it as a run when
-// the budget or -S has no more room.
-func (in *sortInput) fit(ctx context.Context) int {
+// grow makes in.data's cost fit its reservation and leaves room to read:
+// it reserves more when the budget and -S allow, and otherwise writes the
+// complete records as a run, keeping only the incomplete last one.
+func (in *sortInput) grow(ctx context.Context) int {
 	c := in.sp.c
-	for in.buf.bytes > in.reserved {
-		step := int64(sortChunk)
-		if in.max >= 0 {
-			step = min(step, in.max-in.reserved) // 0 once -S is full
+	for {
+		newCap := cap(in.data)
+		if len(in.data) == newCap {
+			newCap = max(2*newCap, 4<<10)
 		}
-		if step > 0 && c.TryReserve(step) {
-			in.reserved += step
-			continue
+		need := in.cost(newCap) - in.reserved
+		if need <= 0 || (in.max < 0 || in.reserved+need <= in.max) && c.TryReserve(need) {
+			in.reserved += max(need, 0)
+			if newCap > cap(in.data) {
+				in.data = append(make([]byte, 0, newCap), in.data...)
+			}
+			return 0
 		}
-		if step > 0 && in.buf.bytes < sortMinBuf {
-			// Too little to sort in pieces: the exec itself is out of
-			// memory, and its limit ends it.
-			if c.Reserve(step) != nil {
+		complete := bytes.LastIndexByte(in.data, in.s.delim) + 1
+		if complete == 0 || in.cost(cap(in.data)) < sortMinBuf {
+			// One record longer than the room, or too little to sort in
+			// pieces: hold it all, within the exec's budget or not at all.
+			if c.Reserve(need) != nil {
 				return txCtxStatus
 			}
-			in.reserved += step
-			continue
+			in.reserved += need
+			in.data = append(make([]byte, 0, newCap), in.data...)
+			return 0
 		}
-		if st := in.sp.write(ctx, in.s, in.buf.lines); st != 0 {
+		if st := in.sp.write(ctx, in.s, txSplit(in.data[:complete], in.s.delim)); st != 0 {
 			return st
 		}
-		in.buf.reset()
+		rest := in.data[complete:]
+		in.data = append(make([]byte, 0, max(2*len(rest), 4<<10)), rest...)
+		in.records = 0
 		c.Release(in.reserved)
 		in.reserved = 0
 	}
-	return 0
 }
 
 // mergeFiles merges the named inputs (-m) or, with none, sp's runs, into

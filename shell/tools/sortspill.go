@@ -120,38 +120,6 @@ func (r *sortReader) next() bool {
 	}
 }
 
-// sortBuf holds records in blocks, so that reading a million lines is a
-// few dozen allocations.
-type sortBuf struct {
-	lines [][]byte
-	block []byte
-	bytes int64 // what the records cost, sortLineCost each included
-}
-
-func (b *sortBuf) add(rec []byte) {
-	if len(rec) > cap(b.block)-len(b.block) {
-		if len(rec) > 64<<10 {
-			b.lines = append(b.lines, append([]byte(nil), rec...))
-			b.bytes += int64(len(rec)) + sortLineCost
-			return
-		}
-		// Blocks grow from 4 KiB to 256 KiB, so that a small input or a
-		// small -S does not allocate much more than it holds.
-		b.block = make([]byte, 0, min(256<<10, max(4<<10, 2*cap(b.block))))
-	}
-	start := len(b.block)
-	b.block = append(b.block, rec...)
-	b.lines = append(b.lines, b.block[start:len(b.block):len(b.block)])
-	b.bytes += int64(len(rec)) + sortLineCost
-}
-
-// reset empties b once its lines are written out; the last block is
-// reused.
-func (b *sortBuf) reset() {
-	clear(b.lines)
-	b.lines, b.block, b.bytes = b.lines[:0], b.block[:0], 0
-}
-
 // spill holds one sort's temporary files.
 type spill struct {
 	c     *shell.Call
