@@ -30,6 +30,9 @@ type Config struct {
 	MaxJSONBytes int64
 	// MaxFileBytes bounds one file or tar upload; default 1 GiB.
 	MaxFileBytes int64
+	// MaxImportBytes bounds one snapshot archive upload; default 1 TiB
+	// (the tenant's snapshot byte cap bounds what it may take on disk).
+	MaxImportBytes int64
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -80,6 +83,18 @@ var routes = []route{
 	{pattern: "GET /v1/sandboxes/{id}/processes/{pid}/output", h: (*Server).processOutput},
 	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/signal", h: (*Server).signalProcess},
 	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/stdin", h: (*Server).processStdin},
+	{pattern: "POST /v1/sandboxes/{id}/snapshots", h: (*Server).takeSnapshot},
+	{pattern: "POST /v1/sandboxes/{id}/restore", h: (*Server).rollback},
+	{pattern: "POST /v1/sandboxes/{id}/fork", h: (*Server).forkSandbox},
+	{pattern: "POST /v1/sandboxes/{id}/pause", h: (*Server).pause},
+	{pattern: "POST /v1/sandboxes/{id}/resume", h: (*Server).resume},
+	{pattern: "GET /v1/snapshots", h: (*Server).listSnapshots},
+	{pattern: "POST /v1/snapshots/import", h: (*Server).importSnapshot},
+	{pattern: "GET /v1/snapshots/{id}", h: (*Server).getSnapshot},
+	{pattern: "DELETE /v1/snapshots/{id}", h: (*Server).deleteSnapshot},
+	{pattern: "POST /v1/snapshots/{id}/pin", h: (*Server).pinSnapshot},
+	{pattern: "POST /v1/snapshots/{id}/fork", h: (*Server).forkSnapshot},
+	{pattern: "GET /v1/snapshots/{id}/export", h: (*Server).exportSnapshot},
 	{pattern: "POST /v1/tenants", admin: true, h: (*Server).createTenant},
 	{pattern: "GET /v1/tenants", admin: true, h: (*Server).listTenants},
 	{pattern: "POST /v1/tokens", admin: true, h: (*Server).createToken},
@@ -92,6 +107,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxFileBytes <= 0 {
 		cfg.MaxFileBytes = 1 << 30
+	}
+	if cfg.MaxImportBytes <= 0 {
+		cfg.MaxImportBytes = 1 << 40
 	}
 	log := cfg.Logger
 	if log == nil {

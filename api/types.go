@@ -44,6 +44,8 @@ type CreateSandboxRequest struct {
 	Env           map[string]string  `json:"env,omitempty"`
 	IdleTimeoutMS int64              `json:"idle_timeout_ms,omitempty"`
 	TTLMS         int64              `json:"ttl_ms,omitempty"`
+	// FromSnapshot restores a snapshot (id or name) onto the new sandbox.
+	FromSnapshot string `json:"from_snapshot,omitempty"`
 }
 
 // UpdateSandboxRequest is the body of PATCH /v1/sandboxes/{id}.

@@ -36,6 +36,10 @@ type CreateRequest struct {
 	Env           map[string]string  `json:"env,omitempty"`
 	IdleTimeoutMS int64              `json:"idle_timeout_ms,omitempty"`
 	TTLMS         int64              `json:"ttl_ms,omitempty"`
+	// FromSnapshot restores a snapshot (id or name): the sandbox starts
+	// with its files, on its image digest; size, env, network and labels
+	// default to its sandbox's.
+	FromSnapshot string `json:"from_snapshot,omitempty"`
 }
 
 // UpdateRequest changes a sandbox; nil fields stay.

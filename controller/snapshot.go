@@ -115,6 +115,11 @@ func (c *Controller) snapshotLocked(ctx context.Context, sb store.Sandbox, req S
 	if s.TTL == 0 {
 		s.TTL = pol.Retention
 	}
+	if req.Freeze {
+		// A sandbox without a container has no process to freeze: its
+		// snapshot is as consistent as a frozen one's.
+		s.Consistency = "frozen"
+	}
 	s.ExpiresAt = now.Add(s.TTL)
 	if err := c.st.CreateSnapshot(ctx, s, pol.MaxSnapshots); err != nil {
 		return s, fmt.Errorf("snapshot sandbox %s: %w", sb.ID, err)
@@ -141,7 +146,6 @@ func (c *Controller) snapshotLocked(ctx context.Context, sb store.Sandbox, req S
 // around it when asked (and when it has one).
 func (c *Controller) takeSnapshot(ctx context.Context, sb store.Sandbox, s *store.Snapshot, freeze bool) error {
 	if freeze {
-		s.Consistency = "frozen"
 		if t, err := c.containers(); err == nil {
 			if ctr := t.current(sb.ID); ctr != nil {
 				thaw, err := ctr.Freeze(ctx)

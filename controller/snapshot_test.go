@@ -167,9 +167,15 @@ func TestSnapshotTenantIsolation(t *testing.T) {
 	must(t, err)
 	missing := string(rung.NewSnapshotID())
 	ops := map[string]func(ref string) error{
-		"get":     func(ref string) error { _, err := e.c.GetSnapshot(ctx, "beta", ref); return err },
-		"restore": func(ref string) error { _, err := e.c.Create(ctx, "beta", controller.CreateRequest{FromSnapshot: ref}); return err },
-		"fork":    func(ref string) error { _, err := e.c.ForkSnapshot(ctx, "beta", ref, controller.ForkRequest{}); return err },
+		"get": func(ref string) error { _, err := e.c.GetSnapshot(ctx, "beta", ref); return err },
+		"restore": func(ref string) error {
+			_, err := e.c.Create(ctx, "beta", controller.CreateRequest{FromSnapshot: ref})
+			return err
+		},
+		"fork": func(ref string) error {
+			_, err := e.c.ForkSnapshot(ctx, "beta", ref, controller.ForkRequest{})
+			return err
+		},
 		"rollback": func(ref string) error {
 			_, err := e.c.Rollback(ctx, "beta", string(b.ID), ref)
 			return err

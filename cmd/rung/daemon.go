@@ -79,6 +79,10 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	snaps, err := loadSnapshotPolicies(ctx, cfg.Data, log)
+	if err != nil {
+		return nil, err
+	}
 	d := &Daemon{log: log}
 	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
 		return nil, err
@@ -88,6 +92,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		return nil, fmt.Errorf("open pool: %w", err)
 	}
 	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log}
+	ccfg.Snapshots, ccfg.Fault = snaps, faultPoint()
 	if !cfg.NoContainers {
 		tier, why := openContainers(ctx, cfg.Data, d.pool, cfg.AgentBinary, cfg.StopGrace, log)
 		if tier == nil {

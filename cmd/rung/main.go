@@ -68,6 +68,7 @@ func newRoot() *cobra.Command {
 		newAgent(), newImage(),
 	)
 	root.AddCommand(newContainerVerbs(g)...)
+	root.AddCommand(newSnapshotVerbs(g)...)
 	return root
 }
 

@@ -71,6 +71,7 @@ func newCreate(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&size, "size", "", "size preset: lite, basic, standard-1 .. standard-4")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "label key=value (repeatable)")
 	cmd.Flags().Int64Var(&req.TTLMS, "ttl-ms", 0, "delete the sandbox this many milliseconds after creation")
+	cmd.Flags().StringVar(&req.FromSnapshot, "from", "", "restore this snapshot (id or name): its files, on its image digest")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sandbox as JSON")
 	return cmd
 }
