@@ -16,7 +16,7 @@ import (
 
 // debianCache keeps the debootstrapped test image between runs: building
 // it downloads from Debian's mirror and takes minutes.
-const debianCache = "/var/cache/rung-test/images"
+const debianCache = testenv.ImageCache
 
 // TestDebianPython runs python3 in a Debian image built by debootstrap
 // (minbase plus python3; `rung image build debian` adds the rest), and

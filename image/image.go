@@ -1,8 +1,9 @@
 // Package image keeps the root filesystems containers start from: a store
 // of content-addressed layers unpacked once into a layer cache, images
 // that name an ordered list of layers and are pinned by digest, the
-// built-in images (lite from busybox-static, debian by debootstrap), and
-// the allowlist that says which images a tenant may start.
+// built-in images (lite from busybox-static; base and debian by
+// debootstrap), the accounts an image's /etc/passwd lists, and the
+// allowlist that says which images a tenant may start.
 package image
 
 import (
@@ -34,6 +35,10 @@ type Config struct {
 	Env        []string `json:"env,omitempty"`
 	WorkingDir string   `json:"working_dir,omitempty"`
 	Shell      string   `json:"shell,omitempty"` // the shell execs run under; default /bin/sh
+	// User is who a sandbox's commands run as unless the sandbox or the
+	// exec names another: a name or uid of the image's /etc/passwd,
+	// optionally ":group" (an OCI image's User). "" is root.
+	User string `json:"user,omitempty"`
 }
 
 // Ref returns "name@sha256:…", the pinned reference.

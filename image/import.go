@@ -363,9 +363,11 @@ func imageConfig(oc ociConfig) Config {
 	if wd := oc.Config.WorkingDir; strings.HasPrefix(wd, "/") {
 		cfg.WorkingDir = path.Clean(wd)
 	}
-	// User, Entrypoint and Cmd are not kept: a sandbox's container runs
-	// the agent as its init and every exec as root, in /workspace by
-	// default (docs/decisions/container.md).
+	// User is kept: commands run as the image's user, as under docker.
+	// Entrypoint and Cmd are not: a sandbox's container runs the agent as
+	// its init, and execs in /workspace by default
+	// (docs/decisions/container.md).
+	cfg.User = strings.TrimSpace(oc.Config.User)
 	return cfg
 }
 

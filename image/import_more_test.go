@@ -653,13 +653,14 @@ func TestImportConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		config  map[string]any
-		wantEnv []string
-		wantDir string
+		wantEnv  []string
+		wantDir  string
+		wantUser string
 	}{
 		{"env without PATH", map[string]any{"Env": []string{"A=1"}, "WorkingDir": "/app/./x/", "User": "1000:1000", "Entrypoint": []string{"/bin/app"}, "Cmd": []string{"serve"}},
-			[]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "A=1"}, "/app/x"},
-		{"env with PATH", map[string]any{"Env": []string{"PATH=/opt/bin", "B=2"}}, []string{"PATH=/opt/bin", "B=2"}, "/workspace"},
-		{"relative working dir ignored", map[string]any{"WorkingDir": "app"}, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, "/workspace"},
+			[]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "A=1"}, "/app/x", "1000:1000"},
+		{"env with PATH", map[string]any{"Env": []string{"PATH=/opt/bin", "B=2"}, "User": "node"}, []string{"PATH=/opt/bin", "B=2"}, "/workspace", "node"},
+		{"relative working dir ignored", map[string]any{"WorkingDir": "app"}, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, "/workspace", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -670,8 +671,8 @@ func TestImportConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(im.Config.Env, tc.wantEnv) || im.Config.WorkingDir != tc.wantDir {
-				t.Errorf("config = %+v, want env %v, working dir %s", im.Config, tc.wantEnv, tc.wantDir)
+			if !slices.Equal(im.Config.Env, tc.wantEnv) || im.Config.WorkingDir != tc.wantDir || im.Config.User != tc.wantUser {
+				t.Errorf("config = %+v, want env %v, working dir %s, user %q", im.Config, tc.wantEnv, tc.wantDir, tc.wantUser)
 			}
 		})
 	}

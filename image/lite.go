@@ -68,9 +68,15 @@ func liteLayer(busybox []byte, applets []string) ([]byte, error) {
 			return nil, err
 		}
 	}
+	// lite runs commands as root, but lists the same unprivileged user as
+	// the Debian images, so `user: "user"` works on it too (and tests of
+	// who commands run as need no Debian build).
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "home/user/", Mode: 0o755, Uid: 1000, Gid: 1000, ModTime: epoch}); err != nil {
+		return nil, err
+	}
 	files := map[string]string{
-		"etc/passwd":   "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
-		"etc/group":    "root:x:0:\nnogroup:x:65534:\n",
+		"etc/passwd":   "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n",
+		"etc/group":    "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n",
 		"etc/hosts":    "127.0.0.1\tlocalhost\n::1\tlocalhost\n",
 		"etc/hostname": "rung\n",
 	}

@@ -51,6 +51,8 @@ type Store struct {
 
 	openLock *os.File // held shared from Open until Close
 
+	accountCache accountCache // images' parsed account files (accounts.go)
+
 	mu        sync.Mutex // serialises this process's writers, guards the field below
 	writeLock *os.File   // flocked exclusively by the holder of mu; nil once closed
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,31 +32,31 @@ func newImage() *cobra.Command {
 	open := func() (*image.Store, error) {
 		return image.Open(filepath.Join(dataDir(data), "images"), nil)
 	}
-	progress := func(line string) { fmt.Fprintln(os.Stderr, line) }
-
 	build := &cobra.Command{
-		Use:       "build lite|debian",
-		Short:     "build a built-in image from Debian packages (debian takes minutes)",
+		Use:       "build lite|base|debian",
+		Short:     "build a built-in image (lite from busybox-static in seconds; base and debian with debootstrap from Debian's mirror, minutes)",
+		Long:      "Build a built-in image as a new version. lite is busybox (tests, benchmarks); base is the daemon's default: Debian 12 with the tools agents use and the unprivileged user `user` (about five minutes); debian is a smaller Debian. Progress goes to stderr: one updating line on a terminal, plain lines otherwise.",
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"lite", "debian"},
+		ValidArgs: image.Builtins,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !image.IsBuiltin(args[0]) {
+				return fmt.Errorf("unknown built-in image %q (want lite, base or debian)", args[0])
+			}
 			s, err := open()
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			var im image.Image
-			switch args[0] {
-			case "lite":
-				im, err = s.BuildLite(cmd.Context(), progress)
-			case "debian":
-				im, err = s.BuildDebian(cmd.Context(), image.DebianConfig{}, progress)
-			default:
-				return fmt.Errorf("unknown built-in image %q (want lite or debian)", args[0])
-			}
+			show := newBuildDisplay(args[0], os.Stderr, func(p image.BuildProgress, elapsed time.Duration) {
+				fmt.Fprintln(os.Stderr, progressText(args[0], p, elapsed))
+			})
+			start := time.Now()
+			im, err := s.Build(cmd.Context(), args[0], show.line)
+			show.stop()
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(os.Stderr, "built %s in %s: %d MB\n", im.Ref(), time.Since(start).Truncate(time.Second), im.SizeBytes/1e6)
 			fmt.Println(im.Ref())
 			return nil
 		},

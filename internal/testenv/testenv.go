@@ -38,3 +38,10 @@ func have(part string) (bool, string) {
 		return true, ""
 	}
 }
+
+// ImageCache is the image store tests share across packages and runs
+// (container/, cmd/rung): the Debian images it holds (base, debian-full,
+// ...) are built there once, with debootstrap from Debian's mirror, and
+// image.Store.Ensure makes concurrent test binaries wait for one build
+// rather than each run their own.
+const ImageCache = "/var/cache/rung-test/images"

@@ -1,0 +1,162 @@
+package image
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"rung.dev/rung"
+	"rung.dev/rung/internal/passwd"
+)
+
+// maxAccountFile bounds what is read of an image's /etc/passwd or
+// /etc/group: far above any real one, and an imported image is untrusted.
+const maxAccountFile = 4 << 20
+
+// accounts is an image's parsed /etc/passwd and /etc/group.
+type accounts struct {
+	users  []passwd.Entry
+	groups []passwd.Group
+}
+
+// accountCache holds the accounts of recently used images by digest: a
+// digest's layers never change, so neither do its files.
+type accountCache struct {
+	mu    sync.Mutex // guards byDig
+	byDig map[string]*accounts
+}
+
+// maxCachedAccounts bounds the cache; past it, it starts over.
+const maxCachedAccounts = 64
+
+// Account resolves user, in an OCI image's User forms ("name", "uid",
+// "name:group", "uid:gid"), against im's /etc/passwd and /etc/group as
+// its layers hold them, and returns who commands run as. "" means "root".
+// A name the files do not list is rung.ErrInvalid naming it; root is
+// always uid 0, even in an image without the files. It is safe for
+// concurrent use.
+func (s *Store) Account(im Image, user string) (passwd.Account, error) {
+	if user == "" {
+		user = "root"
+	}
+	acc, err := s.accounts(im)
+	if err != nil {
+		return passwd.Account{}, err
+	}
+	a, err := passwd.Lookup(acc.users, acc.groups, user)
+	if err == nil {
+		return a, nil
+	}
+	if user == "root" {
+		return passwd.Account{Name: "root", Home: "/root"}, nil
+	}
+	if errors.Is(err, passwd.ErrUnknown) {
+		return passwd.Account{}, rung.Errorf(rung.ErrInvalid, "unknown user %q: image %s has no such user or group in /etc/passwd and /etc/group", user, im.Name)
+	}
+	return passwd.Account{}, rung.Errorf(rung.ErrInvalid, "invalid user %q: %v", user, err)
+}
+
+func (s *Store) accounts(im Image) (*accounts, error) {
+	c := &s.accountCache
+	c.mu.Lock()
+	acc := c.byDig[im.Digest]
+	c.mu.Unlock()
+	if acc != nil {
+		return acc, nil
+	}
+	pw, err := s.layerFile(im, "etc/passwd")
+	if err != nil {
+		return nil, fmt.Errorf("image %s: read /etc/passwd: %w", im.Name, err)
+	}
+	gr, err := s.layerFile(im, "etc/group")
+	if err != nil {
+		return nil, fmt.Errorf("image %s: read /etc/group: %w", im.Name, err)
+	}
+	acc = &accounts{users: passwd.ParsePasswd(pw), groups: passwd.ParseGroup(gr)}
+	c.mu.Lock()
+	if c.byDig == nil || len(c.byDig) >= maxCachedAccounts {
+		c.byDig = map[string]*accounts{}
+	}
+	c.byDig[im.Digest] = acc
+	c.mu.Unlock()
+	return acc, nil
+}
+
+// layerFile returns the regular file name (relative, e.g. "etc/passwd")
+// as im's root filesystem shows it: from the topmost layer that has it,
+// nil when none has or a whiteout hides it. Every lookup stays inside its
+// layer (openat2 with RESOLVE_IN_ROOT), so a symlink an imported image
+// planted there cannot reach a host file, and only a regular file is
+// opened. A symlink to a file of a lower layer is not followed there:
+// account files are not symlinks in practice.
+func (s *Store) layerFile(im Image, name string) ([]byte, error) {
+	for _, dir := range s.LowerDirs(im) {
+		b, found, err := readInRoot(dir, name)
+		if err != nil || found {
+			return b, err
+		}
+	}
+	return nil, nil
+}
+
+// readInRoot reads name inside dir. found is false when dir has no such
+// name; a whiteout, or anything but a regular file, is found and empty:
+// it hides lower layers' file.
+func readInRoot(dir, name string) (b []byte, found bool, err error) {
+	root, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unix.Close(root)
+	// The entry itself first: if this layer has one by that name, of any
+	// kind, it hides lower layers' file, as overlayfs merges them.
+	fd, err := unix.Openat2(root, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: resolveInRoot})
+	switch err {
+	case nil:
+	case unix.ENOENT, unix.ENOTDIR:
+		return nil, false, nil
+	case unix.ELOOP:
+		return nil, true, nil // a loop among its parents: nothing to read
+	default:
+		return nil, false, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		// Followed inside this layer only; dangling or looping, it
+		// holds nothing.
+		lfd, err := unix.Openat2(root, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: resolveInRoot})
+		if err != nil {
+			return nil, true, nil
+		}
+		defer unix.Close(lfd)
+		if err := unix.Fstat(lfd, &st); err != nil {
+			return nil, true, err
+		}
+		fd = lfd
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		// A whiteout (deleted in this layer), or something no account
+		// file can be.
+		return nil, true, nil
+	}
+	// Re-open exactly the file resolved above for reading.
+	f, err := os.Open("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		return nil, true, err
+	}
+	defer f.Close()
+	b, err = io.ReadAll(io.LimitReader(f, maxAccountFile+1))
+	if err == nil && len(b) > maxAccountFile {
+		err = fmt.Errorf("/%s is larger than %d MiB", name, maxAccountFile>>20)
+	}
+	return b, true, err
+}
