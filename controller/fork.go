@@ -122,6 +122,7 @@ func (c *Controller) ForkSnapshot(ctx context.Context, tenant rung.TenantID, sna
 	outs := c.forkAll(ctx, tenant, snap, req, n, branch{origin: snap.ID, typ: "sandbox.forked",
 		data: map[string]any{"parent": snap.Sandbox, "snapshot": snap.ID}})
 	c.renew(ctx, snap)
+	c.spareFor(snap.ID)
 	return outs, nil
 }
 

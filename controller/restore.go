@@ -131,6 +131,7 @@ func (c *Controller) createFromSnapshot(ctx context.Context, tenant rung.TenantI
 		return rung.Sandbox{}, fmt.Errorf("restore snapshot %s: %w", snap.ID, err)
 	}
 	c.renew(ctx, snap)
+	c.spareFor(snap.ID) // the next restore renames (spare.go)
 	c.log.InfoContext(ctx, "sandbox restored from snapshot", "sandbox", sb.ID, "tenant", tenant, "snapshot", snap.ID)
 	return sb, nil
 }
@@ -220,6 +221,7 @@ func (c *Controller) Rollback(ctx context.Context, tenant rung.TenantID, ref, sn
 	})
 	if err == nil {
 		c.renew(ctx, snap)
+		c.spareFor(snap.ID)
 	}
 	return out, err
 }

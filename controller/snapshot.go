@@ -17,10 +17,11 @@ import (
 // restores and forks are reading (retention and deletes leave those
 // alone until they are done), and which sandboxes a rollback is swapping.
 type snapshots struct {
-	mu    sync.Mutex                       // guards the fields below; taken after Controller.mu, never before
-	refs  map[rung.SnapshotID]int          // restores and forks reading each snapshot now
-	swaps map[rung.SandboxID]chan struct{} // rollbacks in progress; closed when done
-	caps  sync.Mutex                       // serialises checking a tenant's byte cap with recording the bytes
+	mu     sync.Mutex                       // guards the fields below; taken after Controller.mu, never before
+	refs   map[rung.SnapshotID]int          // restores and forks reading each snapshot now
+	swaps  map[rung.SandboxID]chan struct{} // rollbacks in progress; closed when done
+	spares spares                           // spare.go
+	caps   sync.Mutex                       // serialises checking a tenant's byte cap with recording the bytes
 }
 
 // hold marks snapshot id as being read until the returned function runs.
@@ -367,13 +368,19 @@ func (c *Controller) PinSnapshot(ctx context.Context, tenant rung.TenantID, ref 
 	return s.Snapshot, nil
 }
 
+// renewGranularity is how far a renewal must move an expiry to be
+// written: restores in a burst cost one store write, not one each.
+const renewGranularity = time.Minute
+
 // renew pushes snapshot s's expiry to its TTL from now (a restore or fork
-// used it), unless it is pinned. A failure is logged: the restore is done.
+// used it), unless it is pinned or the expiry is less than a minute short
+// of that. A failure is logged: the restore is done.
 func (c *Controller) renew(ctx context.Context, s store.Snapshot) {
-	if s.Pinned {
+	next := time.Now().UTC().Add(s.TTL)
+	if s.Pinned || next.Sub(s.ExpiresAt) < renewGranularity {
 		return
 	}
-	s.ExpiresAt = time.Now().UTC().Add(s.TTL)
+	s.ExpiresAt = next
 	if err := c.st.UpdateSnapshot(context.WithoutCancel(ctx), s); err != nil && !errors.Is(err, rung.ErrNotFound) {
 		c.log.WarnContext(ctx, "renew snapshot retention", "snapshot", s.ID, "err", err)
 	}

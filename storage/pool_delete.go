@@ -22,6 +22,9 @@ func (p *Pool) Delete(ctx context.Context, name string) error {
 	if err := p.stat(name); err != nil {
 		return err
 	}
+	if isSnapshotName(name) {
+		p.DropSpare(ctx, name) // spare.go
+	}
 	dirfd, _ := p.dirOf(name)
 	return p.destroy(dirfd, name)
 }

@@ -247,12 +247,22 @@ func (p *Pool) snapshot(ctx context.Context, src, dst string, readonly bool) err
 	if err := p.stat(src); err != nil {
 		return err
 	}
+	dirfd, _ := p.dirOf(dst)
+	if !readonly {
+		// A spare made ahead (spare.go) saves the transaction commit.
+		took, err := p.takeSpare(src, dirfd, dst)
+		if err != nil {
+			return err
+		}
+		if took {
+			return p.finishCopy(ctx, src, dirfd, dst, false)
+		}
+	}
 	srcFd, err := p.openSubvol(src)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(srcFd)
-	dirfd, _ := p.dirOf(dst)
 	err = snapCreate(dirfd, srcFd, dst, readonly)
 	if err == unix.EEXIST {
 		return rung.Errorf(rung.ErrExists, "%s already exists", dst)
@@ -260,24 +270,32 @@ func (p *Pool) snapshot(ctx context.Context, src, dst string, readonly bool) err
 	if err != nil {
 		return fmt.Errorf("snapshot %s to %s: %w", src, dst, err)
 	}
-	// A snapshot carries the limit too, so that a fork of it inherits it.
-	// On failure, undo the snapshot: an unlimited fork must not appear.
-	if err := p.copyLimit(src, dst); err != nil {
-		if derr := p.destroy(dirfd, dst); derr != nil {
-			p.log.WarnContext(ctx, "subvolume left for reconcile", "subvolume", dst, "err", derr)
-		}
-		return fmt.Errorf("copy quota of %s to %s: %w", src, dst, err)
-	}
-	if !readonly {
+	return p.finishCopy(ctx, src, dirfd, dst, readonly)
+}
+
+// finishCopy gives dst, a new snapshot or fork of src in dirfd, src's
+// quota limit and, a fork, a sealed fs/. On failure it removes dst.
+func (p *Pool) finishCopy(ctx context.Context, src string, dirfd int, dst string, readonly bool) error {
+	// A snapshot carries the limit too, so that a fork of it inherits it;
+	// an unlimited fork must not appear.
+	err := p.copyLimit(src, dst)
+	if err != nil {
+		err = fmt.Errorf("copy quota of %s to %s: %w", src, dst, err)
+	} else if !readonly {
 		// A fork of a snapshot whose source was never sealed (made
 		// before the seal, or imported: a send stream carries no inode
 		// flags) must not start unsealed.
-		if err := sealAt(dirfd, dst+"/fs"); err != nil && !errors.Is(err, unix.ENOENT) {
-			if derr := p.destroy(dirfd, dst); derr != nil {
-				p.log.WarnContext(ctx, "subvolume left for reconcile", "subvolume", dst, "err", derr)
-			}
-			return fmt.Errorf("fork %s to %s: %w", src, dst, err)
+		if err = sealAt(dirfd, dst+"/fs"); err != nil && !errors.Is(err, unix.ENOENT) {
+			err = fmt.Errorf("fork %s to %s: %w", src, dst, err)
+		} else {
+			err = nil
 		}
+	}
+	if err != nil {
+		if derr := p.destroy(dirfd, dst); derr != nil {
+			p.log.WarnContext(ctx, "subvolume left for reconcile", "subvolume", dst, "err", derr)
+		}
+		return err
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -76,7 +77,9 @@ func (p *Pool) Reconcile(ctx context.Context, keep func(name string) bool) (Reco
 			quarantine(filepath.Join(dirStaging, e), err)
 			continue
 		}
-		r.Staging = append(r.Staging, e)
+		if !strings.HasSuffix(e, ".spare") { // a spare is a cache, not a leftover (spare.go)
+			r.Staging = append(r.Staging, e)
+		}
 	}
 	for _, dir := range []string{dirSandboxes, dirSnapshots} {
 		ents, err := p.entries(dir)

@@ -86,14 +86,20 @@ func (p *Pool) Replace(ctx context.Context, name, snap string) (commit func(), e
 // like sandbox limitOf and with its fs/ sealed. On failure it removes
 // what it made.
 func (p *Pool) stageFork(ctx context.Context, snap, limitOf, staged string) error {
-	src, err := p.openSubvol(snap)
+	took, err := p.takeSpare(snap, p.stageFd, staged) // spare.go: no commit
 	if err != nil {
 		return err
 	}
-	err = snapCreate(p.stageFd, src, staged, false)
-	unix.Close(src)
-	if err != nil {
-		return err
+	if !took {
+		src, err := p.openSubvol(snap)
+		if err != nil {
+			return err
+		}
+		err = snapCreate(p.stageFd, src, staged, false)
+		unix.Close(src)
+		if err != nil {
+			return err
+		}
 	}
 	fd, err := unix.Openat(p.stageFd, staged, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err == nil {
