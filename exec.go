@@ -9,6 +9,11 @@ type ExecRequest struct {
 	Dir     string            `json:"cwd,omitempty"` // absolute sandbox path; default /workspace
 	Stdin   []byte            `json:"stdin,omitempty"`
 	Backend Backend           `json:"backend,omitempty"` // default auto
+	// User runs the command as another user of the sandbox's image than
+	// the sandbox's own ("root" in a base sandbox, whose user is "user").
+	// Only the container tier switches users, so an exec as another user
+	// runs there. Default the sandbox's user.
+	User string `json:"user,omitempty"`
 	// Timeout bounds the exec's wall time. Zero means the server default.
 	Timeout time.Duration `json:"timeout,omitempty"`
 }

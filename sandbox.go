@@ -45,7 +45,12 @@ type Sandbox struct {
 	Isolation Isolation         `json:"isolation"`
 	Network   NetworkPolicy     `json:"network"`
 	Env       map[string]string `json:"env,omitempty"`
-	State     State             `json:"state"`
+	// User is who the sandbox's commands run as unless an exec or a
+	// process names another: a user of its image's /etc/passwd, set at
+	// create from the request or the image's default ("user" in base,
+	// "root" in lite). "" (sandboxes made before users) means root.
+	User  string `json:"user,omitempty"`
+	State State  `json:"state"`
 	// IdleTimeout stops the container (never the sandbox) after this long
 	// without an exec. Zero means the server default.
 	IdleTimeout time.Duration `json:"idle_timeout"`

@@ -27,6 +27,9 @@ type ProcessRequest struct {
 	Shell   string   `json:"shell,omitempty"`
 	Env     []string `json:"env,omitempty"`
 	Dir     string   `json:"dir,omitempty"`
+	// User is who the process runs as; nil is root (see
+	// [ExecRequest].User).
+	User *Credential `json:"user,omitempty"`
 }
 
 // ProcessInfo describes a background process.
@@ -153,7 +156,7 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 		drop()
 		return nil, err
 	}
-	sp, err := s.spawn(req.Argv, req.Command, req.Shell, req.Dir, req.Env)
+	sp, err := s.spawn(command{argv: req.Argv, command: req.Command, shell: req.Shell, dir: req.Dir, env: req.Env, user: req.User})
 	if err != nil {
 		s.running.Done()
 		drop()

@@ -22,7 +22,10 @@ type ExecRequest struct {
 	Shell   string   `json:"shell,omitempty"`
 	Env     []string `json:"env,omitempty"` // NAME=value; replaces the agent's environment
 	Dir     string   `json:"dir,omitempty"` // default /workspace
-	Stdin   []byte   `json:"stdin,omitempty"`
+	// User is who the command runs as; nil is the agent's own identity
+	// (root). The host resolves names against the image's accounts.
+	User  *Credential `json:"user,omitempty"`
+	Stdin []byte      `json:"stdin,omitempty"`
 	// StdinStream: the request body goes on after this JSON object with
 	// the command's stdin, streamed while the command runs (a REPL, a
 	// pipe from a WebSocket); its end closes the command's stdin. Stdin
@@ -35,6 +38,16 @@ type ExecRequest struct {
 	// MaxOutput truncates stdout plus stderr after this many bytes; the
 	// command is killed and the exit frame says Truncated. Zero: 16 MiB.
 	MaxOutput int64 `json:"max_output,omitempty"`
+}
+
+// Credential is a uid, gid and supplementary groups a command runs with.
+// The agent, PID 1 as root, sets them in the child before it executes the
+// command (setgroups, setgid, setuid); the capabilities of root do not
+// follow a non-zero uid.
+type Credential struct {
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
 }
 
 // Frame is one line of an exec's response stream.

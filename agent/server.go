@@ -329,7 +329,7 @@ func (s *server) run(ctx context.Context, req ExecRequest, stdin io.Reader, stop
 	if out.limit <= 0 {
 		out.limit = DefaultMaxOutput
 	}
-	sp, err := s.spawn(req.Argv, req.Command, req.Shell, req.Dir, req.Env)
+	sp, err := s.spawn(command{argv: req.Argv, command: req.Command, shell: req.Shell, dir: req.Dir, env: req.Env, user: req.User})
 	if err != nil {
 		code := 126
 		if _, lookErr := lookPath(firstArg(req), req.Env); lookErr != nil {

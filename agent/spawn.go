@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,19 +19,31 @@ type spawned struct {
 	stderr *os.File
 }
 
-// spawn starts argv (or shell -c command) in dir with env. Its error
-// reads like a shell's ("x: command not found") for a missing command.
-func (s *server) spawn(argv []string, command, shell, dir string, env []string) (*spawned, error) {
+// command is what spawn starts.
+type command struct {
+	argv           []string
+	command, shell string // run as shell -c command when argv is empty
+	dir            string
+	env            []string
+	user           *Credential // nil: the agent's own (root)
+}
+
+// spawn starts c.argv (or c.shell -c c.command) in c.dir with c.env, as
+// c.user. Its error reads like a shell's ("x: command not found") for a
+// missing command.
+func (s *server) spawn(c command) (*spawned, error) {
+	argv, dir := c.argv, c.dir
 	if len(argv) == 0 {
+		shell := c.shell
 		if shell == "" {
 			shell = "/bin/sh"
 		}
-		argv = []string{shell, "-c", command}
+		argv = []string{shell, "-c", c.command}
 	}
 	if dir == "" {
 		dir = "/workspace"
 	}
-	path, err := lookPath(argv[0], env)
+	path, err := lookPath(argv[0], c.env)
 	if err != nil {
 		return nil, err
 	}
@@ -52,11 +65,18 @@ func (s *server) spawn(argv []string, command, shell, dir string, env []string) 
 		}
 		pipes[i] = [2]*os.File{r, w}
 	}
+	sys := &unix.SysProcAttr{Setpgid: true}
+	if u := c.user; u != nil {
+		// The child sets its groups, gid and uid before it execs, so the
+		// command never runs a moment as root.
+		// Groups nil still sets them: to none, not to root's.
+		sys.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+	}
 	attr := &os.ProcAttr{
 		Dir:   dir,
-		Env:   env,
+		Env:   c.env,
 		Files: []*os.File{pipes[0][0], pipes[1][1], pipes[2][1]},
-		Sys:   &unix.SysProcAttr{Setpgid: true},
+		Sys:   sys,
 	}
 	pid, status, err := s.reaper.start(func() (int, error) {
 		p, err := os.StartProcess(path, argv, attr)

@@ -39,6 +39,7 @@ type ProcessRequest struct {
 	Argv    []string          `json:"argv,omitempty"`
 	Cwd     string            `json:"cwd,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	User    string            `json:"user,omitempty"`
 }
 
 func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -46,7 +47,7 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, c caller) 
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	preq := controller.ProcessRequest{Command: req.Command, Argv: req.Argv, Dir: req.Cwd, Env: req.Env}
+	preq := controller.ProcessRequest{Command: req.Command, Argv: req.Argv, Dir: req.Cwd, Env: req.Env, User: req.User}
 	info, err := s.ctrl.StartProcess(r.Context(), c.tenant, r.PathValue("id"), preq)
 	if err != nil {
 		return err

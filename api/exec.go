@@ -15,7 +15,7 @@ func (s *Server) execRequest(req ExecRequest) (rung.ExecRequest, error) {
 	if err != nil {
 		return rung.ExecRequest{}, err
 	}
-	return rung.ExecRequest{Command: req.Command, Env: req.Env, Dir: req.Cwd, Stdin: []byte(req.Stdin), Backend: req.Backend, Timeout: timeout}, nil
+	return rung.ExecRequest{Command: req.Command, Env: req.Env, Dir: req.Cwd, Stdin: []byte(req.Stdin), Backend: req.Backend, User: req.User, Timeout: timeout}, nil
 }
 
 // exec runs a command to completion and returns its result, or, with

@@ -34,7 +34,7 @@ func (s *Server) createSandbox(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	sb, err := s.ctrl.Create(r.Context(), c.tenant, controller.CreateRequest{
 		Name: req.Name, Labels: req.Labels, Image: req.Image, Size: req.Size, Isolation: req.Isolation,
-		Network: req.Network, Env: req.Env, IdleTimeout: idle, TTL: ttl,
+		Network: req.Network, Env: req.Env, User: req.User, IdleTimeout: idle, TTL: ttl,
 		FromSnapshot: req.FromSnapshot,
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -18,6 +19,7 @@ type Sandbox struct {
 	Size          rung.Size          `json:"size"`
 	Isolation     rung.Isolation     `json:"isolation"`
 	Network       rung.NetworkPolicy `json:"network"`
+	User          string             `json:"user"` // who commands run as by default
 	State         rung.State         `json:"state"`
 	IdleTimeoutMS int64              `json:"idle_timeout_ms"`
 	TTLMS         int64              `json:"ttl_ms"`
@@ -28,7 +30,7 @@ type Sandbox struct {
 func sandboxOut(sb rung.Sandbox) Sandbox {
 	return Sandbox{
 		ID: sb.ID, Name: sb.Name, Tenant: sb.Tenant, Labels: sb.Labels, Image: sb.Image, Size: sb.Size,
-		Isolation: sb.Isolation, Network: sb.Network, State: sb.State,
+		Isolation: sb.Isolation, Network: sb.Network, User: cmp.Or(sb.User, "root"), State: sb.State,
 		IdleTimeoutMS: sb.IdleTimeout.Milliseconds(), TTLMS: sb.TTL.Milliseconds(), CreatedAt: sb.CreatedAt, UpdatedAt: sb.UpdatedAt,
 	}
 }
@@ -42,6 +44,7 @@ type CreateSandboxRequest struct {
 	Isolation     rung.Isolation     `json:"isolation,omitempty"`
 	Network       rung.NetworkPolicy `json:"network,omitzero"`
 	Env           map[string]string  `json:"env,omitempty"`
+	User          string             `json:"user,omitempty"`
 	IdleTimeoutMS int64              `json:"idle_timeout_ms,omitempty"`
 	TTLMS         int64              `json:"ttl_ms,omitempty"`
 	// FromSnapshot restores a snapshot (id or name) onto the new sandbox.
@@ -61,6 +64,7 @@ type ExecRequest struct {
 	Cwd       string            `json:"cwd,omitempty"`
 	Stdin     string            `json:"stdin,omitempty"`
 	Backend   rung.Backend      `json:"backend,omitempty"`
+	User      string            `json:"user,omitempty"`
 	TimeoutMS int64             `json:"timeout_ms,omitempty"`
 }
 

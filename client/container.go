@@ -30,6 +30,7 @@ type ProcessRequest struct {
 	Argv    []string          `json:"argv,omitempty"`    // or run directly
 	Cwd     string            `json:"cwd,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	User    string            `json:"user,omitempty"` // default the sandbox's user
 }
 
 // Process describes a background process.

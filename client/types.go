@@ -17,6 +17,7 @@ type Sandbox struct {
 	Size          rung.Size          `json:"size"`
 	Isolation     rung.Isolation     `json:"isolation"`
 	Network       rung.NetworkPolicy `json:"network"`
+	User          string             `json:"user"` // who commands run as by default
 	State         rung.State         `json:"state"`
 	IdleTimeoutMS int64              `json:"idle_timeout_ms"`
 	TTLMS         int64              `json:"ttl_ms"`
@@ -34,6 +35,7 @@ type CreateRequest struct {
 	Isolation     rung.Isolation     `json:"isolation,omitempty"`
 	Network       rung.NetworkPolicy `json:"network,omitzero"`
 	Env           map[string]string  `json:"env,omitempty"`
+	User          string             `json:"user,omitempty"` // default the image's ("user" in base, "root" in lite)
 	IdleTimeoutMS int64              `json:"idle_timeout_ms,omitempty"`
 	TTLMS         int64              `json:"ttl_ms,omitempty"`
 	// FromSnapshot restores a snapshot (id or name): the sandbox starts
@@ -55,6 +57,7 @@ type ExecRequest struct {
 	Cwd       string            `json:"cwd,omitempty"`
 	Stdin     string            `json:"stdin,omitempty"`
 	Backend   rung.Backend      `json:"backend,omitempty"`
+	User      string            `json:"user,omitempty"` // another user of the image ("root"): runs in the container
 	TimeoutMS int64             `json:"timeout_ms,omitempty"`
 }
 

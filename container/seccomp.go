@@ -137,8 +137,9 @@ var namespaceCloneFlags = []uint64{
 //
 // Measured with runc 1.1.5 and crun 1.8.1 (both on libseccomp 2.5.4):
 // several rules on one call are ORed, and so are two conditions on one
-// argument within a rule (not ANDed, as the spec reads), so every rule
-// here has one condition. Where rules on one call overlap with different
+// argument within a rule (not ANDed, as the spec reads), so no rule here
+// has two conditions on one argument (conditions on different arguments
+// are ANDed: socketRules). Where rules on one call overlap with different
 // actions, libseccomp decides by its internal order (an EPERM rule for
 // ioctl type 0x94 beat an exact-match allow for FICLONE when listed first,
 // and lost when listed second or when the allow was a masked comparison),
@@ -274,15 +275,37 @@ func ioctlRules(eperm uint) []specs.LinuxSyscall {
 // socketRules refuse AF_VSOCK sockets with EPERM: vsock is no part of a
 // sandbox's network (loopback only, for now), and on a virtual machine
 // (this host is one) it leads to the hypervisor's host. Other families
-// are allowed when the family's low byte is not AF_VSOCK's (eight sets);
-// a family with that low byte and other bits set is none the kernel knows
-// and fails with the default ENOSYS. The kernel reads the family as a
-// 32-bit int, as the masks do. 32-bit programs can still reach vsock
-// through socketcall, whose arguments seccomp cannot read (see
-// allowedSyscalls).
+// are allowed when the family's low byte is neither AF_VSOCK's nor
+// AF_NETLINK's (sets of one condition); a family with such a low byte and
+// other bits set is none the kernel knows and fails with the default
+// ENOSYS. The kernel reads the family as a 32-bit int, as the masks do.
+// 32-bit programs can still reach vsock through socketcall, whose
+// arguments seccomp cannot read (see allowedSyscalls).
+//
+// AF_NETLINK is allowed (ip, ss and Node read routes and addresses
+// through it) except for NETLINK_AUDIT, which fails with EPROTONOSUPPORT,
+// as on a kernel built without audit: sudo and PAM then skip auditing
+// quietly, where the EPERM a container without CAP_AUDIT_WRITE gets made
+// sudo print "unable to send audit message" on every call. Granting the
+// capability instead, as Docker does, would let every sandbox write to
+// the host's audit log. These rules have two conditions, on the family
+// and on the protocol: on different arguments libseccomp ANDs them
+// (measured, runc and crun); the protocol's low byte decides, as the
+// family's does.
 func socketRules(eperm uint) []specs.LinuxSyscall {
-	rules := argRules("socket", 0, except(argSet{}, 0xff, []uint64{unix.AF_VSOCK}), specs.ActAllow, nil)
-	return append(rules, argRules("socket", 0, []argSet{{0xffffffff, unix.AF_VSOCK}}, specs.ActErrno, &eperm)...)
+	rules := argRules("socket", 0, except(argSet{}, 0xff, []uint64{unix.AF_VSOCK, unix.AF_NETLINK}), specs.ActAllow, nil)
+	rules = append(rules, argRules("socket", 0, []argSet{{0xffffffff, unix.AF_VSOCK}}, specs.ActErrno, &eperm)...)
+	netlink := specs.LinuxSeccompArg{Index: 0, Value: 0xffffffff, ValueTwo: unix.AF_NETLINK, Op: specs.OpMaskedEqual}
+	noproto := uint(syscall.EPROTONOSUPPORT)
+	for _, r := range argRules("socket", 2, except(argSet{}, 0xff, []uint64{unix.NETLINK_AUDIT}), specs.ActAllow, nil) {
+		r.Args = append([]specs.LinuxSeccompArg{netlink}, r.Args...)
+		rules = append(rules, r)
+	}
+	for _, r := range argRules("socket", 2, []argSet{{0xffffffff, unix.NETLINK_AUDIT}}, specs.ActErrno, &noproto) {
+		r.Args = append([]specs.LinuxSeccompArg{netlink}, r.Args...)
+		rules = append(rules, r)
+	}
+	return rules
 }
 
 // Personalities (sys/personality.h) that personalityRules allow.

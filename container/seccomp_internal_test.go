@@ -27,10 +27,27 @@ func (o outcome) String() string {
 	return string(o.action)
 }
 
-// matches says whether rule r applies to a call of name whose argument at
-// each condition's index is arg. It knows the one operator the profile
-// uses, and fails the test on any other.
-func matches(t *testing.T, r specs.LinuxSyscall, name string, arg uint64) bool {
+// callArgs are a call's arguments as the profile's rules see them.
+type callArgs [6]uint64
+
+// argsOf places arg at the argument the rules on call look at (ioctl's
+// command is its second), and proto at socket's protocol.
+func argsOf(call string, arg, proto uint64) callArgs {
+	var a callArgs
+	if call == "ioctl" {
+		a[1] = arg
+	} else {
+		a[0] = arg
+	}
+	a[2] = proto
+	return a
+}
+
+// matches says whether rule r applies to a call of name with args. It
+// knows the one operator the profile uses, and fails the test on any
+// other; a rule's conditions must all hold (they are on different
+// arguments: see defaultSeccomp).
+func matches(t *testing.T, r specs.LinuxSyscall, name string, args callArgs) bool {
 	found := false
 	for _, n := range r.Names {
 		found = found || n == name
@@ -42,7 +59,7 @@ func matches(t *testing.T, r specs.LinuxSyscall, name string, arg uint64) bool {
 		if a.Op != specs.OpMaskedEqual {
 			t.Fatalf("rule %+v: operator %s not modelled here", r, a.Op)
 		}
-		if arg&a.Value != a.ValueTwo {
+		if args[a.Index]&a.Value != a.ValueTwo {
 			return false
 		}
 	}
@@ -51,11 +68,11 @@ func matches(t *testing.T, r specs.LinuxSyscall, name string, arg uint64) bool {
 
 // decide returns every distinct outcome of the profile's rules that match
 // the call, or the default action's when none does.
-func decide(t *testing.T, p *specs.LinuxSeccomp, name string, arg uint64) []outcome {
+func decide(t *testing.T, p *specs.LinuxSeccomp, name string, args callArgs) []outcome {
 	seen := map[outcome]bool{}
 	var out []outcome
 	for _, r := range p.Syscalls {
-		if !matches(t, r, name, arg) {
+		if !matches(t, r, name, args) {
 			continue
 		}
 		o := outcome{action: r.Action}
@@ -83,6 +100,7 @@ func TestSeccompRulesDisjoint(t *testing.T) {
 	allow := outcome{action: specs.ActAllow}
 	eperm := outcome{specs.ActErrno, uint(syscall.EPERM)}
 	enosys := outcome{specs.ActErrno, uint(syscall.ENOSYS)}
+	noproto := outcome{specs.ActErrno, uint(syscall.EPROTONOSUPPORT)}
 	const upper = 0xffffffff00000000 // ignored by the kernel for all four
 	cases := []struct {
 		name string
@@ -121,6 +139,7 @@ func TestSeccompRulesDisjoint(t *testing.T) {
 		{"AF_UNIX socket", "socket", unix.AF_UNIX, allow},
 		{"AF_INET6 socket", "socket", unix.AF_INET6, allow},
 		{"AF_NETLINK socket", "socket", unix.AF_NETLINK, allow},
+		{"no such family, netlink's low byte", "socket", 0x100 | unix.AF_NETLINK, enosys},
 		{"AF_VSOCK socket", "socket", unix.AF_VSOCK, eperm},
 		{"AF_VSOCK socket with upper bits", "socket", unix.AF_VSOCK | upper, eperm},
 		{"no such family", "socket", 0x100 | unix.AF_VSOCK, enosys},
@@ -130,9 +149,27 @@ func TestSeccompRulesDisjoint(t *testing.T) {
 		{"personality READ_IMPLIES_EXEC", "personality", 0x0400000, enosys},
 	}
 	for _, tc := range cases {
-		got := decide(t, p, tc.call, tc.arg)
+		got := decide(t, p, tc.call, argsOf(tc.call, tc.arg, 0))
 		if len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%s: %s(%#x) = %v, want %v", tc.name, tc.call, tc.arg, got, tc.want)
+		}
+	}
+	// socket's protocol matters to netlink only: its audit protocol is
+	// refused as if the kernel had no audit (see socketRules).
+	for _, tc := range []struct {
+		name          string
+		family, proto uint64
+		want          outcome
+	}{
+		{"netlink route", unix.AF_NETLINK, unix.NETLINK_ROUTE, allow},
+		{"netlink audit", unix.AF_NETLINK, unix.NETLINK_AUDIT, noproto},
+		{"netlink audit with upper bits", unix.AF_NETLINK | upper, unix.NETLINK_AUDIT | upper, noproto},
+		{"no such netlink protocol", unix.AF_NETLINK, 0x100 | unix.NETLINK_AUDIT, enosys},
+		{"protocol 9 of another family", unix.AF_INET, unix.NETLINK_AUDIT, allow},
+	} {
+		got := decide(t, p, "socket", argsOf("socket", tc.family, tc.proto))
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: socket(%#x, _, %#x) = %v, want %v", tc.name, tc.family, tc.proto, got, tc.want)
 		}
 	}
 	// Every value of the bits the rules look at, with the upper halves
@@ -147,10 +184,24 @@ func TestSeccompRulesDisjoint(t *testing.T) {
 				}
 			}
 		}
+		// socket's protocol too, for netlink's rules: every low byte,
+		// with and without other bits.
+		protos := []uint64{0}
+		if call == "socket" {
+			protos = nil
+			for b := range uint64(256) {
+				protos = append(protos, b, b|0x100, b|upper)
+			}
+		}
 		for high := range highs {
 			for low := range uint64(1 << 16) {
-				if got := decide(t, p, call, high|low); len(got) > 1 {
-					t.Fatalf("%s(%#x) matches rules with outcomes %v", call, high|low, got)
+				for _, proto := range protos {
+					if call == "socket" && low&0xff != unix.AF_NETLINK && proto != 0 {
+						continue // no rule of another family looks at the protocol
+					}
+					if got := decide(t, p, call, argsOf(call, high|low, proto)); len(got) > 1 {
+						t.Fatalf("%s(%#x, protocol %#x) matches rules with outcomes %v", call, high|low, proto, got)
+					}
 				}
 			}
 		}

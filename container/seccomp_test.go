@@ -80,6 +80,9 @@ func TestContainmentSeccomp(t *testing.T) {
 			runsc: "EPERM EPERM ENOSYS ENOSYS ENOSYS ENOSYS ENOSYS"},
 		// gVisor has no vsock.
 		{name: "vsock refused", cmd: "./escape vsock", want: "EPERM", runsc: "EAFNOSUPPORT"},
+		// Audit is absent rather than refused: sudo and PAM then skip it
+		// quietly. gVisor has no audit netlink at all.
+		{name: "netlink works, its audit protocol looks absent", cmd: "./escape netlink", want: "ok EPROTONOSUPPORT"},
 		{name: "clone into a new user namespace refused", cmd: "./escape clone-userns", want: "EPERM",
 			skipRunsc: "known difference: under runsc the namespace is gVisor's, not the host's, and gVisor allows it"},
 		{name: "clone, fork, threads and exec work", cmd: "./escape spawn", want: "clone 7 fork 7 threads 4 exec 7"},

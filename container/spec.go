@@ -64,7 +64,17 @@ func buildSpec(in specInput) *specs.Spec {
 	memory := in.Size.MemoryBytes
 	swap := memory // no swap beyond the memory limit
 	pids := int64(pidsMax)
-	noNewPrivs := true
+	// no_new_privileges is off, as in Docker's default: commands run as
+	// an unprivileged user (issue 11), and sudo (setuid root) is how that
+	// user becomes root again in its own container. With it on, a setuid
+	// program runs without gaining anything. Off, sudo gains exactly what
+	// the container's root already has, the capabilities above (bounded
+	// by the bounding set, which no exec can widen) and nothing else: the
+	// seccomp allow-list still applies (the filter is inherited and cannot
+	// be removed), the agent stays undumpable, and /workspace and /tmp
+	// are nosuid, so a setuid file written there gains nothing. See
+	// docs/decisions/container.md.
+	noNewPrivs := false
 	rw := func(src, dst string) specs.Mount {
 		return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: []string{"rbind", "rw", "nosuid", "nodev"}}
 	}

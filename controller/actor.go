@@ -24,6 +24,8 @@ type actor struct {
 	initErr  error
 	root     *storage.Root
 	sh       *shell.Shell
+	ident    Identity // who the sandbox's commands run as (identity.go)
+	identErr error    // why ident could not be resolved; execs then try again
 
 	execCtx    context.Context // parent of every exec's context; canceled by delete
 	execCancel context.CancelFunc
@@ -120,7 +122,8 @@ func (a *actor) init(c *Controller) error {
 			return
 		}
 		a.root = root
-		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Memory: c.mem,
+		a.ownFiles(c)
+		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Memory: c.mem, User: a.ident.User,
 			Limits: shell.Limits{OutputBytes: c.lim.OutputBytes, CPUTime: c.lim.ExecCPUTime, MemoryBytes: c.lim.ExecMemoryBytes}})
 	})
 	if a.initErr != nil {

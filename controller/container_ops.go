@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"maps"
 	"strings"
 	"time"
 
@@ -180,29 +179,28 @@ type ProcessRequest struct {
 	Argv    []string          // run directly
 	Dir     string            // working directory under /workspace or /tmp; default /workspace
 	Env     map[string]string // overlaid on the image's and the sandbox's environment
+	User    string            // who it runs as; default the sandbox's user
 }
 
 // ProcessInfo describes a background process.
 type ProcessInfo = agent.ProcessInfo
 
 // StartProcess starts a background process (a dev server, a watcher) in
-// the sandbox's container, starting the container if needed. Its
-// environment is the image's, overlaid with the sandbox's and then with
-// req.Env ("NAME=value" entries).
+// the sandbox's container, starting the container if needed, as req.User
+// (an unknown user is ErrInvalid). Its environment is the image's,
+// overlaid with the user's HOME, USER and LOGNAME, the sandbox's
+// variables and then req.Env.
 func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref string, req ProcessRequest) (ProcessInfo, error) {
 	if err := checkProcess(&req); err != nil {
 		return ProcessInfo{}, err
 	}
-	ctr, sb, err := c.runningIn(ctx, tenant, ref, true)
+	ctr, sb, who, err := c.processTarget(ctx, tenant, ref, req.User)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	env := make(map[string]string, len(sb.Env)+len(req.Env))
-	maps.Copy(env, sb.Env)
-	maps.Copy(env, req.Env)
 	info, err := ctr.StartProcess(ctx, agent.ProcessRequest{
-		Argv: req.Argv, Command: req.Command, Dir: req.Dir,
-		Env: execEnv(ctr.Image.Config.Env, env), Shell: ctr.Image.Config.Shell,
+		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: who.credential(),
+		Env: execEnv(ctr.Image.Config.Env, commandEnv(who, sb.Env, req.Env)), Shell: ctr.Image.Config.Shell,
 	})
 	if err != nil {
 		return ProcessInfo{}, agentError(err)
@@ -212,6 +210,27 @@ func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref
 		t.follow(ctr.Sandbox, ctr, info)
 	}
 	return info, nil
+}
+
+// processTarget is the running container (started if needed), the
+// sandbox and the identity a process as user starts with.
+func (c *Controller) processTarget(ctx context.Context, tenant rung.TenantID, ref, user string) (*container.Container, rung.Sandbox, Identity, error) {
+	t, err := c.containers()
+	if err != nil {
+		return nil, rung.Sandbox{}, Identity{}, err
+	}
+	a, err := c.acquire(ctx, tenant, ref)
+	if err != nil {
+		return nil, rung.Sandbox{}, Identity{}, err
+	}
+	defer c.release(a)
+	who, err := c.execIdentity(a, user)
+	if err != nil {
+		return nil, rung.Sandbox{}, Identity{}, err
+	}
+	sb := c.sandbox(a).Sandbox
+	ctr, err := t.ensure(ctx, sb)
+	return ctr, sb, who, err
 }
 
 // maxArgv bounds a process's argument count.

@@ -235,7 +235,8 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	}
 	// The environment goes with every exec, never only at start: a warm
 	// spare's container was started before its sandbox (and env) existed.
-	areq := agent.ExecRequest{Command: req.Command, Env: execEnv(c.Image.Config.Env, req.Env), Dir: req.Dir, Stdin: inline, MaxOutput: req.MaxOutput}
+	areq := agent.ExecRequest{Command: req.Command, Env: execEnv(c.Image.Config.Env, req.Env), Dir: req.Dir,
+		User: req.User.credential(), Stdin: inline, MaxOutput: req.MaxOutput}
 	if dl, ok := ctx.Deadline(); ok {
 		areq.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
 	}

@@ -43,7 +43,8 @@ type TierExit struct {
 type TierRequest struct {
 	Command string
 	Dir     string
-	Env     map[string]string
+	Env     map[string]string // over the image's environment (see commandEnv)
+	User    Identity          // who the command runs as
 	Stdin   io.Reader
 	Stdout  io.Writer
 	Stderr  io.Writer

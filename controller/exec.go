@@ -50,7 +50,10 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	defer c.endSlot(a, sb.Tenant)
 
-	d := router.Route(router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.cfg.Container != nil}, a.sh)
+	d, err := c.route(a, req)
+	if err != nil {
+		return rung.ExecResult{}, err
+	}
 	if d.Err != nil {
 		return rung.ExecResult{Backend: d.Backend, Reason: d.Reason}, d.Err
 	}
@@ -151,7 +154,11 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 		}
 		return o, nil
 	}
-	x, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
+	who, err := c.execIdentity(a, req.User)
+	if err != nil {
+		return outcome{}, err
+	}
+	x, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, sb.Env, req.Env), User: who, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
 	switch {
 	case errors.Is(err, errOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))

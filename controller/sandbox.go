@@ -13,7 +13,8 @@ import (
 )
 
 // CreateRequest is what a caller may set on a new sandbox. Zero fields
-// take defaults: no name, size preset "lite", isolation "container",
+// take defaults: no name, the server's default image, size preset
+// rung.DefaultPreset, the image's default user, isolation "container",
 // network "none", server-default idle timeout, no TTL.
 type CreateRequest struct {
 	Name        string             `json:"name,omitempty"`
@@ -23,6 +24,7 @@ type CreateRequest struct {
 	Isolation   rung.Isolation     `json:"isolation,omitempty"`
 	Network     rung.NetworkPolicy `json:"network,omitzero"`
 	Env         map[string]string  `json:"env,omitempty"`
+	User        string             `json:"user,omitempty"`
 	IdleTimeout time.Duration      `json:"idle_timeout,omitempty"`
 	TTL         time.Duration      `json:"ttl,omitempty"`
 	// FromSnapshot, a snapshot's id or name, restores it: the sandbox
@@ -143,9 +145,11 @@ func cutLast(s, sep string) (string, string, bool) {
 // then its subvolume, then state "ready", so that a crash at any point
 // leaves something start-up reconciliation can finish or remove. A
 // create that matches a warm spare (see [WarmSpec]) takes the spare's id,
-// subvolume and running container and starts in state "running". Errors:
-// ErrInvalid, ErrPermission (size outside the tenant's size policy, see
-// [Config].Sizes), ErrExists (name taken), ErrLimit (too many sandboxes).
+// subvolume and running container and starts in state "running". The
+// sandbox's user (req.User, or its image's default) owns /workspace.
+// Errors: ErrInvalid (an unknown user or image too), ErrPermission (size
+// outside the tenant's size policy, see [Config].Sizes), ErrExists (name
+// taken), ErrLimit (too many sandboxes).
 func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req CreateRequest) (rung.Sandbox, error) {
 	if req.FromSnapshot != "" {
 		return c.createFromSnapshot(ctx, tenant, req)
@@ -161,10 +165,14 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 			return rung.Sandbox{}, err
 		}
 	}
+	who, err := c.createIdentity(req.Image, req.User)
+	if err != nil {
+		return rung.Sandbox{}, err
+	}
 	now := time.Now().UTC()
 	sb := store.Sandbox{Sandbox: rung.Sandbox{
 		ID: rung.NewSandboxID(), Name: req.Name, Tenant: tenant, Labels: req.Labels, Image: req.Image,
-		Size: size, Isolation: req.Isolation, Network: req.Network, Env: req.Env, State: store.StateCreating,
+		Size: size, Isolation: req.Isolation, Network: req.Network, Env: req.Env, User: who.User, State: store.StateCreating,
 		IdleTimeout: req.IdleTimeout, TTL: req.TTL, CreatedAt: now, UpdatedAt: now,
 	}}
 	if sb.Isolation == "" {
@@ -210,6 +218,9 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 		sb.State = rung.StateReady
 	} else {
 		sb.State, sb.IdleAt = rung.StateRunning, now.Add(idleTimeout(sb))
+	}
+	if err := c.ownWorkspace(sb.ID, who); err != nil {
+		return undo(err)
 	}
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return undo(err)

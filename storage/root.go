@@ -64,6 +64,9 @@ type Root struct {
 	// nodev: the root's mount has nodev, so device nodes under it cannot
 	// be opened and files may be opened directly (see openDirect).
 	nodev bool
+	// owner is the uid<<32|gid new files get (root_owner.go); 0 leaves
+	// them to the daemon.
+	owner atomic.Uint64
 
 	cache dirCache // directory handles for Stat and Lstat; see root_cache.go
 }
@@ -376,7 +379,10 @@ func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) {
 // Mkdir implements [FS].
 func (r *Root) Mkdir(name string, perm fs.FileMode) error {
 	return r.atParent("mkdir", name, func(dfd int, base string) error {
-		return unix.Mkdirat(dfd, base, syscallMode(perm))
+		if err := unix.Mkdirat(dfd, base, syscallMode(perm)); err != nil {
+			return err
+		}
+		return r.ownAt(dfd, base)
 	})
 }
 
@@ -400,7 +406,10 @@ func (r *Root) Symlink(target, link string) error {
 		return &fs.PathError{Op: "symlink", Path: link, Err: syscall.EINVAL}
 	}
 	return r.atParent("symlink", link, func(dfd int, base string) error {
-		return unix.Symlinkat(target, dfd, base)
+		if err := unix.Symlinkat(target, dfd, base); err != nil {
+			return err
+		}
+		return r.ownAt(dfd, base)
 	})
 }
 

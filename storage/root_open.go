@@ -84,6 +84,10 @@ func (r *Root) openFile(op, name string, flag int, perm fs.FileMode) (fd int, si
 			// an existing one, and never follows a final symlink.
 			fd, err := r.openat2(p, flags|unix.O_EXCL, mode)
 			if err == nil {
+				if err := r.ownFD(fd); err != nil {
+					unix.Close(fd)
+					return perr(err)
+				}
 				return fd, 0, false, nil
 			}
 			if err != unix.EEXIST || flag&unix.O_EXCL != 0 {

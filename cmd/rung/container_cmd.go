@@ -44,7 +44,7 @@ func newContainerVerbs(g *globals) []*cobra.Command {
 			return c.StopContainer(cmd.Context(), args[0])
 		},
 	}
-	var cwd string
+	var cwd, user string
 	var env []string
 	spawn := &cobra.Command{
 		Use:   "spawn SANDBOX -- COMMAND...",
@@ -59,7 +59,7 @@ func newContainerVerbs(g *globals) []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := c.StartProcess(cmd.Context(), args[0], client.ProcessRequest{Command: strings.Join(args[1:], " "), Cwd: cwd, Env: e})
+			p, err := c.StartProcess(cmd.Context(), args[0], client.ProcessRequest{Command: strings.Join(args[1:], " "), Cwd: cwd, Env: e, User: user})
 			if err != nil {
 				return err
 			}
@@ -68,6 +68,7 @@ func newContainerVerbs(g *globals) []*cobra.Command {
 		},
 	}
 	spawn.Flags().StringVar(&cwd, "cwd", "", "working directory (default /workspace)")
+	spawn.Flags().StringVar(&user, "user", "", "run as this user of the image, e.g. root (default the sandbox's user)")
 	spawn.Flags().StringArrayVar(&env, "env", nil, "environment variable k=v (repeatable)")
 	ps := &cobra.Command{
 		Use:   "ps SANDBOX",

@@ -12,11 +12,11 @@ import (
 )
 
 func newExec(g *globals) *cobra.Command {
-	var backend, cwd string
+	var backend, cwd, user string
 	var asJSON, stdin bool
 	var timeoutMS int64
 	cmd := &cobra.Command{
-		Use:   "exec SANDBOX [--backend B] [--json] -- CMD...",
+		Use:   "exec SANDBOX [--backend B] [--user U] [--json] -- CMD...",
 		Short: "Run a command line in a sandbox and exit with its exit code",
 		Long: "Run a command line (the words after -- joined by spaces, as bash -c sees them) in a sandbox. " +
 			"Output streams to stdout and stderr; with --json the result object is printed instead. " +
@@ -27,7 +27,7 @@ func newExec(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := client.ExecRequest{Command: strings.Join(args[1:], " "), Backend: rung.Backend(backend), Cwd: cwd, TimeoutMS: timeoutMS}
+			req := client.ExecRequest{Command: strings.Join(args[1:], " "), Backend: rung.Backend(backend), Cwd: cwd, User: user, TimeoutMS: timeoutMS}
 			if stdin {
 				b, err := readAllStdin()
 				if err != nil {
@@ -54,6 +54,7 @@ func newExec(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&backend, "backend", "", "auto, isolate or container (default auto)")
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default /workspace)")
+	cmd.Flags().StringVar(&user, "user", "", "run as this user of the image, e.g. root (default the sandbox's user); another user than the sandbox's runs in the container")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object as JSON")
 	cmd.Flags().BoolVarP(&stdin, "stdin", "i", false, "send this process's stdin to the command")
 	cmd.Flags().Int64Var(&timeoutMS, "timeout-ms", 0, "wall time limit in milliseconds (default: the server's)")

@@ -41,7 +41,7 @@ func newCreate(g *globals) *cobra.Command {
 	var labels []string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "create [--name N] [--image I] [--size S] [--label k=v]...",
+		Use:   "create [--name N] [--image I] [--user U] [--size S] [--label k=v]...",
 		Short: "Create a sandbox and print its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,8 +67,9 @@ func newCreate(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&req.Name, "name", "", "name, unique in your tenant")
-	cmd.Flags().StringVar(&req.Image, "image", "", "image for the container tier")
-	cmd.Flags().StringVar(&size, "size", "", "size preset: lite, basic, standard-1 .. standard-4")
+	cmd.Flags().StringVar(&req.Image, "image", "", "image for the container tier (default the server's: base)")
+	cmd.Flags().StringVar(&req.User, "user", "", "user commands run as, e.g. root (default the image's: user in base)")
+	cmd.Flags().StringVar(&size, "size", "", "size preset: lite, basic, standard-1 .. standard-4 (default "+rung.DefaultPreset+")")
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "label key=value (repeatable)")
 	cmd.Flags().Int64Var(&req.TTLMS, "ttl-ms", 0, "delete the sandbox this many milliseconds after creation")
 	cmd.Flags().StringVar(&req.FromSnapshot, "from", "", "restore this snapshot (id or name): its files, on its image digest")

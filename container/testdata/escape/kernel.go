@@ -27,6 +27,7 @@ import (
 //	escape keys             add_key, keyctl, request_key
 //	escape mount-api        mount, umount2 and the new mount API
 //	escape vsock            an AF_VSOCK socket (made, never connected)
+//	escape netlink          a NETLINK_ROUTE socket, then a NETLINK_AUDIT one
 //	escape spawn            clone, fork, threads and an exec
 //	escape personality      the query, ASLR off, READ_IMPLIES_EXEC
 func kernelAttempt(args []string) (string, bool) {
@@ -70,6 +71,18 @@ func kernelAttempt(args []string) (string, bool) {
 		}
 		unix.Close(fd)
 		return "escaped: made an AF_VSOCK socket", true
+	case "netlink":
+		var out []string
+		for _, proto := range []int{unix.NETLINK_ROUTE, unix.NETLINK_AUDIT} {
+			fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
+			if err != nil {
+				out = append(out, errnoName(err))
+				continue
+			}
+			unix.Close(fd)
+			out = append(out, "ok")
+		}
+		return strings.Join(out, " "), true
 	case "spawn":
 		return spawn(), true
 	case "personality":

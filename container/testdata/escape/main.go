@@ -72,7 +72,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: escape clone-userns|clone3-userns|io-uring|ptrace PID|ptrace-child|btrfs DIR|reflink DIR|ioctl CMD...|ioctl-sweep|syscall NR...|keys|mount-api|vsock|spawn|personality")
+	fmt.Fprintln(os.Stderr, "usage: escape clone-userns|clone3-userns|io-uring|ptrace PID|ptrace-child|btrfs DIR|reflink DIR|ioctl CMD...|ioctl-sweep|syscall NR...|keys|mount-api|vsock|netlink|spawn|personality")
 	os.Exit(2)
 }
 
