@@ -301,18 +301,20 @@ func (c *Controller) ListSnapshots(ctx context.Context, tenant rung.TenantID, f 
 			return SnapshotPage{}, err
 		}
 	}
+	limit := q.Limit
 	q.Limit++ // one more tells whether there is a next page
 	rows, err := c.st.ListSnapshots(ctx, q)
 	if err != nil {
 		return SnapshotPage{}, fmt.Errorf("list snapshots: %w", err)
 	}
 	var page SnapshotPage
-	for i, s := range rows {
-		if i == q.Limit-1 {
-			last := page.Snapshots[len(page.Snapshots)-1]
-			page.Next = cursor(last)
-			break
-		}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		// The cursor is the last row read, shown or not (one being
+		// created is not), so no row is read twice or skipped.
+		page.Next = cursor(rows[limit-1].Snapshot)
+	}
+	for _, s := range rows {
 		if s.State == store.SnapshotReady {
 			page.Snapshots = append(page.Snapshots, s.Snapshot)
 		}
