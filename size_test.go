@@ -64,7 +64,7 @@ func TestSizeResolve(t *testing.T) {
 		{name: "preset above cpu max", in: rung.Size{Preset: "standard-4"}, pol: rung.SizePolicy{MaxMilliCPU: 1000}, wantErr: rung.ErrPermission, wantMsg: "size standard-4: milli_cpu 4000 is above this tenant's maximum 1000"},
 		{name: "preset at cpu max", in: rung.Size{Preset: "standard-2"}, pol: rung.SizePolicy{MaxMilliCPU: 1000}, want: rung.Presets["standard-2"]},
 		{name: "preset above disk max", in: rung.Size{Preset: "standard-1"}, pol: rung.SizePolicy{MaxDiskBytes: 4e9}, wantErr: rung.ErrPermission, wantMsg: "size standard-1: disk_bytes 8000000000 (8 GB) is above this tenant's maximum 4000000000 (4 GB)"},
-		{name: "default preset above policy", pol: rung.SizePolicy{MaxMemoryBytes: 128 * mib}, wantErr: rung.ErrPermission, wantMsg: "size lite: memory_bytes"},
+		{name: "default preset above policy", pol: rung.SizePolicy{MaxMemoryBytes: 128 * mib}, wantErr: rung.ErrPermission, wantMsg: "size " + rung.DefaultPreset + ": memory_bytes"},
 		{name: "preset against ratio", in: rung.Size{Preset: "standard-1"}, pol: rung.SizePolicy{MaxMemoryPerVCPU: 6 * gib}, wantErr: rung.ErrPermission, wantMsg: "size standard-1: memory_bytes 4294967296 (4 GiB) for milli_cpu 500 is above"},
 	}
 	for _, tc := range tests {

@@ -102,7 +102,7 @@ func TestSandboxLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sb.ID.Valid() || sb.State != rung.StateReady || sb.Size.Preset != "lite" || sb.Tenant != "acme" {
+	if !sb.ID.Valid() || sb.State != rung.StateReady || sb.Size.Preset != rung.DefaultPreset || sb.Tenant != "acme" || sb.User != "root" {
 		t.Fatalf("Create = %+v", sb)
 	}
 	for _, ref := range []string{string(sb.ID), "web"} {
