@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,9 +13,8 @@ import (
 // MaxForks is the most forks one request makes.
 const MaxForks = 100
 
-// forksAtOnce bounds the forks made at the same time. Each is a btrfs
-// snapshot, which commits a transaction; concurrent ones join the same
-// commit, so a few at once cost little more than one.
+// forksAtOnce bounds the store writes of a fork request made at the same
+// time (the store commits concurrent writes together).
 const forksAtOnce = 10
 
 // ForkRequest asks for forks. Count defaults to len(Names), else 1.
@@ -126,13 +124,16 @@ func (c *Controller) ForkSnapshot(ctx context.Context, tenant rung.TenantID, sna
 	return outs, nil
 }
 
-// forkAll makes n branches of from, like proto, side by side.
+// forkAll makes n branches of from, like proto: their rows side by side
+// (the store commits them together), then their subvolumes in one
+// storage.ForkMany (one btrfs commit for all, where forks made one by one
+// each wait for their own), then their limits, states and journals.
 func (c *Controller) forkAll(ctx context.Context, tenant rung.TenantID, from store.Snapshot, req ForkRequest, n int, proto branch) []ForkOutcome {
 	outs := make([]ForkOutcome, n)
-	slots := make(chan struct{}, forksAtOnce)
-	var wg sync.WaitGroup
+	bs := make([]branch, n)
+	sbs := make([]store.Sandbox, n)
 	start := time.Now()
-	for i := range n {
+	parallel(n, func(i int) {
 		b := proto
 		b.tenant, b.from = tenant, from
 		b.req = CreateRequest{Labels: req.Labels}
@@ -140,16 +141,47 @@ func (c *Controller) forkAll(ctx context.Context, tenant rung.TenantID, from sto
 			b.req.Name = req.Names[i]
 		}
 		b.req = fromSource(b.req, from.Source)
+		bs[i] = b
+		sbs[i], outs[i].Err = c.prepareBranch(ctx, b)
+	})
+	var idx []int
+	var names []string
+	for i := range n {
+		if outs[i].Err == nil {
+			idx, names = append(idx, i), append(names, string(sbs[i].ID))
+		}
+	}
+	c.fault("fork.row")
+	errs := c.pool.ForkMany(ctx, string(from.ID), names)
+	c.fault("fork.subvolume")
+	parallel(len(idx), func(k int) {
+		i := idx[k]
+		if errs[k] != nil {
+			outs[i].Err = c.undoBranch(ctx, sbs[i], errs[k])
+			return
+		}
+		outs[i].Sandbox, outs[i].Err = c.finishBranch(ctx, bs[i], sbs[i])
+	})
+	for _, o := range outs {
+		if o.Err != nil && rung.Code(o.Err) == rung.CodeInternal {
+			c.log.WarnContext(ctx, "fork failed", "tenant", tenant, "snapshot", from.ID, "err", o.Err)
+		}
+	}
+	c.log.InfoContext(ctx, "forks made", "tenant", tenant, "sandbox", from.Sandbox, "count", n, "duration", time.Since(start))
+	return outs
+}
+
+// parallel runs fn(0) .. fn(n-1), forksAtOnce at a time, and returns when
+// all have.
+func parallel(n int, fn func(i int)) {
+	slots := make(chan struct{}, forksAtOnce)
+	var wg sync.WaitGroup
+	for i := range n {
 		slots <- struct{}{}
-		wg.Go(func() { // ends when this fork is made or has failed
+		wg.Go(func() { // ends when fn(i) returns
 			defer func() { <-slots }()
-			outs[i].Sandbox, outs[i].Err = c.makeBranch(ctx, b)
-			if outs[i].Err != nil && !errors.Is(outs[i].Err, rung.ErrExists) && rung.Code(outs[i].Err) == rung.CodeInternal {
-				c.log.WarnContext(ctx, "fork failed", "tenant", tenant, "snapshot", from.ID, "err", outs[i].Err)
-			}
+			fn(i)
 		})
 	}
 	wg.Wait()
-	c.log.InfoContext(ctx, "forks made", "tenant", tenant, "sandbox", from.Sandbox, "count", n, "duration", time.Since(start))
-	return outs
 }

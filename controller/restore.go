@@ -58,9 +58,23 @@ func fromSource(req CreateRequest, src rung.Sandbox) CreateRequest {
 // then state ready; a crash midway leaves a creating row that start-up
 // reconciliation removes (and journals on the sandbox forked, if any).
 func (c *Controller) makeBranch(ctx context.Context, b branch) (rung.Sandbox, error) {
-	size, err := c.checkCreate(b.tenant, b.req)
+	sb, err := c.prepareBranch(ctx, b)
 	if err != nil {
 		return rung.Sandbox{}, err
+	}
+	c.fault("fork.row")
+	if err := c.pool.Fork(ctx, string(b.from.ID), string(sb.ID)); err != nil {
+		return rung.Sandbox{}, c.undoBranch(ctx, sb, err)
+	}
+	c.fault("fork.subvolume")
+	return c.finishBranch(ctx, b, sb)
+}
+
+// prepareBranch checks b and writes its sandbox's row, in state creating.
+func (c *Controller) prepareBranch(ctx context.Context, b branch) (store.Sandbox, error) {
+	size, err := c.checkCreate(b.tenant, b.req)
+	if err != nil {
+		return store.Sandbox{}, err
 	}
 	now := time.Now().UTC()
 	// The source row carries the config a restore keeps that the request
@@ -80,36 +94,40 @@ func (c *Controller) makeBranch(ctx context.Context, b branch) (rung.Sandbox, er
 		sb.ExpiresAt = now.Add(b.req.TTL)
 	}
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {
-		return rung.Sandbox{}, err
+		return store.Sandbox{}, err
 	}
-	undo := func(cause error) (rung.Sandbox, error) {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
-			c.log.WarnContext(ctx, "undo sandbox create: subvolume left for reconcile", "sandbox", sb.ID, "err", err)
-		}
-		if err := c.st.DeleteSandbox(cctx, sb.ID); err != nil {
-			c.log.WarnContext(ctx, "undo sandbox create: row left for reconcile", "sandbox", sb.ID, "err", err)
-		}
-		return rung.Sandbox{}, cause
+	return sb, nil
+}
+
+// finishBranch limits sb's new subvolume to its disk size, marks it ready
+// and journals b's entry.
+func (c *Controller) finishBranch(ctx context.Context, b branch, sb store.Sandbox) (rung.Sandbox, error) {
+	if err := c.pool.SetQuota(ctx, string(sb.ID), sb.Size.DiskBytes); err != nil && !errors.Is(err, rung.ErrUnavailable) {
+		return rung.Sandbox{}, c.undoBranch(ctx, sb, err)
 	}
-	c.fault("fork.row")
-	if err := c.pool.Fork(ctx, string(b.from.ID), string(sb.ID)); err != nil {
-		return undo(err)
-	}
-	if err := c.pool.SetQuota(ctx, string(sb.ID), size.DiskBytes); err != nil && !errors.Is(err, rung.ErrUnavailable) {
-		return undo(err)
-	}
-	c.fault("fork.subvolume")
 	sb.State = rung.StateReady
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
-		return undo(err)
+		return rung.Sandbox{}, c.undoBranch(ctx, sb, err)
 	}
 	c.journal(ctx, sb.ID, b.typ, b.data)
 	if !sb.ExpiresAt.IsZero() {
 		c.poke()
 	}
 	return sb.Sandbox, nil
+}
+
+// undoBranch removes a branch that failed (its subvolume, then its row,
+// without the caller's cancellation) and returns cause.
+func (c *Controller) undoBranch(ctx context.Context, sb store.Sandbox, cause error) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
+		c.log.WarnContext(ctx, "undo sandbox create: subvolume left for reconcile", "sandbox", sb.ID, "err", err)
+	}
+	if err := c.st.DeleteSandbox(cctx, sb.ID); err != nil {
+		c.log.WarnContext(ctx, "undo sandbox create: row left for reconcile", "sandbox", sb.ID, "err", err)
+	}
+	return cause
 }
 
 // createFromSnapshot is Create with req.FromSnapshot: a new sandbox whose

@@ -147,6 +147,22 @@ func (p *Pool) remove(dirfd int, dir, name string) error {
 		}
 		return nil
 	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		// A directory of ForkMany's holds a fork: destroy subvolumes
+		// first (a fork's sealed fs/ refuses a removal file by file).
+		if ents, err := os.ReadDir(filepath.Join(p.mnt, dir, name)); err == nil {
+			fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err == nil {
+				for _, e := range ents {
+					if err := p.remove(fd, filepath.Join(dir, name), e.Name()); err != nil {
+						unix.Close(fd)
+						return err
+					}
+				}
+				unix.Close(fd)
+			}
+		}
+	}
 	if err := os.RemoveAll(filepath.Join(p.mnt, dir, name)); err != nil {
 		return fmt.Errorf("reconcile %s/%s: %w", dir, name, err)
 	}

@@ -3,11 +3,14 @@ package storage_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
+	"rung.dev/rung"
+	"rung.dev/rung/internal/testenv"
 	"rung.dev/rung/storage"
 )
 
@@ -74,4 +77,49 @@ func TestSpare(t *testing.T) {
 	if err := p.MakeSpare(ctx, "snp_then"); err == nil {
 		t.Error("spare of a deleted snapshot")
 	}
+}
+
+// TestForkMany makes forks side by side, each with the snapshot's files,
+// sealed and limited, and reports a taken name as that fork's error; a
+// crash's leftover (a fork still in its staging directory) is removed by
+// Reconcile.
+func TestForkMany(t *testing.T) {
+	testenv.Require(t, "btrfs") // to plant a leftover
+	p := rollbackPool(t)
+	ctx := t.Context()
+	must(t, p.Create(ctx, "sbx_taken"))
+	names := []string{"sbx_f0", "sbx_f1", "sbx_taken", "sbx_f3", "snp_bad"}
+	errs := p.ForkMany(ctx, "snp_then", names)
+	for i, err := range errs {
+		switch names[i] {
+		case "sbx_taken":
+			if !errors.Is(err, rung.ErrExists) {
+				t.Errorf("fork onto a taken name: %v", err)
+			}
+		case "snp_bad":
+			if !errors.Is(err, rung.ErrInvalid) {
+				t.Errorf("fork to a snapshot name: %v", err)
+			}
+		default:
+			must(t, err)
+			if got := readFile(t, p, names[i], "workspace/f"); got != "then" {
+				t.Errorf("%s reads %q", names[i], got)
+			}
+			if err := os.Mkdir(filepath.Join(p.Path(names[i]), "fs/x"), 0o755); !errors.Is(err, unix.EPERM) {
+				t.Errorf("%s: mkdir in fs/: %v, want EPERM", names[i], err)
+			}
+			if u, err := p.Usage(ctx, names[i]); err == nil && u.Limit != 64<<20 {
+				t.Errorf("%s: limit %d", names[i], u.Limit)
+			}
+		}
+	}
+	assertStagingEmpty(t, p)
+	// What a crash between the snapshot and the rename leaves.
+	must(t, os.Mkdir(filepath.Join(p.Dir(), "staging", "sbx_g.f"), 0o700))
+	if out, err := exec.Command("btrfs", "subvolume", "snapshot", p.Path("sbx_f0"), filepath.Join(p.Dir(), "staging", "sbx_g.f", "sbx_g")).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	_, err := p.Reconcile(ctx, nil)
+	must(t, err)
+	assertStagingEmpty(t, p)
 }

@@ -180,8 +180,10 @@ func poolMatchesAPI(t *testing.T, c *client.Client, data string) {
 		slices.Sort(names)
 		return names
 	}
-	if s := list("staging"); len(s) != 0 {
-		t.Errorf("staging holds %v after reconcile", s)
+	for _, s := range list("staging") {
+		if !strings.HasSuffix(s, ".spare") { // made ahead for the next restore: not a leftover
+			t.Errorf("staging holds %s", s)
+		}
 	}
 	sbs, err := c.List(ctx, client.ListOptions{})
 	need(t, err)
