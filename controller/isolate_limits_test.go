@@ -16,11 +16,14 @@ import (
 // does the interpreter's others: exit 126, exit_reason exit, limit named.
 func TestIsolateBudgets(t *testing.T) {
 	requireShell(t)
-	e := newEnv(t, controller.Config{Limits: controller.Limits{ExecCPUTime: 100 * time.Millisecond, ExecMemoryBytes: 2 << 20}})
+	e := newEnv(t, controller.Config{Limits: controller.Limits{ExecCPUTime: 300 * time.Millisecond, ExecMemoryBytes: 4 << 20}})
 	sb := e.sandbox(t)
 	for _, tc := range []struct{ script, limit string }{
-		{"while :; do :; done", "cpu_time"},
-		{"a=(); while :; do a+=(\"$(printf '%0100000d' 0)\"); done", "memory_bytes"},
+		// Few commands, much CPU each: the CPU budget comes long before
+		// the million commands, even under the race detector.
+		{"x=$(printf '%01000000d' 0); while :; do y=${x//0/1}; done", "cpu_time"},
+		// A few doublings pass 4 MiB in a fraction of the CPU budget.
+		{"x=a; while :; do x=$x$x; done", "memory_bytes"},
 	} {
 		res, err := e.c.Exec(t.Context(), "acme", sb, rung.ExecRequest{Command: tc.script, Backend: rung.BackendIsolate}, controller.ExecOptions{})
 		if err != nil || res.Limit != tc.limit || res.ExitCode != rung.ExitLimit || res.ExitReason != rung.ExitReasonExit {

@@ -19,6 +19,9 @@ func TestCPUTime(t *testing.T) {
 		"while :; do :; done | while :; do :; done",
 		"{ while :; do :; done; } & { while :; do :; done; } & wait",
 		"x=$(while :; do :; done)",
+		// One expansion, quadratic in its value (bash takes minutes too):
+		// the matching loops are check points.
+		"x=$(printf %s%s {1..30000}); y=${x//1?/X}",
 	} {
 		t.Run(script, func(t *testing.T) {
 			t.Parallel()
@@ -31,6 +34,16 @@ func TestCPUTime(t *testing.T) {
 			}
 		})
 	}
+	t.Run("literal replace", func(t *testing.T) {
+		t.Parallel()
+		// A pattern without wildcards is replaced at each occurrence, not
+		// tried at every start and end: bash takes 15 s on this.
+		sh := newShell(t, shell.Config{Limits: lim})
+		res, out, stderr := run(t, sh, t.Context(), "x=$(printf '%0100000d' 0); y=${x//0/ab}; z=${x/00/c}; echo ${#y} ${#z} ${y:0:4}")
+		if res.ExitCode != 0 || out != "200000 99999 abab\n" {
+			t.Errorf("Run = %+v, %q, stderr %q", res, out, stderr)
+		}
+	})
 	t.Run("waiting", func(t *testing.T) {
 		t.Parallel()
 		sh := newShell(t, shell.Config{Limits: shell.Limits{CPUTime: 50 * time.Millisecond}, Sched: shell.NewScheduler(shell.SchedulerConfig{})})

@@ -139,3 +139,15 @@ func (r *runner) checkArray(n int) {
 		panic(fatal{})
 	}
 }
+
+// poll is a check point for a long computation inside one command (an
+// expansion over a long value): it yields the run slot when asked, and
+// unwinds when the exec's context is done (a limit, the wall time).
+func (r *runner) poll() {
+	if r.sh.cpu.due() {
+		r.sh.cpu.checkpoint(r.ctx)
+	}
+	if r.ctx.Err() != nil {
+		panic(fatal{})
+	}
+}

@@ -65,9 +65,19 @@ func replacement(with []seg, match string) string {
 
 func (r *runner) replaceOne(v, pat string, with []seg, anchor byte, all bool) string {
 	m := r.compilePattern(pat, patternOpts{})
+	// Matching tries every start and end: O(n^2) match calls on a long
+	// value (bash too takes 15 s for ${x//0/1} on 100 KB), so the loops
+	// are check points, and the exec's limits can end them.
+	n := 0
+	poll := func() {
+		if n++; n%4096 == 0 {
+			r.poll()
+		}
+	}
 	switch anchor {
 	case '#':
 		for end := len(v); end >= 0; end-- {
+			poll()
 			if m.match(v[:end]) {
 				return replacement(with, v[:end]) + v[end:]
 			}
@@ -75,6 +85,7 @@ func (r *runner) replaceOne(v, pat string, with []seg, anchor byte, all bool) st
 		return v
 	case '%':
 		for start := 0; start <= len(v); start++ {
+			poll()
 			if m.match(v[start:]) {
 				return v[:start] + replacement(with, v[start:])
 			}
@@ -83,6 +94,9 @@ func (r *runner) replaceOne(v, pat string, with []seg, anchor byte, all bool) st
 	}
 	if pat == "" {
 		return v
+	}
+	if m.isLiteral && utf8.RuneStart(m.literal[0]) {
+		return replaceLiteral(v, m.literal, with, all)
 	}
 	var sb strings.Builder
 	i := 0
@@ -94,6 +108,7 @@ func (r *runner) replaceOne(v, pat string, with []seg, anchor byte, all bool) st
 		}
 		found := -1
 		for end := len(v); end > i; end-- {
+			poll()
 			if m.match(v[i:end]) {
 				found = end
 				break
@@ -111,6 +126,28 @@ func (r *runner) replaceOne(v, pat string, with []seg, anchor byte, all bool) st
 			done = true
 		}
 	}
+	return sb.String()
+}
+
+// replaceLiteral is replaceOne's unanchored case for a pattern without
+// wildcards: its longest match at the earliest position is its next
+// occurrence. (A literal that starts a rune cannot match inside one, which
+// is where the general loop, stepping by runes, never looks.)
+func replaceLiteral(v, lit string, with []seg, all bool) string {
+	var sb strings.Builder
+	for {
+		j := strings.Index(v, lit)
+		if j < 0 {
+			break
+		}
+		sb.WriteString(v[:j])
+		sb.WriteString(replacement(with, lit))
+		v = v[j+len(lit):]
+		if !all {
+			break
+		}
+	}
+	sb.WriteString(v)
 	return sb.String()
 }
 

@@ -83,7 +83,7 @@ func runComm(ctx context.Context, c *shell.Call) int {
 			return 1
 		}
 		defer r.Close()
-		lrs[i] = newTxLineReader(r, eol)
+		lrs[i] = newTxLineReader(c, r, eol)
 	}
 	out := newTxOut(c.Stdout)
 	defer out.Flush()

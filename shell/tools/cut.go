@@ -190,7 +190,7 @@ func runCut(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		lr := newTxLineReader(r, cu.eol)
+		lr := newTxLineReader(c, r, cu.eol)
 		for {
 			line, err := lr.next()
 			if err == io.EOF {

@@ -61,7 +61,7 @@ func runFold(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		lr := newTxLineReader(r, '\n')
+		lr := newTxLineReader(c, r, '\n')
 		for {
 			line, err := lr.next()
 			if err == io.EOF {
@@ -275,7 +275,7 @@ func runExpand(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		lr := newTxLineReader(r, '\n')
+		lr := newTxLineReader(c, r, '\n')
 		for {
 			line, err := lr.next()
 			if err == io.EOF {

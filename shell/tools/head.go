@@ -212,7 +212,7 @@ func headElideBytes(c *shell.Call, out *txOut, r io.Reader, n uint64) error {
 }
 
 func headElideLines(ctx context.Context, c *shell.Call, out *txOut, r io.Reader, delim byte, n uint64) error {
-	lr := newTxLineReader(r, delim)
+	lr := newTxLineReader(c, r, delim)
 	var ring [][]byte
 	head := 0
 	for i := 0; ; i++ {

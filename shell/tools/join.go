@@ -181,7 +181,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 			return 1
 		}
 		defer r.Close()
-		lrs[i] = newTxLineReader(r, j.eol)
+		lrs[i] = newTxLineReader(c, r, j.eol)
 	}
 	j.out = newTxOut(c.Stdout)
 	defer j.out.Flush()

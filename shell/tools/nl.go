@@ -135,7 +135,7 @@ func runNl(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		lr := newTxLineReader(r, '\n')
+		lr := newTxLineReader(c, r, '\n')
 		for {
 			line, err := lr.next()
 			if err == io.EOF {

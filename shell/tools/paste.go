@@ -80,7 +80,7 @@ func runPaste(ctx context.Context, c *shell.Call) int {
 	for i, name := range files {
 		if name == "-" {
 			if !stdinUsed {
-				stdinReader = newTxLineReader(txCtxReader{ctx, c.Stdin}, eol)
+				stdinReader = newTxLineReader(c, txCtxReader{ctx, c.Stdin}, eol)
 				stdinUsed = true
 			}
 			readers[i] = stdinReader
@@ -92,7 +92,7 @@ func runPaste(ctx context.Context, c *shell.Call) int {
 			return 1
 		}
 		defer r.Close()
-		readers[i] = newTxLineReader(r, eol)
+		readers[i] = newTxLineReader(c, r, eol)
 	}
 	out := newTxOut(c.Stdout)
 	defer out.Flush()

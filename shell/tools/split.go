@@ -267,7 +267,7 @@ func parseSplitChunks(v string) (string, uint64, uint64, string) {
 }
 
 func (s *splitter) byLines(r io.Reader, n uint64, sep byte) error {
-	lr := newTxLineReader(r, sep)
+	lr := newTxLineReader(s.c, r, sep)
 	count := uint64(0)
 	for {
 		line, err := lr.next()

@@ -124,7 +124,7 @@ func runRev(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		lr := newTxLineReader(r, '\n')
+		lr := newTxLineReader(c, r, '\n')
 		for n := 1; ; n++ {
 			line, err := lr.next()
 			if err == io.EOF {

@@ -253,7 +253,7 @@ func tailLines(ctx context.Context, c *shell.Call, out *txOut, f io.Reader, r io
 		_, err := io.Copy(io.Discard, r)
 		return err
 	}
-	lr := newTxLineReader(r, delim)
+	lr := newTxLineReader(c, r, delim)
 	var ring [][]byte
 	head := 0
 	for i := 0; ; i++ {

@@ -217,10 +217,12 @@ func txParseSizeOv(s string) (uint64, bool, bool) {
 type txLineReader struct {
 	r     *bufio.Reader
 	delim byte
+	c     *shell.Call // a line longer than r's buffer counts against its memory budget
+	held  int64       // bytes of long lines counted in c's budget
 }
 
-func newTxLineReader(r io.Reader, delim byte) *txLineReader {
-	return &txLineReader{readers64K.get(r), delim}
+func newTxLineReader(c *shell.Call, r io.Reader, delim byte) *txLineReader {
+	return &txLineReader{r: readers64K.get(r), delim: delim, c: c}
 }
 
 // release gives the buffer back to the pool; l and every slice it returned
@@ -238,10 +240,19 @@ func (l *txLineReader) next() ([]byte, error) {
 		return line, nil
 	}
 	if errors.Is(err, bufio.ErrBufferFull) {
+		// A line longer than the buffer is assembled in memory (cut -c1
+		// /dev/zero would take everything): it counts against the exec's
+		// budget, kept for the next long line.
 		buf := append([]byte(nil), line...)
 		for {
 			more, err := l.r.ReadSlice(l.delim)
 			buf = append(buf, more...)
+			if n := int64(cap(buf)); n > l.held {
+				if rerr := l.c.Reserve(n - l.held); rerr != nil {
+					return nil, rerr
+				}
+				l.held = n
+			}
 			if err == nil {
 				return buf, nil
 			}

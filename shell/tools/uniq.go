@@ -114,7 +114,7 @@ func runUniq(ctx context.Context, c *shell.Call) int {
 	}
 	out := newTxOut(w)
 	defer out.release()
-	lr := newTxLineReader(r, u.delim)
+	lr := newTxLineReader(c, r, u.delim)
 	defer lr.release()
 	err = u.run(lr, out)
 	if ferr := out.Flush(); ferr != nil {
