@@ -71,11 +71,12 @@ type serveProc struct {
 }
 
 // startServe starts `rung serve` on data, with extra flags, and waits
-// until it answers.
+// until it answers. Its default image is lite unless flags name another:
+// serve's own default, base, takes minutes to build.
 func startServe(t testing.TB, bin, data string, flags ...string) *serveProc {
 	t.Helper()
 	p := &serveProc{addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", p.addr, "--data", data}, flags...)...)
+	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", p.addr, "--data", data, "--default-image", "lite"}, flags...)...)
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -236,8 +236,8 @@ func TestContainerIdleStop(t *testing.T) {
 func TestContainerImagePolicy(t *testing.T) {
 	c, _ := startContainerDaemon(t)
 	ctx := t.Context()
-	if _, err := c.Create(ctx, client.CreateRequest{Image: "no-such-image"}); !errors.Is(err, rung.ErrNotFound) {
-		t.Errorf("unknown image: %v, want not_found", err)
+	if _, err := c.Create(ctx, client.CreateRequest{Image: "no-such-image"}); !errors.Is(err, rung.ErrInvalid) || !strings.Contains(err.Error(), "no-such-image") {
+		t.Errorf("unknown image: %v, want invalid_argument naming it", err)
 	}
 	bad := "lite@sha256:" + strings.Repeat("0", 64)
 	if _, err := c.Create(ctx, client.CreateRequest{Image: bad}); !errors.Is(err, rung.ErrPermission) {

@@ -45,6 +45,20 @@ type DaemonConfig struct {
 	// StopGrace is how long a stopping container's commands get after
 	// SIGTERM before they are killed; zero means container.DefaultStopGrace.
 	StopGrace time.Duration
+	// DefaultImage is the image of sandboxes created without one;
+	// default "lite", which builds in seconds: tests and benchmarks that
+	// start a daemon in-process get it unless they ask for another.
+	// `rung serve` sets "base" (--default-image). A built-in image the
+	// store lacks is built before the daemon serves (base: minutes);
+	// when that fails the daemon serves with lite, saying why, and tries
+	// again at the next start. Another image must be in the store.
+	DefaultImage string
+	// ImageDir is the image store's directory; default <Data>/images.
+	// Tests point daemons at a shared cache, so base is built once.
+	ImageDir string
+	// Terminal, when it is a terminal, shows a build at start as one
+	// line redrawn in place; otherwise the build's milestones are logged.
+	Terminal *os.File
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,
@@ -94,13 +108,18 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log}
 	ccfg.Snapshots, ccfg.Fault = snaps, faultPoint()
 	if !cfg.NoContainers {
-		tier, why := openContainers(ctx, cfg.Data, d.pool, cfg.AgentBinary, cfg.StopGrace, log)
+		tier, why, err := openContainers(ctx, cfg, d.pool, log)
+		if err != nil {
+			d.pool.Close()
+			d.store.Close()
+			return nil, err
+		}
 		if tier == nil {
 			log.WarnContext(ctx, "container tier unavailable; serving the isolate tier alone", "reason", why)
 		} else {
 			d.containers = tier
 			ccfg.Container = tier
-			ccfg.CheckImage = imageChecker(cfg.Data, tier.Images)
+			ccfg.CheckImage = imageChecker(cfg.Data, tier.Images, tier.DefaultImage)
 			ccfg.Warm = cfg.Warm
 		}
 	}

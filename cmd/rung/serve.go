@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rung.dev/rung"
 	"rung.dev/rung/agent"
 	"rung.dev/rung/container"
 	"rung.dev/rung/controller"
@@ -22,6 +23,7 @@ func newServe(g *globals) *cobra.Command {
 	var data, poolMount, level, memLimit string
 	var warm []string
 	var stopGrace time.Duration
+	var defaultImage string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -61,7 +63,8 @@ func newServe(g *globals) *cobra.Command {
 				log.Info("memory limit", "bytes", limit, "isolate_pool_bytes", limit/2)
 			}
 			ctx := cmd.Context()
-			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace})
+			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace,
+				DefaultImage: defaultImage, Terminal: os.Stderr})
 			if err != nil {
 				return err
 			}
@@ -96,6 +99,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	cmd.Flags().StringVar(&memLimit, "memory-limit", "", "the daemon's memory limit (Go's soft limit; half of it caps what isolate execs hold together): bytes with an optional K, M, G or T suffix, or off (default 75% of the host's or the daemon's cgroup's memory, whichever is lower)")
 	cmd.Flags().DurationVar(&stopGrace, "stop-grace", container.DefaultStopGrace, "how long a stopping container's commands get after SIGTERM before they are killed (like docker stop's -t)")
-	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default lite) started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm lite=2 --warm debian:basic=1)")
+	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default "+rung.DefaultPreset+") started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm base=2 --warm lite:basic=1)")
+	cmd.Flags().StringVar(&defaultImage, "default-image", "base", "image of sandboxes created without one; a built-in image (lite, base, debian) missing from the store is built at start (base: minutes, once; if it cannot be built, lite serves until it is)")
 	return cmd
 }
