@@ -103,14 +103,20 @@ func (c *Controller) Import(ctx context.Context, tenant rung.TenantID, r io.Read
 		}
 		created = true
 		c.fault("import.row")
-		var maxBytes int64
+		// No more than the largest disk the tenant's sandboxes may have (a
+		// snapshot of one holds no more), nor than its byte cap leaves.
+		maxBytes := c.cfg.Sizes.For(tenant).MaxDiskBytes
 		if pol.MaxBytes > 0 {
 			_, used, err := c.st.SnapshotUsage(ctx, tenant)
 			if err != nil {
 				return "", 0, err
 			}
-			if maxBytes = pol.MaxBytes - used; maxBytes <= 0 {
+			left := pol.MaxBytes - used
+			if left <= 0 {
 				return "", 0, &rung.LimitError{Limit: "snapshot_bytes", Max: pol.MaxBytes}
+			}
+			if maxBytes <= 0 || left < maxBytes {
+				maxBytes = left
 			}
 		}
 		return parent, maxBytes, nil

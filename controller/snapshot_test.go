@@ -436,6 +436,28 @@ func TestSnapshotCaps(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d snapshot subvolumes, want 2: refused snapshots must leave none", n)
 	}
+
+	// An import past the byte cap is refused as it is received, and
+	// leaves nothing.
+	big, err := e.c.Create(ctx, "beta", controller.CreateRequest{})
+	must(t, err)
+	_, err = e.c.WriteFile(ctx, "beta", string(big.ID), controller.WriteRequest{Path: "/workspace/big"}, strings.NewReader(strings.Repeat("y", 12<<20)))
+	must(t, err)
+	_, err = e.c.Snapshot(ctx, "beta", string(big.ID), controller.SnapshotRequest{Name: "big"})
+	must(t, err)
+	var arch bytes.Buffer
+	must(t, e.c.Export(ctx, "beta", "big", "", &arch))
+	must(t, e.c.DeleteSnapshot(ctx, "acme", string(page.Snapshots[0].ID)))
+	_, err = e.c.Import(ctx, "acme", &arch, controller.ImportRequest{})
+	if !errors.As(err, &le) || le.Limit != "snapshot_bytes" {
+		t.Errorf("import past the byte cap: %v", err)
+	}
+	if page, _ := e.c.ListSnapshots(ctx, "acme", controller.SnapshotFilter{}); len(page.Snapshots) != 1 {
+		t.Errorf("acme has %d snapshots after the refused import, want 1", len(page.Snapshots))
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.pool.Dir(), "staging")); len(ents) != 0 {
+		t.Errorf("the refused import left %d staging entries", len(ents))
+	}
 }
 
 // TestExportImport moves a snapshot to another tenant through an archive
