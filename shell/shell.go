@@ -170,20 +170,7 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	}
 	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now()}
 	sh.pids.Store(1)
-	sh.mem = memBudget{max: sh.limits.MemoryBytes, lease: req.Lease, sh: sh}
-	defer func() { sh.mem.lease.Release() }()
-	sched := s.cfg.Sched
-	if sched == nil {
-		sched = defaultScheduler()
-	}
-	if !s.noSched {
-		// The exec starts once it has a run slot: waiting for one is wall
-		// time, not CPU time. A context that ends first ends it as usual.
-		sh.cpu = &sh.cpuState
-		_ = sched.start(cctx, sh.cpu, req.Tenant, req.Sandbox, sh.limits.CPUTime, sh)
-		defer sh.cpu.finish()
-	}
-	sh.rootCtx, sh.toolCtx = cctx, schedCtx{cctx, sh.cpu}
+	defer s.admit(cctx, sh, req)()
 	stdout := req.Stdout
 	if stdout == nil {
 		stdout = io.Discard
@@ -214,13 +201,6 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		2: {w: errw},
 	}
 	status := 0
-	if sh.mem.lease == nil && s.cfg.Memory != nil {
-		l, err := s.cfg.Memory.Admit(cctx)
-		if err != nil {
-			sh.breach("daemon_memory_bytes", s.cfg.Memory.max)
-		}
-		sh.mem.lease = l
-	}
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -266,6 +246,36 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		res.ExitCode = 126
 	}
 	return res
+}
+
+// admit gives the exec its memory budget, with room in the daemon's
+// pool (the request's lease, or one taken now: a full pool ends the exec
+// with daemon_memory_bytes before it runs anything), and then its share of
+// the scheduler and a first run slot (waiting for it is wall time, not CPU
+// time; a context that ends first ends the exec as usual). The function it
+// returns gives both back.
+func (s *Shell) admit(ctx context.Context, sh *shared, req Request) (done func()) {
+	sh.mem = memBudget{max: sh.limits.MemoryBytes, lease: req.Lease, sh: sh}
+	if sh.mem.lease == nil && s.cfg.Memory != nil {
+		l, err := s.cfg.Memory.Admit(ctx)
+		if err != nil {
+			sh.breach("daemon_memory_bytes", s.cfg.Memory.max)
+		}
+		sh.mem.lease = l
+	}
+	if !s.noSched {
+		sched := s.cfg.Sched
+		if sched == nil {
+			sched = defaultScheduler()
+		}
+		sh.cpu = &sh.cpuState
+		_ = sched.start(ctx, sh.cpu, req.Tenant, req.Sandbox, sh.limits.CPUTime, sh)
+	}
+	sh.rootCtx, sh.toolCtx = ctx, schedCtx{ctx, sh.cpu}
+	return func() {
+		sh.cpu.finish()
+		sh.mem.lease.Release()
+	}
 }
 
 // Admit takes room in the shell's memory pool (Config.Memory) for an exec
