@@ -6,55 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"rung.dev/rung"
 	"rung.dev/rung/client"
-	"rung.dev/rung/image"
 )
-
-// debianCache is container/debian_test.go's cache of debootstrapped test
-// images: building one downloads from Debian's mirror and takes minutes.
-const debianCache = "/var/cache/rung-test/images"
-
-// useDebian makes the cached "debian-full" test image (Debian with
-// python3, dpkg and the rest; built once by the container package's
-// tests) an image of the daemon about to open data: its version file is
-// copied and its layers linked, never copied. It skips the test when the
-// cache lacks the image (building it needs the network).
-func useDebian(t *testing.T, data string) string {
-	t.Helper()
-	const name = "debian-full"
-	cache, err := image.Open(debianCache, nil)
-	if err != nil {
-		t.Skipf("skipping: no test image cache: %v", err)
-	}
-	im, err := cache.Get(name)
-	cache.Close()
-	if err != nil {
-		t.Skipf("skipping: %s is not in %s (go test ./container -run TestDebianImageTools builds it)", name, debianCache)
-	}
-	src := filepath.Join(debianCache, "images", name)
-	dst := filepath.Join(data, "images", "images", name)
-	need(t, os.MkdirAll(dst, 0o700))
-	need(t, os.MkdirAll(filepath.Join(data, "images", "layers"), 0o700))
-	ents, err := os.ReadDir(src)
-	need(t, err)
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		need(t, err)
-		need(t, os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600))
-	}
-	for _, l := range im.Layers {
-		hex := strings.TrimPrefix(l, "sha256:")
-		need(t, os.Symlink(filepath.Join(debianCache, "layers", hex), filepath.Join(data, "images", "layers", hex)))
-	}
-	return name
-}
 
 func need(t testing.TB, err error) {
 	t.Helper()
@@ -78,9 +36,9 @@ func inContainer(t testing.TB, c *client.Client, id, command string) string {
 }
 
 // installScript installs, offline, a package under /usr (a .deb built here
-// with dpkg-deb, installed with dpkg -i) and one under root's home (a
-// local Python package pip-installed into a venv there), and leaves files
-// in /workspace and /tmp.
+// with dpkg-deb, installed with sudo dpkg -i) and one under the user's home
+// (a local Python package pip-installed into a venv there), and leaves
+// files in /workspace and /tmp. It runs as the sandbox's user.
 const installScript = `set -e
 cd /tmp
 mkdir -p deb/DEBIAN deb/usr/bin
@@ -88,40 +46,35 @@ printf 'Package: rung-hello\nVersion: 1.0\nArchitecture: all\nMaintainer: rung <
 printf '#!/bin/sh\necho hello from a deb\n' > deb/usr/bin/rung-hello
 chmod 755 deb/usr/bin/rung-hello
 dpkg-deb --build --root-owner-group deb rung-hello.deb >/dev/null
-dpkg -i rung-hello.deb >/dev/null
-python3 -m venv /root/venv
+sudo -n dpkg -i rung-hello.deb >/dev/null
+python3 -m venv ~/venv
 mkdir -p hello/hello_rung
 echo 'def greet(): return "hello from pip"' > hello/hello_rung/__init__.py
 printf 'from setuptools import setup\nsetup(name="hello-rung", version="1.0", packages=["hello_rung"])\n' > hello/setup.py
-/root/venv/bin/pip install -q --no-index --no-build-isolation --no-use-pep517 ./hello
+~/venv/bin/pip install -q --no-index --no-build-isolation --no-use-pep517 ./hello
 echo work > /workspace/work.txt
 echo scratch > /tmp/scratch.txt`
 
 // checkScript prints what installScript left, from wherever it runs.
-const checkScript = `rung-hello; dpkg -l rung-hello | tail -1 | cut -c1-2; /root/venv/bin/python -c 'import hello_rung; print(hello_rung.greet())'; cat /workspace/work.txt /tmp/scratch.txt`
+const checkScript = `rung-hello; dpkg -l rung-hello | tail -1 | cut -c1-2; ~/venv/bin/python -c 'import hello_rung; print(hello_rung.greet())'; cat /workspace/work.txt /tmp/scratch.txt; id -un; stat -c %U /workspace/work.txt ~/venv`
 
-const checkWant = "hello from a deb\nii\nhello from pip\nwork\nscratch\n"
+const checkWant = "hello from a deb\nii\nhello from pip\nwork\nscratch\nuser\nuser\nuser\n"
 
-// TestSnapshotRoundTripContainer snapshots a Debian sandbox whose
-// container is running (and again frozen), with a package installed by
-// dpkg under /usr and one by pip under /root, files in /workspace and
-// /tmp, and a background process writing: a sandbox restored from either
-// snapshot has all of it in its own container, on the same image digest.
-// A restore asking for another image, or a server without the digest
-// (an export imported into a second daemon), is a conflict naming both
-// digests.
+// TestSnapshotRoundTripContainer snapshots a sandbox of the base image
+// whose container is running (and again frozen), with a package installed
+// by dpkg under /usr and one by pip under /home/user, files in /workspace
+// and /tmp, and a background process writing: a sandbox restored from
+// either snapshot has all of it in its own container, on the same image
+// digest, as the same user. A restore asking for another image, or a
+// server without the digest (an export imported into a second daemon), is
+// a conflict naming both digests.
 func TestSnapshotRoundTripContainer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("installs packages in a Debian container")
-	}
-	data := t.TempDir()
-	name := useDebian(t, data)
-	c, _, _ := startContainerDaemonWith(t, DaemonConfig{Data: data})
+	c, _ := startBaseDaemon(t)
 	ctx := t.Context()
-	sb, err := c.Create(ctx, client.CreateRequest{Name: "dev", Image: name, Size: rung.Size{Preset: "basic"}})
+	sb, err := c.Create(ctx, client.CreateRequest{Name: "dev"})
 	need(t, err)
-	if !strings.HasPrefix(sb.Image, name+"@sha256:") {
-		t.Fatalf("image %q not pinned", sb.Image)
+	if !strings.HasPrefix(sb.Image, "base@sha256:") || sb.User != "user" {
+		t.Fatalf("sandbox image %q user %q", sb.Image, sb.User)
 	}
 	inContainer(t, c, "dev", installScript)
 	// A process still writing when the snapshots are taken.
@@ -140,8 +93,8 @@ func TestSnapshotRoundTripContainer(t *testing.T) {
 	for _, snap := range []string{"crash", "frozen"} {
 		r, err := c.Create(ctx, client.CreateRequest{FromSnapshot: snap})
 		need(t, err)
-		if r.Image != sb.Image || r.Size != sb.Size {
-			t.Errorf("restored from %s: image %s size %+v, want %s %+v", snap, r.Image, r.Size, sb.Image, sb.Size)
+		if r.Image != sb.Image || r.Size != sb.Size || r.User != sb.User {
+			t.Errorf("restored from %s: image %s size %+v user %s, want %s %+v %s", snap, r.Image, r.Size, r.User, sb.Image, sb.Size, sb.User)
 		}
 		if got := inContainer(t, c, string(r.ID), checkScript); got != checkWant {
 			t.Errorf("restored from %s prints %q, want %q", snap, got, checkWant)
@@ -156,7 +109,7 @@ func TestSnapshotRoundTripContainer(t *testing.T) {
 		t.Errorf("restore onto another image: %v, want conflict naming %s and %s", err, sb.Image, lite.Image)
 	}
 	if _, err := c.Rollback(ctx, string(lite.ID), "crash"); !errors.Is(err, rung.ErrConflict) {
-		t.Errorf("rollback of a lite sandbox to a debian snapshot: %v, want conflict", err)
+		t.Errorf("rollback of a lite sandbox to a base snapshot: %v, want conflict", err)
 	}
 
 	// A server that lacks the digest: the archive imports (it is files),
