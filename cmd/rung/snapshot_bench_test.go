@@ -33,7 +33,7 @@ import (
 func BenchmarkSnapshots(b *testing.B) {
 	c, d, _ := startContainerDaemonWith(b, DaemonConfig{})
 	ctx := b.Context()
-	sb, err := c.Create(ctx, client.CreateRequest{Name: "big", Size: rung.Size{Preset: "basic"}})
+	sb, err := c.Create(ctx, client.CreateRequest{Name: "big"}) // the default size (standard-3)
 	need(b, err)
 	id := string(sb.ID)
 	inContainer(b, c, id, `set -e
