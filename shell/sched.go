@@ -50,7 +50,8 @@ type Scheduler struct {
 	mu        sync.Mutex // guards the fields below and every execSched's scheduling fields
 	free      int
 	running   []*execSched            // execs holding slots; execSched.pos is the index
-	tenants   map[string]*schedTenant // tenants with execs registered
+	tenants   map[string]*schedTenant // tenants with execs registered, and idle ones (up to maxIdleGroups)
+	active    []*schedTenant          // tenants with execs registered
 	queue     []*schedTenant          // tenants with goroutines waiting
 	nwait     int                     // goroutines waiting for a slot
 	serial    uint64                  // counts grants from the queue
