@@ -651,8 +651,8 @@ func TestImportWhiteoutsThroughOverlay(t *testing.T) {
 func TestImportConfig(t *testing.T) {
 	testenv.Require(t, "root")
 	tests := []struct {
-		name    string
-		config  map[string]any
+		name     string
+		config   map[string]any
 		wantEnv  []string
 		wantDir  string
 		wantUser string
