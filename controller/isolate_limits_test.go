@@ -16,15 +16,22 @@ import (
 // does the interpreter's others: exit 126, exit_reason exit, limit named.
 func TestIsolateBudgets(t *testing.T) {
 	requireShell(t)
-	e := newEnv(t, controller.Config{Limits: controller.Limits{ExecCPUTime: 300 * time.Millisecond, ExecMemoryBytes: 4 << 20}})
-	sb := e.sandbox(t)
-	for _, tc := range []struct{ script, limit string }{
+	for _, tc := range []struct {
+		script, limit string
+		limits        controller.Limits
+	}{
 		// Few commands, much CPU each: the CPU budget comes long before
 		// the million commands, even under the race detector.
-		{"x=$(printf '%01000000d' 0); while :; do y=${x//0/1}; done", "cpu_time"},
-		// A few doublings pass 4 MiB in a fraction of the CPU budget.
-		{"x=a; while :; do x=$x$x; done", "memory_bytes"},
+		{"x=$(printf '%01000000d' 0); while :; do y=${x//0/1}; done", "cpu_time",
+			controller.Limits{ExecCPUTime: 300 * time.Millisecond, ExecMemoryBytes: 64 << 20}},
+		// A few doublings pass 4 MiB. The CPU budget is far away: under
+		// the race detector on a loaded machine the doublings alone took
+		// more than 300 ms of slot time, and that limit came first.
+		{"x=a; while :; do x=$x$x; done", "memory_bytes",
+			controller.Limits{ExecCPUTime: time.Minute, ExecMemoryBytes: 4 << 20}},
 	} {
+		e := newEnv(t, controller.Config{Limits: tc.limits})
+		sb := e.sandbox(t)
 		res, err := e.c.Exec(t.Context(), "acme", sb, rung.ExecRequest{Command: tc.script, Backend: rung.BackendIsolate}, controller.ExecOptions{})
 		if err != nil || res.Limit != tc.limit || res.ExitCode != rung.ExitLimit || res.ExitReason != rung.ExitReasonExit {
 			t.Errorf("Exec(%q) = %+v, %v; want limit %s, exit 126, exit_reason exit", tc.script, res, err, tc.limit)
