@@ -52,10 +52,12 @@ type ExitReason string
 // The exit reasons. The rung limits of [ExecResult.Limit] map to them:
 // "wall_time" is ExitReasonTimeout, "output_bytes" ExitReasonOutputLimit,
 // and the isolate interpreter's own limits ("commands", "loop_iterations",
-// "depth", "string_bytes", "array_elems", "write_bytes") are
-// ExitReasonExit: the interpreter stops the script with status
-// [ExitLimit], as bash stops at its own limits (FUNCNEST), rather than
-// anything killing it.
+// "depth", "string_bytes", "array_elems", "write_bytes", and the per-exec
+// budgets "cpu_time" and "memory_bytes") are ExitReasonExit: the
+// interpreter stops the script with status [ExitLimit], as bash stops at
+// its own limits (FUNCNEST), rather than anything killing it. An exec the
+// daemon cannot admit for want of isolate memory ("daemon_memory_bytes") is
+// refused before it starts, with no result.
 const (
 	ExitReasonExit        ExitReason = "exit"         // the command exited; ExitCode is its status
 	ExitReasonSignal      ExitReason = "signal"       // a signal killed it (Signal names it), not one of rung's limits
