@@ -403,6 +403,17 @@ func TestProbe(t *testing.T) {
 		}
 		t.Logf("%s: median %v", r.Runtime, r.Median)
 	}
+	if best.Name == "crun" && !best.SeccompBPF {
+		t.Errorf("crun lost its compiled seccomp program in the probe")
+	}
+	// A runtime that ignores the compiled program (runc knows no such
+	// annotation) must not run containers without a filter: the probe
+	// gives it the profile to compile instead.
+	ignoring := container.Runtime{Name: "runc", Binary: "runc", SeccompBPF: true}
+	best, results, err = container.Probe(t.Context(), rootfs, t.TempDir(), []container.Runtime{ignoring})
+	if err != nil || !results[0].OK || best.SeccompBPF {
+		t.Errorf("probe of a runtime ignoring the program: %+v, %+v, %v; want OK with SeccompBPF off", best, results, err)
+	}
 }
 
 // TestAgentThatNeverServes: when the container's init exits before its

@@ -236,13 +236,19 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 // passedListener the agent serves the listening socket it inherits as
 // descriptor 3 instead of making its own.
 func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedListener bool) *specs.Spec {
-	return buildSpec(specInput{
+	in := specInput{
 		ID: req.Sandbox, Rootfs: filepath.Join(dir, "rootfs"), Env: env, Size: req.Size, Hostname: "rung",
 		Workspace: filepath.Join(req.Subvolume, "fs", "workspace"),
 		Tmp:       filepath.Join(req.Subvolume, "fs", "tmp"),
 		AgentBin:  m.agentDir, RunDir: filepath.Join(dir, "run"),
 		PassedListener: passedListener,
-	})
+	}
+	if m.cfg.Runtime.SeccompBPF {
+		// A profile the compiler cannot express (a test catches that)
+		// goes in the spec for the runtime to compile.
+		in.SeccompBPF, _ = defaultSeccompBPF()
+	}
+	return buildSpec(in)
 }
 
 // writeSpec writes spec as the bundle dir's config.json.

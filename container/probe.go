@@ -21,37 +21,46 @@ type ProbeResult struct {
 	Median  time.Duration `json:"median"` // of the timed runs of `run` of a container running /bin/true
 }
 
-// Probe runs a container executing /bin/true from rootfs (read-only)
-// with each candidate a few times, with the namespaces and cgroup limits
-// rung uses, and returns the fastest candidate that worked, with every
-// result. It fails only when no candidate works.
+// Probe runs a container executing /bin/true from rootfs (read-only, a
+// busybox image) with each candidate a few times, with the namespaces,
+// cgroup limits and seccomp filter rung uses, and returns the fastest
+// candidate that worked, with every result. Before timing it checks that
+// the filter is installed (Seccomp: 2 in /proc/self/status); a runtime
+// that ignores rung's compiled program ([Runtime.SeccompBPF]) is given the
+// profile to compile instead, and one that installs no filter at all does
+// not work. It fails only when no candidate works.
 func Probe(ctx context.Context, rootfs, stateDir string, candidates []Runtime) (Runtime, []ProbeResult, error) {
 	var results []ProbeResult
-	best := -1
-	for i, rt := range candidates {
-		res := probeOne(ctx, rootfs, filepath.Join(stateDir, "probe-"+rt.Name), rt)
+	var best Runtime
+	found := -1
+	for _, rt := range candidates {
+		rt, res := probeOne(ctx, rootfs, filepath.Join(stateDir, "probe-"+rt.Name), rt)
 		results = append(results, res)
-		if res.OK && (best < 0 || res.Median < results[best].Median) {
-			best = i
+		if res.OK && (found < 0 || res.Median < results[found].Median) {
+			best, found = rt, len(results)-1
 		}
 	}
-	if best < 0 {
+	if found < 0 {
 		return Runtime{}, results, fmt.Errorf("no OCI runtime works on this host: %+v", results)
 	}
-	return candidates[best], results, nil
+	return best, results, nil
 }
 
-func probeOne(ctx context.Context, rootfs, dir string, rt Runtime) ProbeResult {
+// seccompCheck exits 0 in a container whose process runs under a seccomp
+// filter.
+var seccompCheck = []string{"/bin/sh", "-c", `grep -q "^Seccomp:.2" /proc/self/status`}
+
+func probeOne(ctx context.Context, rootfs, dir string, rt Runtime) (Runtime, ProbeResult) {
 	res := ProbeResult{Runtime: rt.Name}
 	if _, err := exec.LookPath(rt.Binary); err != nil {
 		res.Error = err.Error()
-		return res
+		return rt, res
 	}
 	defer os.RemoveAll(dir)
 	rt.Root = filepath.Join(dir, "state")
 	if err := os.MkdirAll(rt.Root, 0o700); err != nil {
 		res.Error = err.Error()
-		return res
+		return rt, res
 	}
 	memory, pids := int64(64<<20), int64(64)
 	spec := &specs.Spec{
@@ -70,31 +79,45 @@ func probeOne(ctx context.Context, rootfs, dir string, rt Runtime) ProbeResult {
 			},
 		},
 	}
-	b, _ := json.Marshal(spec)
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	var times []time.Duration
-	for i := range 4 {
-		spec.Linux.CgroupsPath = fmt.Sprintf("/rung/probe-%s-%d", rt.Name, i)
+	run := func(id string, args []string) error {
+		spec.Process.Args = args
+		withSeccomp(spec, rt)
+		spec.Linux.CgroupsPath = "/rung/" + id
 		b, _ := json.Marshal(spec)
-		os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600)
-		t0 := time.Now()
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+			return err
+		}
 		logPath := filepath.Join(dir, "log")
 		logf, err := os.Create(logPath)
 		if err != nil {
-			res.Error = err.Error()
-			return res
+			return err
 		}
-		cmd := rt.command(ctx, "run", "--bundle", dir, fmt.Sprintf("probe-%d", i))
+		cmd := rt.command(ctx, "run", "--bundle", dir, id)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		err = cmd.Run()
 		logf.Close()
 		if err != nil {
 			msg, _ := os.ReadFile(logPath)
-			res.Error = fmt.Sprintf("%v: %s", err, lastLine(msg))
-			return res
+			return fmt.Errorf("%v: %s", err, lastLine(msg))
+		}
+		return nil
+	}
+	check := "probe-" + rt.Name + "-seccomp"
+	err := run(check, seccompCheck)
+	if err != nil && rt.SeccompBPF {
+		rt.SeccompBPF = false // it ignored the program: let it compile the profile
+		err = run(check, seccompCheck)
+	}
+	if err != nil {
+		res.Error = fmt.Sprintf("no seccomp filter in its containers: %v", err)
+		return rt, res
+	}
+	var times []time.Duration
+	for i := range 4 {
+		t0 := time.Now()
+		if err := run(fmt.Sprintf("probe-%s-%d", rt.Name, i), []string{"/bin/true"}); err != nil {
+			res.Error = err.Error()
+			return rt, res
 		}
 		if i > 0 { // the first run warms caches
 			times = append(times, time.Since(t0))
@@ -102,5 +125,16 @@ func probeOne(ctx context.Context, rootfs, dir string, rt Runtime) ProbeResult {
 	}
 	slices.Sort(times)
 	res.OK, res.Median = true, times[len(times)/2]
-	return res
+	return rt, res
+}
+
+// withSeccomp gives spec the filter rung's containers get under rt.
+func withSeccomp(spec *specs.Spec, rt Runtime) {
+	spec.Linux.Seccomp, spec.Annotations = defaultSeccomp(), nil
+	if rt.SeccompBPF {
+		if prog, err := defaultSeccompBPF(); err == nil {
+			spec.Linux.Seccomp = nil
+			spec.Annotations = map[string]string{seccompBPFAnnotation: prog}
+		}
+	}
 }

@@ -30,6 +30,10 @@ type specInput struct {
 	// and the container sees no host directory but its own files: nothing
 	// it can write decides where the daemon connects.
 	PassedListener bool
+	// SeccompBPF, when set, is the seccomp program compiled by rung
+	// (base64, see seccomp_bpf.go), passed in crun's annotation instead of
+	// the profile in the spec's seccomp section.
+	SeccompBPF string
 }
 
 // dockerCaps is Docker's default capability set without NET_RAW (raw
@@ -97,7 +101,7 @@ func buildSpec(in specInput) *specs.Spec {
 		args = []string{AgentDir + "/" + agentBinName, "agent", "--socket-dir", AgentRunDir}
 		mounts = append(mounts, rw(in.RunDir, AgentRunDir))
 	}
-	return &specs.Spec{
+	spec := &specs.Spec{
 		// 1.0.2: the newest version every runtime here accepts (crun 1.8
 		// refuses 1.3.0, the module's own).
 		Version:  "1.0.2",
@@ -138,4 +142,9 @@ func buildSpec(in specInput) *specs.Spec {
 			Seccomp: defaultSeccomp(),
 		},
 	}
+	if in.SeccompBPF != "" {
+		spec.Linux.Seccomp = nil
+		spec.Annotations = map[string]string{seccompBPFAnnotation: in.SeccompBPF}
+	}
+	return spec
 }
