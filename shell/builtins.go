@@ -253,6 +253,9 @@ func biSource(r *runner, args []string) int {
 		r.errorf("%s: %s", name, ErrText(err))
 		return 1
 	}
+	if ok, st := r.verifyScript(string(data), name); !ok {
+		return st
+	}
 	if r.depth >= r.sh.limits.Depth {
 		r.sh.breach("depth", int64(r.sh.limits.Depth))
 		return 126

@@ -8,48 +8,135 @@ import (
 	"rung.dev/rung"
 )
 
-// unsupportedBuiltins are builtins this tier refuses (they need a
-// terminal, job control or history).
-var unsupportedBuiltins = map[string]bool{
-	"compgen": true, "complete": true, "fc": true, "history": true, "bind": true,
-	"fg": true, "bg": true, "suspend": true, "coproc": true,
+// CheckRequest is what [Shell.CheckProgram] decides on: a script and the
+// context it would run in.
+type CheckRequest struct {
+	Script string
+	// Dir is the exec's working directory, an absolute sandbox path;
+	// default /workspace. Relative script files (bash x.sh, . x) are
+	// read from it at check time.
+	Dir string
+	// Env is the environment the exec adds (the sandbox's and the
+	// request's variables): a variable that changes how bash or a tool
+	// behaves (PATH, BASH_ENV, LC_*, ...) sends the script to the
+	// container.
+	Env map[string]string
+	// LookPath says where the sandbox's container finds command name on
+	// its PATH ("/usr/bin/ls"), or "" when it finds none; for a name
+	// with a slash, whether an executable is there (the name, or "").
+	// Nil means every tool of the shell's set is at /usr/bin/NAME and no
+	// other program exists, as in a sandbox with no container tier.
+	LookPath func(name string) string
 }
+
+// Program is a script that [Shell.CheckProgram] parsed and admitted: pass
+// it in [Request].Program and Run runs it without parsing it again. It is
+// read-only, safe for concurrent use, and belongs to the Shell that
+// checked it.
+type Program struct {
+	src  string
+	file *syntax.File
+	// lookPath and env are the check's, for script files the run reads
+	// (bash x.sh, . x): Run checks their text again before running it.
+	lookPath func(string) string
+	env      map[string]string
+}
+
+// Script returns the program's source text.
+func (p *Program) Script() string { return p.src }
 
 // Check reports, without running anything, whether script can run here
-// faithfully: nil, or an error wrapping [ErrUnsupported] that names the
-// reason (unknown command, unsupported flag, a path outside /workspace
-// and /tmp, a feature the interpreter lacks). A syntax error wraps
-// rung.ErrInvalid. Words whose value is only known at run time are
-// passed to a tool's Check as [Unknown]; a command name that is not a
-// literal is unsupported, since it cannot be checked.
+// faithfully from /workspace: nil, or an error wrapping [ErrUnsupported]
+// that names the construct. A syntax error wraps rung.ErrInvalid. See
+// [Shell.CheckProgram].
 func (s *Shell) Check(script string) error {
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	f, err := p.Parse(strings.NewReader(script), "")
-	if err != nil {
-		return fmt.Errorf("parse script: %v: %w", err, rung.ErrInvalid)
-	}
-	c := &checker{sh: s, funcs: map[string]bool{}}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
-			c.funcs[fd.Name.Value] = true
-		}
-		return true
-	})
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if c.err != nil {
-			return false
-		}
-		c.node(n)
-		return c.err == nil
-	})
-	return c.err
+	_, err := s.CheckProgram(CheckRequest{Script: script})
+	return err
 }
 
-type checker struct {
-	sh    *Shell
-	funcs map[string]bool
-	err   error
+// CheckProgram reports, without running anything, whether req's script
+// can run in the isolate tier with the same outcome bash would have in
+// the sandbox's container, and returns it parsed. It admits a script only
+// when every command, builtin option, tool option, expansion,
+// redirection, variable and shell option in it is one the differential
+// and parity tests verify (see docs/decisions/shell.md); anything else is
+// an error wrapping [ErrUnsupported] naming the first construct it could
+// not admit. A syntax error wraps rung.ErrInvalid (bash reports those
+// itself, so the container runs the script).
+//
+// Commands run through a wrapper (timeout, env, nice, nohup, stdbuf,
+// command, builtin, exec, xargs, find -exec, bash -c, eval of literal
+// words) are checked as direct ones; script files (bash x.sh, . x, ./x)
+// are read through the shell's file view and checked, or the script is
+// refused; a command name only known at run time is refused.
+//
+// It reads the file view only for script files, and is safe for
+// concurrent use.
+func (s *Shell) CheckProgram(req CheckRequest) (*Program, error) {
+	f, err := parseScript(req.Script)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEnv(req.Env); err != nil {
+		return nil, err
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = "/workspace"
+	}
+	c := &checker{sh: s, lookPath: req.LookPath, dir: dir}
+	c.file(f)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return &Program{src: req.Script, file: f, lookPath: req.LookPath, env: req.Env}, nil
 }
+
+// parseScript parses a whole script in bash mode. A parse error wraps
+// rung.ErrInvalid.
+func parseScript(src string) (*syntax.File, error) {
+	p, _ := parsers.Get().(*syntax.Parser)
+	if p == nil {
+		p = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	f, err := p.Parse(strings.NewReader(src), "")
+	if err != nil {
+		// A parser left mid-parse is not reused.
+		return nil, fmt.Errorf("parse script: %v: %w", err, rung.ErrInvalid)
+	}
+	parsers.Put(p)
+	return f, nil
+}
+
+// checker walks one script (and the scripts it runs) and keeps the first
+// reason it cannot admit it.
+type checker struct {
+	sh       *Shell
+	lookPath func(string) string
+	err      error
+	// funcs are the functions the script defines anywhere: calling one
+	// is admitted, its body is checked where it is defined.
+	funcs map[string]bool
+	// dir is the working directory as far as the check can follow it
+	// (literal cd at the top level), or "" once it is not known.
+	dir string
+	// stack is the path from the root to the node being visited.
+	stack []syntax.Node
+	// writes: a statement before the current one may change files (a
+	// redirection to a file, a command that is not a pure reader). A
+	// script file run after that is refused: the run could read other
+	// text than the check did.
+	writes bool
+	// depth counts nested scripts (eval, source, bash -c, script
+	// files), bounded like the interpreter's own nesting.
+	depth int
+	// seen are the script files already checked, by path.
+	seen map[string]bool
+}
+
+// maxCheckDepth bounds nested scripts the check follows; deeper nesting
+// goes to the container.
+const maxCheckDepth = 8
 
 func (c *checker) fail(format string, args ...any) {
 	if c.err == nil {
@@ -57,215 +144,168 @@ func (c *checker) fail(format string, args ...any) {
 	}
 }
 
-func (c *checker) node(n syntax.Node) {
+// file checks a parsed script: its function names first (a call may come
+// before the definition), then every node.
+func (c *checker) file(f *syntax.File) {
+	if c.funcs == nil {
+		c.funcs = map[string]bool{}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+			c.funcs[fd.Name.Value] = true
+		}
+		return true
+	})
+	c.walk(f)
+}
+
+// walk visits every node under root, keeping c.stack.
+func (c *checker) walk(root syntax.Node) {
+	base := len(c.stack)
+	syntax.Walk(root, func(n syntax.Node) bool {
+		if n == nil {
+			c.stack = c.stack[:len(c.stack)-1]
+			return true
+		}
+		if c.err != nil || !c.node(n) || c.err != nil {
+			return false
+		}
+		c.stack = append(c.stack, n)
+		return true
+	})
+	c.stack = c.stack[:base]
+}
+
+// node admits one node (and returns whether to visit its children), or
+// records why not. Every node type is listed: a type the check does not
+// know is refused.
+func (c *checker) node(n syntax.Node) bool {
 	switch n := n.(type) {
+	case *syntax.File, *syntax.Comment, *syntax.Block, *syntax.Subshell, *syntax.IfClause,
+		*syntax.WhileClause, *syntax.ForClause, *syntax.WordIter, *syntax.CStyleLoop,
+		*syntax.CaseClause, *syntax.CaseItem, *syntax.ArithmCmd, *syntax.TestClause,
+		*syntax.ArithmExp, *syntax.BinaryArithm, *syntax.UnaryArithm, *syntax.ParenArithm,
+		*syntax.BinaryTest, *syntax.ParenTest, *syntax.ArrayExpr, *syntax.ArrayElem,
+		*syntax.Lit, *syntax.SglQuoted, *syntax.DblQuoted, *syntax.CmdSubst, *syntax.BraceExp,
+		*syntax.LetClause:
+		return c.plain(n)
+	case *syntax.Stmt:
+		return c.stmt(n)
+	case *syntax.BinaryCmd:
+		if n.Op == syntax.PipeAll {
+			c.fail("|& pipe")
+		}
+		return true
+	case *syntax.FuncDecl:
+		if len(n.Names) > 0 {
+			c.fail("function with several names")
+		}
+		return true
+	case *syntax.Word:
+		c.word(n)
+		return true
+	case *syntax.UnaryTest:
+		c.unaryTest(n)
+		return true
+	case *syntax.Assign:
+		c.assign(n)
+		return true
+	case *syntax.Redirect:
+		c.redirect(n)
+		return true
+	case *syntax.CallExpr:
+		c.call(n)
+		return true
+	case *syntax.DeclClause:
+		c.decl(n)
+		return true
+	case *syntax.ParamExp:
+		c.param(n)
+		return true
+	case *syntax.ProcSubst:
+		if n.Op != syntax.CmdIn {
+			c.fail("process substitution %s...)", n.Op)
+		}
+		return true
+	case *syntax.ExtGlob:
+		c.fail("extended glob %s%s)", n.Op, n.Pattern.Value)
+	case *syntax.TimeClause:
+		c.fail("time (its report is timing)")
 	case *syntax.CoprocClause:
 		c.fail("coproc")
 	case *syntax.TestDecl:
 		c.fail("bats test declarations")
-	case *syntax.Stmt:
-		if n.Coprocess || n.Disown {
-			c.fail("coprocess")
-		}
-	case *syntax.Redirect:
-		c.redirect(n)
-	case *syntax.CallExpr:
-		c.call(n)
-	case *syntax.ParamExp:
-		if n.Flags != nil || n.NestedParam != nil || len(n.Modifiers) > 0 || n.Width || n.IsSet {
-			c.fail("non-bash parameter expansion")
-		}
-	case *syntax.CmdSubst:
-		if n.TempFile || n.ReplyVar {
-			c.fail("non-bash command substitution")
-		}
-	case *syntax.ProcSubst:
-		if n.Op == syntax.CmdInTemp {
-			c.fail("=(...) process substitution")
-		}
-	}
-}
-
-// staticWord returns a word's value when it has no expansion, or Unknown.
-func staticWord(w *syntax.Word) string {
-	var sb strings.Builder
-	for _, p := range w.Parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			if isGlob(p.Value) || strings.ContainsAny(p.Value, "{~") {
-				return Unknown
-			}
-			sb.WriteString(unescapeGlob(p.Value))
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				sb.WriteString(ansiC(p.Value))
-			} else {
-				sb.WriteString(p.Value)
-			}
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					return Unknown
-				}
-				sb.WriteString(unescapeDQ(l.Value))
-			}
-		default:
-			return Unknown
-		}
-	}
-	return sb.String()
-}
-
-// isGlob reports whether s would undergo pathname expansion.
-func isGlob(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '*', '?':
-			return true
-		case '[':
-			if bracketEnd(s, i) > 0 {
-				return true
-			}
-		}
+	default:
+		c.fail("%T", n)
 	}
 	return false
 }
 
-func (c *checker) redirect(rd *syntax.Redirect) {
-	switch rd.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn, syntax.DplOut:
-		return
+// plain admits node kinds that need no more than their children checked,
+// except for forms the interpreter does not follow.
+func (c *checker) plain(n syntax.Node) bool {
+	switch n := n.(type) {
+	case *syntax.CmdSubst:
+		if n.TempFile || n.ReplyVar {
+			c.fail("non-bash command substitution")
+		}
+	case *syntax.ArithmExp:
+		if n.Bracket || n.Unsigned {
+			c.fail("$[...] arithmetic")
+		}
+	case *syntax.CaseItem:
+		if n.Op == syntax.ResumeKorn {
+			c.fail("case ;|")
+		}
 	}
-	if rd.Word == nil {
-		return
-	}
-	target := staticWord(rd.Word)
-	if target == Unknown || !strings.HasPrefix(target, "/") {
-		return
-	}
-	if !sharedPath(target) {
-		c.fail("redirection to %s (outside /workspace and /tmp)", target)
-	}
+	return true
 }
 
-// sharedPath reports whether an absolute path is one both tiers share.
-func sharedPath(p string) bool {
-	p = cleanPath(p)
-	for _, root := range []string{"/workspace", "/tmp"} {
-		if p == root || strings.HasPrefix(p, root+"/") {
+// stmt admits a statement: no background job (bash does not wait for it
+// and its output races the script's end), no coprocess.
+func (c *checker) stmt(st *syntax.Stmt) bool {
+	switch {
+	case st.Background:
+		c.fail("background job (&)")
+	case st.Coprocess || st.Disown:
+		c.fail("coprocess")
+	}
+	return true
+}
+
+// topLevel reports whether the node being visited runs unconditionally
+// and in the shell itself: only lists (; && ||), not a pipeline, loop,
+// branch, function, subshell or substitution.
+func (c *checker) topLevel() bool {
+	for _, n := range c.stack {
+		switch n := n.(type) {
+		case *syntax.File, *syntax.Stmt, *syntax.CallExpr:
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// inArith reports whether the node being visited is inside arithmetic,
+// where a bare name reads a variable.
+func (c *checker) inArith() bool {
+	for i := len(c.stack) - 1; i >= 0; i-- {
+		switch c.stack[i].(type) {
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.BinaryArithm,
+			*syntax.UnaryArithm, *syntax.ParenArithm, *syntax.CStyleLoop:
 			return true
+		case *syntax.ParamExp:
+			// Its index and slice bounds are arithmetic; its other words
+			// are taken as such too, which only refuses more.
+			return true
+		case *syntax.Stmt, *syntax.CmdSubst:
+			return false
 		}
 	}
-	switch p {
-	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero":
-		return true
-	}
-	return strings.HasPrefix(p, "/dev/fd/")
-}
-
-// wrappers run their operand as a command.
-var wrappers = map[string]bool{"command": true, "builtin": true, "exec": true, "time": true}
-
-func (c *checker) call(ce *syntax.CallExpr) {
-	if len(ce.Args) == 0 {
-		return
-	}
-	args := make([]string, len(ce.Args))
-	for i, w := range ce.Args {
-		args[i] = staticWord(w)
-	}
-	for len(args) > 0 && wrappers[args[0]] {
-		rest := args[1:]
-		for len(rest) > 0 && strings.HasPrefix(rest[0], "-") && rest[0] != Unknown {
-			if rest[0] == "-v" || rest[0] == "-V" {
-				return
-			}
-			rest = rest[1:]
-		}
-		args = rest
-	}
-	if len(args) == 0 {
-		return
-	}
-	name := args[0]
-	if name == Unknown {
-		c.fail("command name only known at run time")
-		return
-	}
-	if c.funcs[name] {
-		return
-	}
-	if unsupportedBuiltins[name] {
-		c.fail("builtin %s", name)
-		return
-	}
-	if _, ok := builtins[name]; ok {
-		return
-	}
-	if keywords[name] {
-		return
-	}
-	if t, ok := c.sh.lookupTool(name); ok {
-		if t.Check != nil {
-			if err := t.Check(args[1:]); err != nil {
-				if c.err == nil {
-					c.err = fmt.Errorf("%s: %w", name, err)
-				}
-			}
-		}
-		return
-	}
-	if _, ok := extraCommands[name]; ok {
-		if name == "bash" || name == "sh" {
-			c.childScript(args[1:])
-		}
-		return
-	}
-	c.fail("command %s not available", name)
-}
-
-// childScript checks the script of bash -c SCRIPT when it is a literal.
-func (c *checker) childScript(args []string) {
-	for i, a := range args {
-		if a == "-c" && i+1 < len(args) {
-			if args[i+1] == Unknown {
-				c.fail("bash -c script only known at run time")
-				return
-			}
-			if err := c.sh.Check(args[i+1]); err != nil && c.err == nil {
-				c.err = fmt.Errorf("bash -c: %w", err)
-			}
-			return
-		}
-	}
-}
-
-// lookupTool finds a tool by name or absolute /usr/bin path.
-func (s *Shell) lookupTool(name string) (Tool, bool) {
-	if strings.Contains(name, "/") {
-		dir, base, _ := strings.Cut(name[1:], "/")
-		_ = dir
-		switch {
-		case strings.HasPrefix(name, "/usr/bin/"), strings.HasPrefix(name, "/bin/"),
-			strings.HasPrefix(name, "/usr/local/bin/"):
-			i := strings.LastIndexByte(name, '/')
-			base = name[i+1:]
-			t, ok := s.cfg.Tools[base]
-			if ok && t.Run != nil {
-				return t, true
-			}
-			if _, ok := builtins[base]; ok {
-				return Tool{}, true
-			}
-			if _, ok := extraCommands[base]; ok {
-				return Tool{}, true
-			}
-		}
-		return Tool{}, false
-	}
-	t, ok := s.cfg.Tools[name]
-	return t, ok && t.Run != nil
+	return false
 }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -33,6 +34,16 @@ type shared struct {
 	rootCtx  context.Context // the exec's context
 	toolCtx  context.Context // rootCtx as tools get it (schedCtx); both set before any goroutine starts
 
+	// stopUnsupported ends the exec at the first refusal (see
+	// Request.StopUnsupported); set before the exec starts.
+	stopUnsupported bool
+	// track is the exec's file view, which knows whether it changed a
+	// file; set before the exec starts.
+	track *trackFS
+	// program is the checked program the exec runs, or nil: script files
+	// the run reads are checked as it was (see verifyScript).
+	program *Program
+
 	mu          sync.Mutex // guards the fields below
 	unsupported error
 	limit       string
@@ -42,11 +53,20 @@ type shared struct {
 
 func (s *shared) setUnsupported(err error) {
 	s.mu.Lock()
-	if s.unsupported == nil {
+	first := s.unsupported == nil
+	if first {
 		s.unsupported = err
 	}
 	s.mu.Unlock()
+	if first && s.stopUnsupported {
+		// Nothing after the refusal runs: the caller may run the whole
+		// exec in the container instead.
+		s.cancel(errRefused)
+	}
 }
+
+// errRefused is the cancel cause of an exec stopped at a refusal.
+var errRefused = errors.New("stopped at something the isolate tier cannot run")
 
 func (s *shared) addCloser(c io.Closer) {
 	s.mu.Lock()

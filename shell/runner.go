@@ -100,9 +100,14 @@ func (r *runner) stdout() io.Writer { return r.writerFD(1) }
 func (r *runner) stderr() io.Writer { return r.writerFD(2) }
 func (r *runner) stdin() io.Reader  { return r.readerFD(0) }
 
-// errorf writes a bash-style diagnostic: "bash: line N: msg".
+// errorf writes a bash-style diagnostic: "bash: line N: msg", where
+// bash is $0 (the file's name in a sourced file), as bash names itself.
 func (r *runner) errorf(format string, args ...any) {
-	fmt.Fprintf(r.stderr(), "bash: line %d: %s\n", r.lineno, fmt.Sprintf(format, args...))
+	name := r.arg0
+	if len(r.sources) > 0 {
+		name = r.sources[len(r.sources)-1]
+	}
+	fmt.Fprintf(r.stderr(), "%s: line %d: %s\n", name, r.lineno, fmt.Sprintf(format, args...))
 }
 
 // fatalf reports an error that ends this shell (an expansion error in a

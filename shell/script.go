@@ -43,6 +43,9 @@ func (r *runner) runScriptFile(args []string) (int, bool) {
 			return 0, false
 		}
 	}
+	if ok, st := r.verifyScript(src, name); !ok {
+		return st, true
+	}
 	c := r.childShell(args[1:])
 	defer c.uncount()
 	c.arg0 = name
@@ -152,6 +155,9 @@ func runChildShell(r *runner, args []string) int {
 			return 1
 		}
 		src = string(data)
+	}
+	if ok, st := r.verifyScript(src, args[0]); !ok {
+		return st
 	}
 	c := r.childShell(params)
 	defer c.uncount()

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -105,6 +106,23 @@ type Request struct {
 	// between tenants, then sandboxes (see [Scheduler]). "" is one
 	// anonymous tenant or sandbox.
 	Tenant, Sandbox string
+	// Program, when set, is Script as [Shell.CheckProgram] admitted it:
+	// Run runs it without parsing it again (Script is ignored), and
+	// checks the text of each script file it reads (bash x.sh, . x,
+	// ./x) the same way before running it, refusing one it does not
+	// admit (Result.Unsupported).
+	Program *Program
+	// ShellName is $0 of the exec's shell, which bash also names itself
+	// by in its messages ("/bin/bash: line 1: ..." when the container
+	// runs /bin/bash -c); default "bash".
+	ShellName string
+	// StopUnsupported ends the exec at the first thing this tier cannot
+	// do faithfully, with exit status [ExitUnsupported] and
+	// Result.Unsupported set, instead of going on as bash would after
+	// "command not found": nothing after the refusal runs, so the
+	// caller can tell from Result.Changed and the output it received
+	// whether the exec had any effect, and run it elsewhere if not.
+	StopUnsupported bool
 }
 
 // Result is how an exec ended. A non-zero ExitCode is not an error.
@@ -118,6 +136,13 @@ type Result struct {
 	// cancelled (not a deadline), or "" when none did. Unless "", ExitCode
 	// is 126.
 	Limit string
+	// Changed reports whether the exec created, wrote, removed, renamed
+	// or changed the mode or times of a file through the file view (a
+	// change that failed does not count).
+	Changed bool
+	// Stopped reports that the exec ended at a refusal
+	// (Request.StopUnsupported): ExitCode is [ExitUnsupported].
+	Stopped bool
 }
 
 // Shell runs scripts against one sandbox's file view. It is safe for
@@ -158,17 +183,22 @@ func New(cfg Config) *Shell { return &Shell{cfg: cfg, base: new(atomic.Pointer[b
 func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// Every use of the file view goes through r.sh.sh.cfg.FS, so a copy
+	// of s carries the exec's own (one allocation for all of it): a
+	// trackFS, over the exec's view of the root when the view is a
+	// storage.Root, whose stat cache reads pending change events once per
+	// exec rather than before every lookup (see storage.ExecView).
+	es := &execShell{Shell: *s}
+	es.track.FS = s.cfg.FS
 	if root, ok := s.cfg.FS.(*storage.Root); ok {
-		// The exec works on its own view of the root, whose stat cache
-		// reads pending change events once per exec rather than before
-		// every lookup (see storage.ExecView). Every use of the file view
-		// goes through r.sh.sh.cfg.FS, so a copy of s carries it (one
-		// allocation for both).
-		es := &execShell{Shell: *s, view: storage.ExecView{Root: root}}
-		es.cfg.FS = &es.view
-		s = &es.Shell
+		es.view.Root = root
+		es.track.FS = &es.view
 	}
-	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now()}
+	es.cfg.FS = &es.track
+	s = &es.Shell
+	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now(),
+		stopUnsupported: req.StopUnsupported, track: &es.track}
+	es.track.sh = sh
 	sh.pids.Store(1)
 	defer s.admit(cctx, sh, req)()
 	stdout := req.Stdout
@@ -210,7 +240,12 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 				return
 			}
 		}()
-		status = r.runProtected(func(r *runner) { r.script(req.Script) })
+		if req.Program != nil {
+			sh.program = req.Program
+			status = r.runProtected(func(r *runner) { r.program(req.Program) })
+		} else {
+			status = r.runProtected(func(r *runner) { r.script(req.Script) })
+		}
 	}()
 	if sh.njobs.Load() > 0 {
 		// Only a job still running is worth the slot: taking it back may
@@ -228,6 +263,11 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	limit := sh.limit
 	sh.mu.Unlock()
 	res.ExitCode = status
+	res.Changed = es.track.changed.Load()
+	if errors.Is(context.Cause(cctx), errRefused) && ctx.Err() == nil {
+		res.Stopped, res.ExitCode = true, ExitUnsupported
+		return res
+	}
 	if limit == "" && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		limit = "wall_time"
 		fmt.Fprintf(errw.w, "bash: limit exceeded: wall_time (%s)\n", ctx.Err())
@@ -288,10 +328,12 @@ func (s *Shell) Admit(ctx context.Context) (*Lease, error) {
 	return s.cfg.Memory.Admit(ctx)
 }
 
-// execShell is a Shell whose file view is one exec's view of a Root.
+// execShell is a Shell whose file view is one exec's: a trackFS over
+// the Shell's view, or over an exec's view of it when it is a Root.
 type execShell struct {
 	Shell
-	view storage.ExecView
+	track trackFS
+	view  storage.ExecView
 }
 
 // panics records a recovered panic; the exec ends with status 126.
@@ -319,7 +361,7 @@ func (s *Shell) newRunner(ctx context.Context, sh *shared, req Request) *runner 
 		dir:     dir,
 		shopts:  map[string]bool{"globskipdots": true, "patsub_replacement": true, "sourcepath": true},
 		bashpid: 1,
-		arg0:    "bash",
+		arg0:    cmp.Or(req.ShellName, "bash"),
 		rand:    rand.NewPCG(seed, seed^0x9e3779b97f4a7c15),
 		optind:  1,
 		umask:   0o022,
@@ -468,7 +510,7 @@ func (r *runner) syntaxError(err error) {
 		line = int(pe.Pos.Line())
 		msg = pe.Text
 	}
-	fmt.Fprintf(r.stderr(), "bash: -c: line %d: syntax error: %s\n", line, msg)
+	fmt.Fprintf(r.stderr(), "%s: -c: line %d: syntax error: %s\n", r.arg0, line, msg)
 	r.exiting = true
 	r.exitCode = 2
 	if expansionSyntax(msg) {
@@ -506,7 +548,7 @@ func (r *runner) evalString(src, name string) int {
 		if errors.As(err, &pe) {
 			msg = pe.Text
 		}
-		fmt.Fprintf(r.stderr(), "bash: %s: line %d: syntax error: %s\n", name, r.lineno, msg)
+		fmt.Fprintf(r.stderr(), "%s: %s: line %d: syntax error: %s\n", r.arg0, name, r.lineno, msg)
 		return 2
 	}
 	line := r.lineno

@@ -1,0 +1,240 @@
+package shell
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"rung.dev/rung/storage"
+)
+
+// trackFS is an exec's file view as the interpreter and its tools use
+// it: it records whether the exec changed a file (so that a caller can
+// tell whether an exec refused at run time may still run elsewhere
+// instead, see [Result].Changed), and refuses what the view cannot serve
+// as the container would: a path outside /workspace and /tmp that the
+// view does not hold, and any change outside them.
+type trackFS struct {
+	storage.FS
+	sh      *shared
+	changed atomic.Bool
+	// root: 0 not probed yet, 1 the view holds the container's root
+	// file system (read-only outside /workspace and /tmp), 2 it does not.
+	root atomic.Int32
+}
+
+// statfser is the optional disk-usage query du and df make of a view.
+type statfser interface {
+	Statfs(name string) (total, free, avail uint64, err error)
+}
+
+// Statfs forwards to the view when it answers it.
+func (t *trackFS) Statfs(name string) (total, free, avail uint64, err error) {
+	if sf, ok := t.FS.(statfser); ok {
+		return sf.Statfs(name)
+	}
+	return 0, 0, 0, errors.ErrUnsupported
+}
+
+// inside reports whether name is lexically under /workspace or /tmp.
+func inside(name string) bool {
+	p := path.Clean(name)
+	return p == "/workspace" || p == "/tmp" || strings.HasPrefix(p, "/workspace/") || strings.HasPrefix(p, "/tmp/")
+}
+
+// seesRoot reports whether the view holds the container's root file
+// system beside /workspace and /tmp (probed once per exec: /usr).
+func (t *trackFS) seesRoot() bool {
+	switch t.root.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	_, err := t.FS.Stat("/usr/bin")
+	if err == nil {
+		t.root.Store(1)
+		return true
+	}
+	t.root.Store(2)
+	return false
+}
+
+// refuse records that the exec reached path, which the view cannot serve
+// faithfully, and returns the error the caller gets.
+func (t *trackFS) refuse(op, name string, errno syscall.Errno) error {
+	t.sh.setUnsupported(&pathRefused{op: op, path: name})
+	return &fs.PathError{Op: op, Path: name, Err: errno}
+}
+
+// pathRefused is the run-time refusal of a path.
+type pathRefused struct{ op, path string }
+
+func (e *pathRefused) Error() string {
+	return e.op + " " + e.path + ": outside /workspace and /tmp: " + ErrUnsupported.Error()
+}
+
+func (e *pathRefused) Unwrap() error { return ErrUnsupported }
+
+// read guards a read of name: outside the shared directories only a view
+// that holds the root serves it.
+func (t *trackFS) read(op, name string) error {
+	if inside(name) || t.seesRoot() {
+		return nil
+	}
+	if (op == "stat" || op == "lstat") && path.Clean(name) == "/" {
+		// The root directory exists in both tiers (cd /; pwd), though
+		// its listing differs.
+		return nil
+	}
+	return t.refuse(op, name, syscall.ENOENT)
+}
+
+// write guards a change of name: never outside the shared directories.
+func (t *trackFS) write(op, name string) error {
+	if !inside(name) {
+		return t.refuse(op, name, syscall.EROFS)
+	}
+	return nil
+}
+
+// missed looks again at a lookup of name that failed: when a symlink on
+// the way leads outside the shared directories, the container would
+// have followed it where the view cannot.
+func (t *trackFS) missed(op, name string, err error) error {
+	if err == nil || t.seesRoot() || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if real, rerr := t.FS.RealPath(name); rerr == nil && !inside(real) {
+		return t.refuse(op, name, syscall.ENOENT)
+	}
+	return err
+}
+
+// done records a change that succeeded.
+func (t *trackFS) done(err error) error {
+	if err == nil {
+		t.changed.Store(true)
+	}
+	return err
+}
+
+const writeFlags = os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_TRUNC | os.O_APPEND
+
+func (t *trackFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.File, error) {
+	if flag&writeFlags != 0 {
+		if err := t.write("open", name); err != nil {
+			return nil, err
+		}
+		f, err := t.FS.OpenFile(name, flag, perm)
+		return f, t.missed("open", name, t.done(err))
+	}
+	if err := t.read("open", name); err != nil {
+		return nil, err
+	}
+	f, err := t.FS.OpenFile(name, flag, perm)
+	return f, t.missed("open", name, err)
+}
+
+func (t *trackFS) Stat(name string) (fs.FileInfo, error) {
+	if err := t.read("stat", name); err != nil {
+		return nil, err
+	}
+	fi, err := t.FS.Stat(name)
+	return fi, t.missed("stat", name, err)
+}
+
+func (t *trackFS) Lstat(name string) (fs.FileInfo, error) {
+	if err := t.read("lstat", name); err != nil {
+		return nil, err
+	}
+	fi, err := t.FS.Lstat(name)
+	return fi, t.missed("lstat", name, err)
+}
+
+func (t *trackFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if err := t.read("open", name); err != nil {
+		return nil, err
+	}
+	ents, err := t.FS.ReadDir(name)
+	return ents, t.missed("open", name, err)
+}
+
+func (t *trackFS) Readlink(name string) (string, error) {
+	if err := t.read("readlink", name); err != nil {
+		return "", err
+	}
+	return t.FS.Readlink(name)
+}
+
+func (t *trackFS) RealPath(name string) (string, error) {
+	if err := t.read("realpath", name); err != nil {
+		return "", err
+	}
+	p, err := t.FS.RealPath(name)
+	return p, t.missed("realpath", name, err)
+}
+
+func (t *trackFS) Mkdir(name string, perm fs.FileMode) error {
+	if err := t.write("mkdir", name); err != nil {
+		return err
+	}
+	return t.done(t.FS.Mkdir(name, perm))
+}
+
+func (t *trackFS) Remove(name string) error {
+	if err := t.write("remove", name); err != nil {
+		return err
+	}
+	return t.done(t.FS.Remove(name))
+}
+
+func (t *trackFS) Rename(oldname, newname string) error {
+	if err := t.write("rename", oldname); err != nil {
+		return err
+	}
+	if err := t.write("rename", newname); err != nil {
+		return err
+	}
+	return t.done(t.FS.Rename(oldname, newname))
+}
+
+func (t *trackFS) Symlink(target, link string) error {
+	if err := t.write("symlink", link); err != nil {
+		return err
+	}
+	return t.done(t.FS.Symlink(target, link))
+}
+
+func (t *trackFS) Link(oldname, newname string) error {
+	if err := t.write("link", newname); err != nil {
+		return err
+	}
+	return t.done(t.FS.Link(oldname, newname))
+}
+
+func (t *trackFS) Chmod(name string, mode fs.FileMode) error {
+	if err := t.write("chmod", name); err != nil {
+		return err
+	}
+	return t.done(t.FS.Chmod(name, mode))
+}
+
+func (t *trackFS) Chtimes(name string, atime, mtime time.Time) error {
+	if err := t.write("utimes", name); err != nil {
+		return err
+	}
+	return t.done(t.FS.Chtimes(name, atime, mtime))
+}
+
+func (t *trackFS) Truncate(name string, size int64) error {
+	if err := t.write("truncate", name); err != nil {
+		return err
+	}
+	return t.done(t.FS.Truncate(name, size))
+}
