@@ -32,6 +32,10 @@ func checkFind(args []string) error {
 	if errors.As(err, &un) {
 		return fmt.Errorf("find: %s: %w", un.what, shell.ErrUnsupported)
 	}
+	if err != nil {
+		// A predicate this parser lacks may be one GNU find has.
+		return fmt.Errorf("find: %v: %w", err, shell.ErrUnsupported)
+	}
 	return nil
 }
 

@@ -33,7 +33,8 @@ func gzipTool(mode string) shell.Tool {
 func gzipCheck(args []string) error {
 	opts, _, err := gzipOpts.Parse(args)
 	if err != nil {
-		return nil // a usage error, reported at run time
+		// An option this table lacks may be one GNU gzip has.
+		return fmt.Errorf("gzip: %v: %w", err, shell.ErrUnsupported)
 	}
 	for _, o := range opts {
 		switch o.Key {

@@ -78,6 +78,14 @@ func parseJQArgs(c *shell.Call, args []string, order *jqOrder) (*jqOpts, error) 
 				o.positional = append(o.positional, a)
 			case "jsonargs":
 				var v any
+				if c == nil && a != shell.Unknown {
+					// jq 1.6 takes invalid JSON here and aborts on an
+					// assertion when it prints it: only the real jq
+					// answers that.
+					if _, err := newJQDecoder(strings.NewReader(a), order).Next(); err != nil {
+						o.unsupported = "--jsonargs with invalid JSON"
+					}
+				}
 				if c != nil {
 					d := newJQDecoder(strings.NewReader(a), order)
 					x, err := d.Next()
@@ -210,7 +218,7 @@ func jqArgValue(c *shell.Call, kind, val string, order *jqOrder) (any, error) {
 		d := newJQDecoder(strings.NewReader(val), order)
 		v, err := d.Next()
 		if err != nil {
-			return nil, &jqUsage{fmt.Sprintf("Invalid JSON text passed to --argjson")}
+			return nil, &jqUsage{"invalid JSON text passed to --argjson"}
 		}
 		return v, nil
 	}

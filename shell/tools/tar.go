@@ -58,7 +58,9 @@ func tarArgs(args []string) []string {
 func checkTar(args []string) error {
 	opts, _, err := tarOpts.Parse(tarArgs(args))
 	if err != nil {
-		return nil
+		// An option this table lacks may be one GNU tar has (--zstd):
+		// only the container can tell.
+		return fmt.Errorf("tar: %v: %w", err, shell.ErrUnsupported)
 	}
 	for _, o := range opts {
 		if tarUnsupported[o.Key] || (o.Key == "sort" && o.Value != "name" && o.Value != "none") {
