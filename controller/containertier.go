@@ -34,6 +34,8 @@ type Containers struct {
 	onStart func(rung.Sandbox, *container.Container)
 	onUse   func(rung.SandboxID) // after each exec: re-arms the idle alarm
 
+	paths lookPaths // the images' PATH lookups, for the isolate tier's check
+
 	mu     sync.Mutex // guards the fields below
 	onExit func(id rung.SandboxID, deliberate bool, why string)
 	// onProcessExit receives each followed background process's exit,

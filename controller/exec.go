@@ -89,16 +89,16 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	rctx, cancel := context.WithTimeout(ctx, req.Timeout)
 	stop := context.AfterFunc(a.execCtx, cancel) // a delete or shutdown cancels the exec
-	o, runErr := c.run(rctx, a, sb, d, req, stdin, out, lease)
+	o, runErr := c.run(rctx, a, sb, &d, req, stdin, out, lease, opt.Stdin != nil)
 	stop()
 	cancel()
 	out.close()
 	<-pumped
 	dur := time.Since(start)
 
-	e.ExitCode, e.EndedAt, e.Bytes = o.Code, time.Now().UTC(), out.nout+out.nerr
+	e.ExitCode, e.EndedAt, e.Bytes, e.Backend = o.Code, time.Now().UTC(), out.nout+out.nerr, d.Backend
 	ended := execEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: o.Code,
-		ExitReason: o.Reason, Limit: o.limit, Signal: o.Signal, StderrBytes: out.nerr, StdoutBytes: out.nout}
+		ExitReason: o.Reason, Limit: o.limit, Signal: o.Signal, StderrBytes: out.nerr, StdoutBytes: out.nout, Reason: o.rerouted}
 	if runErr != nil {
 		ended.Error = rung.Code(runErr)
 	}
@@ -127,33 +127,47 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 type outcome struct {
 	TierExit
 	limit string
+	// rerouted is why the exec ran in another tier than the one chosen
+	// when it started (the isolate tier refused it at run time), or "".
+	rerouted string
 }
 
 // run runs one exec on the tier d chose. It returns how the exec ended,
-// and an error only when there is no result.
-func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d router.Decision, req rung.ExecRequest, stdin io.Reader, out *output, lease *shell.Lease) (outcome, error) {
-	env := make(map[string]string, len(sb.Env)+len(req.Env))
-	for k, v := range sb.Env {
-		env[k] = v
-	}
-	for k, v := range req.Env {
-		env[k] = v
-	}
-	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
+// and an error only when there is no result. An exec auto sent to the
+// isolate tier that the tier refuses at run time before it had any
+// effect runs again in the container (see runChecked), and d then says
+// so. streamedStdin says stdin comes from the client as the exec runs
+// (it cannot be read twice).
+func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d *router.Decision, req rung.ExecRequest, stdin io.Reader, out *output, lease *shell.Lease, streamedStdin bool) (outcome, error) {
 	if d.Backend != rung.BackendContainer {
-		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr,
-			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID)})
-		o := outcome{TierExit{Code: res.ExitCode, Reason: rung.ExitReasonExit}, res.Limit}
-		switch res.Limit {
-		case "wall_time":
-			o.Reason = rung.ExitReasonTimeout
-		case "canceled":
-			o.Reason, o.limit = rung.ExitReasonCanceled, ""
-		case "output_bytes":
-			o.Reason = rung.ExitReasonOutputLimit
+		if d.Program != nil {
+			return c.runChecked(ctx, a, sb, d, req, checkedRun{stdin: stdin, out: out, lease: lease, streamedStdin: streamedStdin})
 		}
-		return o, nil
+		stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
+		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: isolateEnv(sb.Env, req.Env), Stdin: stdin, Stdout: stdout, Stderr: stderr,
+			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
+		return isolateOutcome(res), nil
 	}
+	return c.runContainer(ctx, a, sb, req, stdin, out)
+}
+
+// isolateOutcome is how an isolate exec ended, as the result reports it.
+func isolateOutcome(res shell.Result) outcome {
+	o := outcome{TierExit: TierExit{Code: res.ExitCode, Reason: rung.ExitReasonExit}, limit: res.Limit}
+	switch res.Limit {
+	case "wall_time":
+		o.Reason = rung.ExitReasonTimeout
+	case "canceled":
+		o.Reason, o.limit = rung.ExitReasonCanceled, ""
+	case "output_bytes":
+		o.Reason = rung.ExitReasonOutputLimit
+	}
+	return o
+}
+
+// runContainer runs one exec in the sandbox's container.
+func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbox, req rung.ExecRequest, stdin io.Reader, out *output) (outcome, error) {
+	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
 	who, err := c.execIdentity(a, req.User)
 	if err != nil {
 		return outcome{}, err
@@ -162,13 +176,13 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d rout
 	switch {
 	case errors.Is(err, errOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
-		return outcome{TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, "output_bytes"}, nil
+		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, limit: "output_bytes"}, nil
 	case err == nil && x.Reason == rung.ExitReasonTimeout,
 		err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// The agent kills at the deadline too; whichever side saw it
 		// first, it is the wall-time limit.
 		fmt.Fprintf(stderr, "rung: exec ended: wall time limit (%s) reached\n", req.Timeout)
-		return outcome{TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonTimeout}, "wall_time"}, nil
+		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonTimeout}, limit: "wall_time"}, nil
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "rung: exec ended: canceled\n")
 		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonCanceled}}, nil
@@ -270,6 +284,7 @@ type execEnded struct {
 	ExitCode    int             `json:"exit_code"`
 	ExitReason  rung.ExitReason `json:"exit_reason,omitempty"`
 	Limit       string          `json:"limit,omitempty"`
+	Reason      string          `json:"reason,omitempty"` // why the exec ran in another tier than exec.started says
 	Signal      string          `json:"signal,omitempty"`
 	StderrBytes int64           `json:"stderr_bytes"`
 	StdoutBytes int64           `json:"stdout_bytes"`

@@ -181,7 +181,8 @@ func (c *Controller) route(a *actor, req rung.ExecRequest) (router.Decision, err
 	if err != nil {
 		return router.Decision{}, err
 	}
-	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.cfg.Container != nil}
+	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.cfg.Container != nil,
+		Dir: req.Dir, Env: isolateEnv(c.sandbox(a).Env, req.Env), LookPath: c.imageLookPath(a)}
 	why, err := routeUser(a, who, &rr)
 	if err != nil {
 		return router.Decision{}, err

@@ -6,18 +6,24 @@ import (
 	"fmt"
 
 	"rung.dev/rung"
+	"rung.dev/rung/shell"
 )
 
-// Checker reports whether a script can run faithfully in the isolate tier
-// (nil), or why not. *shell.Shell implements it.
+// Checker decides whether a script can run faithfully in the isolate tier
+// and returns it parsed, or says why not. *shell.Shell implements it.
 type Checker interface {
-	Check(script string) error
+	CheckProgram(req shell.CheckRequest) (*shell.Program, error)
 }
 
 // Request is what the router decides on.
 type Request struct {
 	Script  string
 	Backend rung.Backend // requested backend; "" means auto
+	// Dir, Env and LookPath are the exec's context, as the check takes
+	// them (see shell.CheckRequest).
+	Dir      string
+	Env      map[string]string
+	LookPath func(name string) string
 	// ContainerAvailable says whether this server can run the container
 	// tier for the sandbox now.
 	ContainerAvailable bool
@@ -30,6 +36,11 @@ type Decision struct {
 	Backend rung.Backend
 	Reason  string
 	Err     error
+	// Program is the script as the check parsed and admitted it, for
+	// the isolate tier to run without parsing it again; nil unless auto
+	// chose the isolate tier. An exec run from it stops at a refusal at
+	// run time, so the caller can run it in the container instead.
+	Program *shell.Program
 }
 
 // Route picks the tier for req. The isolate tier runs a script only when
@@ -39,9 +50,9 @@ type Decision struct {
 func Route(req Request, isolate Checker) Decision {
 	switch req.Backend {
 	case "", rung.BackendAuto:
-		err := isolate.Check(req.Script)
+		p, err := isolate.CheckProgram(shell.CheckRequest{Script: req.Script, Dir: req.Dir, Env: req.Env, LookPath: req.LookPath})
 		if err == nil {
-			return Decision{Backend: rung.BackendIsolate, Reason: "isolate tier runs every command of this script"}
+			return Decision{Backend: rung.BackendIsolate, Reason: "isolate tier runs every command of this script", Program: p}
 		}
 		if !req.ContainerAvailable {
 			return Decision{Backend: rung.BackendContainer, Reason: "isolate tier cannot run it: " + err.Error(),

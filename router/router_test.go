@@ -2,29 +2,28 @@ package router_test
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"rung.dev/rung"
 	"rung.dev/rung/router"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/shell/tools"
 )
 
-// checker accepts scripts made only of the commands it knows, like the
-// shell's Check does for its tool set.
-type checker map[string]bool
-
-func (c checker) Check(script string) error {
-	cmd, _, _ := strings.Cut(script, " ")
-	if !c[cmd] {
-		return fmt.Errorf("%s: command not found in the isolate tier", cmd)
+// basePath answers as the container's PATH in the base image would for
+// the commands these cases use: tools and the programs agents run.
+func basePath(name string) string {
+	switch name {
+	case "python3", "node", "pip", "cat", "ls", "echo", "grep", "timeout", "env", "xargs", "find":
+		return "/usr/bin/" + name
 	}
-	return nil
+	return ""
 }
 
 func TestRoute(t *testing.T) {
 	t.Parallel()
-	isolate := checker{"echo": true, "cat": true}
+	isolate := shell.New(shell.Config{Tools: tools.All()})
 	tests := []struct {
 		name      string
 		req       router.Request
@@ -32,10 +31,13 @@ func TestRoute(t *testing.T) {
 		wantErr   error
 		reasonHas string
 	}{
-		{"auto isolate", router.Request{Script: "echo hi"}, rung.BackendIsolate, nil, "isolate"},
-		{"auto explicit", router.Request{Script: "cat f", Backend: rung.BackendAuto}, rung.BackendIsolate, nil, "isolate"},
-		{"auto container", router.Request{Script: "python3 x.py", ContainerAvailable: true}, rung.BackendContainer, nil, "python3"},
-		{"auto no container", router.Request{Script: "python3 x.py"}, rung.BackendContainer, rung.ErrUnavailable, "python3"},
+		{"auto isolate", router.Request{Script: "echo hi", LookPath: basePath}, rung.BackendIsolate, nil, "isolate"},
+		{"auto explicit", router.Request{Script: "cat f", Backend: rung.BackendAuto, LookPath: basePath}, rung.BackendIsolate, nil, "isolate"},
+		{"auto container", router.Request{Script: "python3 x.py", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "python3"},
+		{"auto wrapped", router.Request{Script: "timeout 60 python3 x.py || echo failed", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "python3"},
+		{"auto tool not in image", router.Request{Script: "column -t f", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "column"},
+		{"auto env", router.Request{Script: "ls", Env: map[string]string{"PATH": "/opt/bin"}, ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "PATH"},
+		{"auto no container", router.Request{Script: "python3 x.py", LookPath: basePath}, rung.BackendContainer, rung.ErrUnavailable, "python3"},
 		{"isolate requested", router.Request{Script: "python3 x.py", Backend: rung.BackendIsolate}, rung.BackendIsolate, nil, "requested"},
 		{"container requested", router.Request{Script: "echo hi", Backend: rung.BackendContainer, ContainerAvailable: true}, rung.BackendContainer, nil, "requested"},
 		{"container unavailable", router.Request{Script: "echo hi", Backend: rung.BackendContainer}, rung.BackendContainer, rung.ErrUnavailable, "requested"},
@@ -46,14 +48,22 @@ func TestRoute(t *testing.T) {
 			t.Parallel()
 			d := router.Route(tc.req, isolate)
 			if d.Backend != tc.want || !errors.Is(d.Err, tc.wantErr) || (tc.wantErr == nil) != (d.Err == nil) {
-				t.Errorf("Route(%+v) = %v, err %v; want %s, %v", tc.req, d, d.Err, tc.want, tc.wantErr)
+				t.Errorf("Route(%q) = %v, err %v; want %s, %v", tc.req.Script, d, d.Err, tc.want, tc.wantErr)
 			}
 			if !strings.Contains(d.Reason, tc.reasonHas) {
-				t.Errorf("Route(%+v).Reason = %q, want it to mention %q", tc.req, d.Reason, tc.reasonHas)
+				t.Errorf("Route(%q).Reason = %q, want it to mention %q", tc.req.Script, d.Reason, tc.reasonHas)
+			}
+			// Only auto's choice of the isolate tier hands the parsed
+			// script on.
+			if (d.Program != nil) != (d.Backend == rung.BackendIsolate && tc.req.Backend != rung.BackendIsolate) {
+				t.Errorf("Route(%q).Program = %v with backend %s", tc.req.Script, d.Program, d.Backend)
+			}
+			if d.Program != nil && d.Program.Script() != tc.req.Script {
+				t.Errorf("Route(%q).Program.Script() = %q", tc.req.Script, d.Program.Script())
 			}
 		})
 	}
-	d := router.Route(router.Request{Script: "python3 x.py"}, isolate)
+	d := router.Route(router.Request{Script: "python3 x.py", LookPath: basePath}, isolate)
 	if !strings.Contains(d.Err.Error(), "python3") {
 		t.Errorf("unavailable error %q does not name the unsupported command", d.Err)
 	}
