@@ -406,6 +406,12 @@ func TestProbe(t *testing.T) {
 	if best.Name == "crun" && !best.SeccompBPF {
 		t.Errorf("crun lost its compiled seccomp program in the probe")
 	}
+	// The probe's own state directory is not the caller's: a manager made
+	// from best keeps its containers under its own root, where a restart
+	// finds and reaps them (it once got the probe's, and reaped nothing).
+	if best.Root != "" {
+		t.Errorf("best.Root = %q, want the candidate's (empty)", best.Root)
+	}
 	// A runtime that ignores the compiled program (runc knows no such
 	// annotation) must not run containers without a filter: the probe
 	// gives it the profile to compile instead.

@@ -33,8 +33,11 @@ func Probe(ctx context.Context, rootfs, stateDir string, candidates []Runtime) (
 	var results []ProbeResult
 	var best Runtime
 	found := -1
-	for _, rt := range candidates {
-		rt, res := probeOne(ctx, rootfs, filepath.Join(stateDir, "probe-"+rt.Name), rt)
+	for _, cand := range candidates {
+		rt, res := probeOne(ctx, rootfs, filepath.Join(stateDir, "probe-"+cand.Name), cand)
+		// The probe's state directory is its own: the caller's
+		// containers live under the root it configured (TestProbe).
+		rt.Root = cand.Root
 		results = append(results, res)
 		if res.OK && (found < 0 || res.Median < results[found].Median) {
 			best, found = rt, len(results)-1

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -61,7 +62,8 @@ func TestRestartReapsEveryRuntime(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if syscall.Kill(pid, 0) == nil {
-			t.Errorf("the container in %s still runs after the restart", dirs[i])
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			t.Errorf("the container in %s still runs after the restart: %.200s", dirs[i], st)
 		}
 		if _, err := os.Stat(dirs[i]); err == nil {
 			t.Errorf("%s survived the restart", dirs[i])
