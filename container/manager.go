@@ -522,14 +522,22 @@ func (m *Manager) Close(ctx context.Context) error {
 }
 
 // ReapStale removes every container, rootfs mount and state directory an
-// earlier daemon left (after a crash), and returns the sandboxes whose
-// containers it removed; their cgroups go with them. It then sweeps the
+// earlier daemon left (after a crash) that this manager has not adopted
+// ([Manager.Adopt]), and returns the sandboxes whose containers it
+// removed; their cgroups go with them. It then sweeps the
 // stale cgroups of other sandboxes under /rung, in every hierarchy: those
 // that hold no process and have not changed for a minute, whoever made
 // them. Other managers and daemons share /rung, but the sweep never
 // removes a live container's cgroups: they hold its processes, and a
 // runtime's start in progress is younger than a minute.
 func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
+	return m.ReapStaleExcept(ctx, nil)
+}
+
+// ReapStaleExcept is [Manager.ReapStale] that also leaves the containers
+// of the sandboxes keep reports, for a daemon that will try to adopt them
+// but must first clear the rest (before their subvolumes are removed).
+func (m *Manager) ReapStaleExcept(ctx context.Context, keep func(rung.SandboxID) bool) ([]rung.SandboxID, error) {
 	var reaped []rung.SandboxID
 	states, err := m.cfg.Runtime.list(ctx)
 	if err != nil {
@@ -547,6 +555,9 @@ func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
 	}
 	var errs []error
 	for id := range seen {
+		if m.Get(rung.SandboxID(id)) != nil || (keep != nil && keep(rung.SandboxID(id))) {
+			continue // adopted (adopt.go), started since, or kept to adopt
+		}
 		c := &Container{Sandbox: rung.SandboxID(id), dir: filepath.Join(m.cfg.StateDir, id), rootfs: filepath.Join(m.cfg.StateDir, id, "rootfs")}
 		if err := m.teardown(ctx, c); err != nil {
 			errs = append(errs, err)
@@ -575,6 +586,17 @@ func (m *Manager) ReapStale(ctx context.Context) ([]rung.SandboxID, error) {
 		m.log.InfoContext(ctx, "removed stale cgroups", "count", len(swept), "runtime", m.cfg.Runtime.Name)
 	}
 	return reaped, errors.Join(errs...)
+}
+
+// Sandboxes returns the sandboxes whose containers this manager runs.
+func (m *Manager) Sandboxes() []rung.SandboxID {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]rung.SandboxID, 0, len(m.containers))
+	for id := range m.containers {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // Agent returns the client of the container's agent.

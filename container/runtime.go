@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Runtime is an OCI runtime binary: runc, crun or runsc. All three take
@@ -100,9 +101,10 @@ func (r *Runtime) delete(ctx context.Context, id string) error {
 
 // containerState is the part of `runtime state` rung reads.
 type containerState struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-	Pid    int    `json:"pid"`
+	ID      string    `json:"id"`
+	Status  string    `json:"status"`
+	Pid     int       `json:"pid"`
+	Created time.Time `json:"created"`
 }
 
 func (r *Runtime) list(ctx context.Context) ([]containerState, error) {

@@ -3,6 +3,7 @@ package controller
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -44,7 +45,8 @@ type Containers struct {
 	starting      map[rung.SandboxID]*sync.Mutex         // one start at a time per sandbox
 	stopping      map[rung.SandboxID]string              // why rung is stopping a container
 	followers     map[*container.Container]*processWatch // per watched container, until it exits
-	watchers      sync.WaitGroup                         // one per started container, until it exits
+	watchers      sync.WaitGroup                         // one per started container, until it exits or Detach
+	detach        chan struct{}                          // closed by Detach: watchers let go; made by watch
 }
 
 // processWatch is the followers of one container's background
@@ -131,10 +133,22 @@ func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
 	if t.followers == nil {
 		t.followers = map[*container.Container]*processWatch{}
 	}
+	if t.detach == nil {
+		t.detach = make(chan struct{})
+	}
+	detach := t.detach
 	t.followers[ctr] = pw
 	t.mu.Unlock()
-	t.watchers.Go(func() { // ends when the container exits, deliberately or not, and its followers have
-		<-ctr.Done()
+	t.watchers.Go(func() { // ends when the container exits, deliberately or not, and its followers have; or at Detach
+		select {
+		case <-ctr.Done():
+		case <-detach:
+			// Live restore: the container runs on for the next daemon,
+			// which follows its processes again.
+			pw.cancel()
+			pw.wg.Wait()
+			return
+		}
 		t.mu.Lock()
 		delete(t.followers, ctr) // no follower joins once unlisted
 		t.mu.Unlock()
@@ -302,6 +316,129 @@ func (t *Containers) Running(id rung.SandboxID) bool {
 		return true
 	}
 	return t.GVisor != nil && t.GVisor.Get(id) != nil
+}
+
+// Adopt takes over the running containers an earlier daemon left for
+// sbs (live restore, see container/adopt.go): each adopted container is
+// watched like one started here, and its running background processes
+// are followed again. It returns, for each adopted sandbox, its
+// processes as the agent lists them (an exit that happened while no
+// daemon ran is classified, OOM included), and for each one it could not
+// adopt, why. Call [Containers.ReapStale] after it.
+func (t *Containers) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.SandboxID][]agent.ProcessInfo, map[rung.SandboxID]error) {
+	adopted := map[rung.SandboxID][]agent.ProcessInfo{}
+	failed := map[rung.SandboxID]error{}
+	byManager := map[*container.Manager][]container.StartRequest{}
+	for _, sb := range sbs {
+		m, err := t.manager(sb)
+		if err != nil {
+			failed[sb.ID] = err
+			continue
+		}
+		ref := sb.Image
+		if ref == "" {
+			ref = t.defaultImage()
+		}
+		im, err := t.Images.Get(ref)
+		if err != nil {
+			failed[sb.ID] = fmt.Errorf("container image: %w", err)
+			continue
+		}
+		byManager[m] = append(byManager[m], container.StartRequest{Sandbox: sb.ID, Subvolume: t.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
+	}
+	for m, reqs := range byManager {
+		ctrs, errs := m.Adopt(ctx, reqs)
+		for id, err := range errs {
+			failed[id] = err
+		}
+		for _, ctr := range ctrs {
+			t.watch(ctr.Sandbox, ctr)
+			procs, err := ctr.Agent().Processes(ctx)
+			if err != nil {
+				// Adopted, but its processes are unknown: its running
+				// ones are not followed, and say so.
+				failed[ctr.Sandbox] = fmt.Errorf("list processes: %w", err)
+				m.Stop(context.WithoutCancel(ctx), ctr.Sandbox)
+				continue
+			}
+			for i, p := range procs {
+				if p.Running {
+					t.follow(ctr.Sandbox, ctr, p)
+				} else if p.Exit != nil {
+					e := ctr.ProcessExit(p.ID, *p.Exit)
+					procs[i].Exit = &e
+				}
+			}
+			adopted[ctr.Sandbox] = procs
+		}
+	}
+	return adopted, failed
+}
+
+// ReapStale removes what an earlier daemon left that was not adopted,
+// except the containers of the sandboxes keep reports (nil: none):
+// containers, mounts, state, cgroups (see [container.Manager.ReapStale]).
+// It returns the sandboxes whose containers it removed.
+func (t *Containers) ReapStale(ctx context.Context, keep func(rung.SandboxID) bool) ([]rung.SandboxID, error) {
+	reaped, err := t.Runc.ReapStaleExcept(ctx, keep)
+	if t.GVisor != nil {
+		more, gerr := t.GVisor.ReapStaleExcept(ctx, keep)
+		reaped = append(reaped, more...)
+		err = errors.Join(err, gerr)
+	}
+	return reaped, err
+}
+
+// Detach lets go of every container without stopping it, for a daemon
+// that stops and leaves them to the next one (live restore): watchers and
+// followers end, nothing is journaled, and the next daemon adopts the
+// containers. Warm spares are the controller's to destroy before.
+func (t *Containers) Detach() {
+	t.mu.Lock()
+	t.onExit = nil
+	t.onProcessExit = nil
+	if t.detach == nil {
+		t.detach = make(chan struct{})
+	}
+	select {
+	case <-t.detach:
+	default:
+		close(t.detach)
+	}
+	t.mu.Unlock()
+	t.watchers.Wait()
+	t.Runc.Detach()
+	if t.GVisor != nil {
+		t.GVisor.Detach()
+	}
+}
+
+// StopAll stops every running container side by side, for a daemon that
+// stops without live restore, while the controller still journals: each
+// one's processes get their process.exited and the container its
+// container.stopped with reason why, and its sandbox becomes ready. It
+// returns when every watcher has.
+func (t *Containers) StopAll(ctx context.Context, why string) error {
+	ids := t.Runc.Sandboxes()
+	if t.GVisor != nil {
+		ids = append(ids, t.GVisor.Sandboxes()...)
+	}
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { errs[i] = t.stop(ctx, id, why) })
+	}
+	wg.Wait()
+	// A container an exec still in flight started after the listing
+	// keeps its watcher: ctx bounds the wait for it.
+	watched := make(chan struct{})
+	go func() { t.watchers.Wait(); close(watched) }() // ends with the last watcher
+	select {
+	case <-watched:
+	case <-ctx.Done():
+		errs = append(errs, ctx.Err())
+	}
+	return errors.Join(errs...)
 }
 
 // Close stops every container and waits for their watchers.

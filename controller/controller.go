@@ -194,12 +194,18 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	if c.warm, err = newWarmPool(c.cfg, c.log); err != nil {
 		return nil, Report{}, err
 	}
+	// Containers of sandboxes no longer running go before their files.
+	if err := c.reapUnowned(ctx); err != nil {
+		return nil, Report{}, fmt.Errorf("reconcile: %w", err)
+	}
 	rep, err := c.reconcile(ctx)
 	if err != nil {
 		return nil, rep, fmt.Errorf("reconcile: %w", err)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.wireContainers()
+	// Needs the wiring: an adopted container's exit is journaled.
+	c.adoptContainers(ctx, rep.running, &rep)
 	c.wg.Go(c.alarms) // stops when Close cancels c.ctx
 	if c.warm != nil {
 		c.wg.Go(func() { c.warm.run(c.ctx) }) // stops when Close cancels c.ctx, after destroying the spares

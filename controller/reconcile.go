@@ -17,11 +17,14 @@ import (
 type Report struct {
 	LostExecs   []rung.ExecID           `json:"lost_execs,omitempty"`  // in flight at the crash: marked lost, not re-run
 	Unfinished  []rung.SandboxID        `json:"unfinished,omitempty"`  // creates or deletes a crash (or a quarantine) left unfinished: removed
-	Stopped     []rung.SandboxID        `json:"stopped,omitempty"`     // were running or paused: now ready (containers do not survive)
+	Stopped     []rung.SandboxID        `json:"stopped,omitempty"`     // were running or paused: now ready (no container to adopt)
+	Adopted     []rung.SandboxID        `json:"adopted,omitempty"`     // were running, and their containers still are: adopted (adopt.go)
 	Recreated   []rung.SandboxID        `json:"recreated,omitempty"`   // row without subvolume: given an empty workspace
 	Quarantined []Quarantine            `json:"quarantined,omitempty"` // could not be finished: left in place, retried at the next start
 	Snapshots   SnapshotReport          `json:"snapshots,omitzero"`    // snapshot rows a crash left unfinished (reconcile_snapshots.go)
 	Pool        storage.ReconcileReport `json:"pool"`                  // subvolumes without rows, staging leftovers
+
+	running []store.Sandbox // rows left running for adoptContainers
 }
 
 // Quarantine is a sandbox whose files start-up reconciliation could not
@@ -34,7 +37,7 @@ type Quarantine struct {
 
 // Empty reports whether nothing needed fixing.
 func (r Report) Empty() bool {
-	return len(r.LostExecs) == 0 && len(r.Unfinished) == 0 && len(r.Stopped) == 0 && len(r.Recreated) == 0 &&
+	return len(r.LostExecs) == 0 && len(r.Unfinished) == 0 && len(r.Stopped) == 0 && len(r.Adopted) == 0 && len(r.Recreated) == 0 &&
 		len(r.Quarantined) == 0 && r.Snapshots.Empty() && r.Pool.Empty()
 }
 
@@ -83,6 +86,12 @@ func (c *Controller) reconcile(ctx context.Context) (Report, error) {
 			c.forkLost(ctx, sb) // reconcile_snapshots.go
 			continue
 		case rung.StateRunning, rung.StatePaused:
+			if sb.State == rung.StateRunning && c.cfg.Container != nil {
+				// Its container may have outlived the daemon: adopted
+				// or settled once the container tier is wired (adopt.go).
+				rep.running = append(rep.running, sb)
+				break
+			}
 			sb.State, sb.IdleAt = rung.StateReady, time.Time{}
 			if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 				return rep, err

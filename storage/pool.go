@@ -357,6 +357,27 @@ func (p *Pool) Close() error {
 	return err
 }
 
+// Release closes the pool like [Pool.Close] but leaves its file system
+// mounted: for a daemon that stops and leaves containers running on
+// sandbox files (live restore), whose next [Open] adopts the mount. It is
+// idempotent, and a Close after it does nothing.
+func (p *Pool) Release() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	for _, fd := range []*int{&p.sbxFd, &p.snpFd, &p.stageFd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+	if p.lockFd >= 0 {
+		unix.Close(p.lockFd)
+		p.lockFd = -1
+	}
+	return nil
+}
+
 // waitDetached waits until the loop device is gone after the unmount.
 // The kernel releases the filesystem and then auto-clears the device
 // asynchronously (we saw it still attached right after umount(2) under

@@ -24,8 +24,9 @@ import (
 // "lite" on first start, in seconds, and the default image when it is
 // missing: see [DaemonConfig].DefaultImage), the fastest working OCI
 // runtime among runc and crun (probed at start-up), runsc for isolation
-// "gvisor" when installed, and the agent binary. It reaps containers a
-// crashed daemon left. A host that cannot run containers gets a nil tier
+// "gvisor" when installed, and the agent binary. Containers an earlier
+// daemon left are the controller's to adopt or reap; the runtime they run
+// under stays the choice. A host that cannot run containers gets a nil tier
 // and a reason; the daemon then serves the isolate tier alone. An error
 // (a default image that is neither built in nor in the store) stops the
 // daemon.
@@ -58,7 +59,27 @@ func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, l
 	}
 	state := filepath.Join(data, "containers")
 	candidates := []container.Runtime{{Name: "runc", Binary: "runc"}, container.Crun("crun")}
-	rt, results, err := container.Probe(ctx, images.LowerDirs(lite)[0], filepath.Join(state, "probe"), candidates)
+	newManager := func(rt container.Runtime) (*container.Manager, error) {
+		return container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
+	}
+	// Live restore: containers an earlier daemon left running are adopted
+	// by a manager of their runtime, so that runtime stays the choice
+	// while it works, whatever the probe would say today.
+	probeSet := candidates
+	for _, c := range candidates {
+		if _, err := os.Stat(filepath.Join(state, c.Name)); err != nil {
+			continue
+		}
+		if m, err := newManager(c); err == nil && m.Running(ctx) {
+			probeSet = []container.Runtime{c}
+			log.Info("runtime kept for containers an earlier daemon left running", "runtime", c.Name)
+			break
+		}
+	}
+	rt, results, err := container.Probe(ctx, images.LowerDirs(lite)[0], filepath.Join(state, "probe"), probeSet)
+	if err != nil && len(probeSet) < len(candidates) {
+		rt, results, err = container.Probe(ctx, images.LowerDirs(lite)[0], filepath.Join(state, "probe"), candidates)
+	}
 	if err != nil {
 		return nil, err.Error(), nil
 	}
@@ -72,16 +93,14 @@ func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, l
 		images.Close()
 		return nil, "", err
 	}
-	newManager := func(rt container.Runtime) (*container.Manager, error) {
-		return container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
-	}
 	runc, err := newManager(rt)
 	if err != nil {
 		return nil, err.Error(), nil
 	}
-	reapStale(ctx, runc, log)
-	// An earlier daemon's probe may have picked the other runtime (their
-	// medians are close here): its containers are reaped too.
+	// The chosen runtime's leftovers are adopted or reaped by the
+	// controller once it has read the sandboxes (controller/adopt.go). An
+	// earlier daemon's probe may have picked the other runtime (their
+	// medians are close here): its containers are reaped now.
 	for _, other := range candidates {
 		if other.Name == rt.Name {
 			continue
@@ -97,8 +116,7 @@ func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, l
 	if path, err := exec.LookPath("runsc"); err == nil {
 		gv, err := container.NewManager(container.Config{StateDir: filepath.Join(state, "runsc"), Runtime: container.GVisor(path), Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
 		if err == nil {
-			reapStale(ctx, gv, log)
-			tier.GVisor = gv
+			tier.GVisor = gv // adopted or reaped like runc's
 		}
 	}
 	log.Info("container tier ready", "runtime", rt.Name, "gvisor", tier.GVisor != nil, "default_image", defaultImage)

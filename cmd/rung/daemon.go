@@ -37,6 +37,12 @@ type DaemonConfig struct {
 	AgentBinary string
 	// NoContainers runs the isolate tier alone.
 	NoContainers bool
+	// LiveRestore makes Close leave the sandboxes' containers running
+	// (with their background processes) for the next daemon on the same
+	// data directory to adopt, as Docker's live-restore does; warm spares
+	// are destroyed all the same. A daemon killed outright leaves them
+	// too. Off, Close stops them.
+	LiveRestore bool
 	// Warm asks for spare sandboxes per image and size, started ahead
 	// of the creates that claim them (`rung serve --warm lite=2`). Nil
 	// keeps none; without the container tier it is ignored with a
@@ -75,7 +81,9 @@ type Daemon struct {
 	containers *controller.Containers
 	handler    http.Handler
 	srv        *http.Server
-	log        *slog.Logger
+	// liveRestore: Close leaves the containers running (DaemonConfig).
+	liveRestore bool
+	log         *slog.Logger
 }
 
 // OpenDaemon opens (creating on first start) the data directory, the
@@ -97,7 +105,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{log: log}
+	d := &Daemon{log: log, liveRestore: cfg.LiveRestore}
 	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
 		return nil, err
 	}
@@ -207,7 +215,22 @@ func (d *Daemon) Close() error {
 	if d.srv != nil { // nil when OpenDaemon fails part-way
 		d.srv.Close()
 	}
-	errs := []error{d.ctrl.Close()}
+	var errs []error
+	if d.containers != nil && !d.liveRestore {
+		// Stopped while the controller still journals them:
+		// container.stopped (reason daemon_stop) and their processes'
+		// exits, and the sandboxes become ready.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		errs = append(errs, d.containers.StopAll(ctx, "daemon_stop"))
+		cancel()
+	}
+	errs = append(errs, d.ctrl.Close())
+	if d.containers != nil && d.liveRestore {
+		// The containers run on for the next daemon, on the pool's files:
+		// the pool stays mounted for it to adopt.
+		d.containers.Detach()
+		return errors.Join(append(errs, d.pool.Release(), d.store.Close())...)
+	}
 	if d.containers != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		errs = append(errs, d.containers.Close(ctx))

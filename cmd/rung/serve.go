@@ -24,6 +24,7 @@ func newServe(g *globals) *cobra.Command {
 	var warm []string
 	var stopGrace time.Duration
 	var defaultImage string
+	var liveRestore bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -64,7 +65,7 @@ func newServe(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace,
-				DefaultImage: defaultImage, Terminal: os.Stderr})
+				DefaultImage: defaultImage, Terminal: os.Stderr, LiveRestore: liveRestore})
 			if err != nil {
 				return err
 			}
@@ -100,6 +101,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&memLimit, "memory-limit", "", "the daemon's memory limit (Go's soft limit; half of it caps what isolate execs hold together): bytes with an optional K, M, G or T suffix, or off (default 75% of the host's or the daemon's cgroup's memory, whichever is lower)")
 	cmd.Flags().DurationVar(&stopGrace, "stop-grace", container.DefaultStopGrace, "how long a stopping container's commands get after SIGTERM before they are killed (like docker stop's -t)")
 	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default "+rung.DefaultPreset+") started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm base=2 --warm lite:basic=1)")
+	cmd.Flags().BoolVar(&liveRestore, "live-restore", false, "leave sandboxes' containers and background processes running when the daemon stops, for the next start to adopt (as docker's live-restore; off, a stop journals container.stopped with reason daemon_stop). A daemon that is killed leaves them either way, and the next start adopts them")
 	cmd.Flags().StringVar(&defaultImage, "default-image", "base", "image of sandboxes created without one; a built-in image (lite, base, debian) missing from the store is built at start (base: minutes, once; if it cannot be built, lite serves until it is)")
 	return cmd
 }
