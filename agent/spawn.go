@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"syscall"
@@ -64,6 +66,16 @@ func (s *server) spawn(c command) (*spawned, error) {
 			return nil, err
 		}
 		pipes[i] = [2]*os.File{r, w}
+		if u := c.user; u != nil {
+			// A pipe belongs to whoever made it, mode 0600: a command
+			// running as another user could not open /dev/stdout or
+			// /dev/stderr (/proc/self/fd/N) again, which works in any
+			// shell where that user made its own pipes (EACCES otherwise).
+			if err := chownPipe(r, u); err != nil {
+				closeAll()
+				return nil, err
+			}
+		}
 	}
 	sys := &unix.SysProcAttr{Setpgid: true}
 	if u := c.user; u != nil {
@@ -106,6 +118,20 @@ func (s *server) spawn(c command) (*spawned, error) {
 		unix.Kill(-pid, late)
 	}
 	return &spawned{pid: pid, argv: argv, status: status, stdin: pipes[0][1], stdout: pipes[1][0], stderr: pipes[2][0]}, nil
+}
+
+// chownPipe gives a pipe (both ends are one inode) to u, through f's
+// raw descriptor: Fd would put f in blocking mode.
+func chownPipe(f *os.File, u *Credential) error {
+	rc, err := f.SyscallConn()
+	if err == nil {
+		cerr := rc.Control(func(fd uintptr) { err = unix.Fchown(int(fd), int(u.UID), int(u.GID)) })
+		err = errors.Join(err, cerr)
+	}
+	if err != nil {
+		return fmt.Errorf("pipe for the command: %w", err)
+	}
+	return nil
 }
 
 // preferForOOM makes a command the OOM killer's first choice over the

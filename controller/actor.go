@@ -3,6 +3,9 @@ package controller
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -113,6 +116,29 @@ func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref stri
 	return a, a.init(c)
 }
 
+// rootInfo answers the isolate tier's stat of / for sandbox id with what
+// its container's commands see there: the overlay's root shows its upper
+// directory (rootfs/upper in the sandbox's subvolume). Until a container
+// has run, the upper directory lacks the mount points a start makes in
+// it, so the stat is refused and the exec goes to the container.
+func (c *Controller) rootInfo(id rung.SandboxID) func() (fs.FileInfo, error) {
+	if c.cfg.Container == nil {
+		return nil
+	}
+	upper := filepath.Join(c.pool.Path(string(id)), "rootfs", "upper")
+	return func() (fs.FileInfo, error) {
+		d, err := os.Open(upper)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		if names, _ := d.Readdirnames(1); len(names) == 0 {
+			return nil, fs.ErrNotExist
+		}
+		return d.Stat()
+	}
+}
+
 // init opens the sandbox's file view and shell once.
 func (a *actor) init(c *Controller) error {
 	a.initOnce.Do(func() {
@@ -123,7 +149,7 @@ func (a *actor) init(c *Controller) error {
 		}
 		a.root = root
 		a.ownFiles(c)
-		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Memory: c.mem, User: a.ident.User,
+		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Memory: c.mem, User: a.ident.User, RootInfo: c.rootInfo(a.id),
 			Limits: shell.Limits{OutputBytes: c.lim.OutputBytes, CPUTime: c.lim.ExecCPUTime, MemoryBytes: c.lim.ExecMemoryBytes}})
 	})
 	if a.initErr != nil {

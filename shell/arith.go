@@ -12,7 +12,22 @@ import (
 // arithErr is an arithmetic evaluation error (division by zero, bad
 // number, syntax). In $((...)) it ends the shell; in ((...)) and let it
 // makes the command fail.
-type arithErr struct{ msg string }
+type arithErr struct {
+	msg string
+	// inexact: bash's message quotes the expression's source text from
+	// the failing operand on, which the parsed tree does not keep; the
+	// exec is refused (see [runner.arithRefuse]) rather than answered
+	// with a different message.
+	inexact bool
+}
+
+// arithRefuse records, for an error whose message cannot be bash's, that
+// the exec is refused at run time: under auto it runs in the container.
+func (r *runner) arithRefuse(e arithErr) {
+	if e.inexact {
+		r.sh.setUnsupported(fmt.Errorf("arithmetic error %q: bash quotes the expression's source: %w", e.msg, ErrUnsupported))
+	}
+}
 
 func (e arithErr) Error() string { return e.msg }
 
@@ -32,6 +47,7 @@ func (r *runner) arithFatal(s string) (n int64) {
 	defer func() {
 		if p := recover(); p != nil {
 			if e, ok := p.(arithErr); ok {
+				r.arithRefuse(e)
 				r.fatalf(1, "%s: %s", s, e.msg)
 			}
 			panic(p)
@@ -45,6 +61,7 @@ func (r *runner) arithSafe(x syntax.ArithmExpr) (v int64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if e, ok := p.(arithErr); ok {
+				r.arithRefuse(e)
 				err = e
 				return
 			}
@@ -71,7 +88,7 @@ func (r *runner) arithString(s string) int64 {
 		case '$', '"', '\'', '`':
 			if depth <= 0 {
 				t := strings.TrimSpace(s)
-				panic(arithErr{fmt.Sprintf("%s: syntax error: operand expected (error token is \"%s\")", t, strings.TrimSpace(s[i:]))})
+				panic(arithErr{msg: fmt.Sprintf("%s: syntax error: operand expected (error token is \"%s\")", t, strings.TrimSpace(s[i:]))})
 			}
 		}
 	}
@@ -91,7 +108,7 @@ func (r *runner) arithExpr(s string) int64 {
 	r.arithDepth++
 	defer func() { r.arithDepth-- }()
 	if r.arithDepth > 1024 {
-		panic(arithErr{s + ": expression recursion level exceeded"})
+		panic(arithErr{msg: s + ": expression recursion level exceeded"})
 	}
 	var x syntax.ArithmExpr
 	if c, ok := arithCache.Load(s); ok {
@@ -100,12 +117,12 @@ func (r *runner) arithExpr(s string) int64 {
 		p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 		e, err := p.Arithmetic(strings.NewReader(s))
 		if err != nil || e == nil {
-			panic(arithErr{fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s)})
+			panic(arithErr{msg: fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s)})
 		}
 		if end := int(e.End().Offset()); end < len(s) {
 			// The parser stops after one expression: "a b" leaves "b".
 			if rest := strings.TrimSpace(s[end:]); rest != "" {
-				panic(arithErr{fmt.Sprintf("syntax error in expression (error token is \"%s\")", rest)})
+				panic(arithErr{msg: fmt.Sprintf("syntax error in expression (error token is \"%s\")", rest)})
 			}
 		}
 		x = e
@@ -198,7 +215,7 @@ func (r *runner) eval(x syntax.ArithmExpr) int64 {
 	case *syntax.BinaryArithm:
 		return r.evalBinary(x)
 	}
-	panic(arithErr{"unsupported arithmetic expression"})
+	panic(arithErr{msg: "unsupported arithmetic expression"})
 }
 
 func (r *runner) evalWord(w *syntax.Word) int64 {
@@ -213,7 +230,7 @@ func (r *runner) evalWord(w *syntax.Word) int64 {
 				return n
 			}
 			if s != "" && s[0] >= '0' && s[0] <= '9' {
-				panic(arithErr{fmt.Sprintf("%s: value too great for base (error token is \"%s\")", s, s)})
+				panic(arithErr{msg: fmt.Sprintf("%s: value too great for base (error token is \"%s\")", s, s)})
 			}
 		case *syntax.ParamExp:
 			if !p.Dollar.IsValid() && p.Index != nil && p.Param != nil {
@@ -237,7 +254,7 @@ func (r *runner) evalWord(w *syntax.Word) int64 {
 func (r *runner) arithLvalue(x syntax.ArithmExpr) (string, *string) {
 	w, ok := x.(*syntax.Word)
 	if !ok || len(w.Parts) != 1 {
-		panic(arithErr{"attempted assignment to non-variable"})
+		panic(arithErr{msg: "attempted assignment to non-variable"})
 	}
 	switch p := w.Parts[0].(type) {
 	case *syntax.Lit:
@@ -253,7 +270,7 @@ func (r *runner) arithLvalue(x syntax.ArithmExpr) (string, *string) {
 			return p.Param.Value, nil
 		}
 	}
-	panic(arithErr{fmt.Sprintf("%s: attempted assignment to non-variable", r.arithText(x))})
+	panic(arithErr{msg: fmt.Sprintf("%s: attempted assignment to non-variable", r.arithText(x))})
 }
 
 func (r *runner) arithGet(name string, idx *string) int64 {
@@ -269,7 +286,7 @@ func (r *runner) arithGet(name string, idx *string) int64 {
 
 func (r *runner) arithSet(name string, idx *string, v int64) {
 	if err := r.assign(name, idx, itoa(v), false); err != nil {
-		panic(arithErr{err.Error()})
+		panic(arithErr{msg: err.Error()})
 	}
 }
 
@@ -323,7 +340,7 @@ func (r *runner) evalBinary(x *syntax.BinaryArithm) int64 {
 		c := r.eval(x.X)
 		col, ok := x.Y.(*syntax.BinaryArithm)
 		if !ok || col.Op != syntax.TernColon {
-			panic(arithErr{"`:' expected for conditional expression"})
+			panic(arithErr{msg: "`:' expected for conditional expression"})
 		}
 		if c != 0 {
 			return r.eval(col.X)
@@ -385,7 +402,7 @@ func arithOp(op syntax.BinAritOperator, a, b int64) int64 {
 		return a * b
 	case syntax.Quo, syntax.Rem:
 		if b == 0 {
-			panic(arithErr{"division by 0 (error token is \"" + itoa(b) + "\")"})
+			panic(arithErr{msg: "division by 0 (error token is \"" + itoa(b) + "\")", inexact: true})
 		}
 		if b == -1 {
 			if op == syntax.Quo {
@@ -399,7 +416,7 @@ func arithOp(op syntax.BinAritOperator, a, b int64) int64 {
 		return a % b
 	case syntax.Pow:
 		if b < 0 {
-			panic(arithErr{"exponent less than 0 (error token is \"" + itoa(b) + "\")"})
+			panic(arithErr{msg: "exponent less than 0 (error token is \"" + itoa(b) + "\")", inexact: true})
 		}
 		res := int64(1)
 		for ; b > 0; b >>= 1 {
@@ -432,7 +449,7 @@ func arithOp(op syntax.BinAritOperator, a, b int64) int64 {
 	case syntax.Shr:
 		return a >> (uint64(b) & 63)
 	case syntax.XorBool:
-		panic(arithErr{"syntax error: operand expected (error token is \"^\")"})
+		panic(arithErr{msg: "syntax error: operand expected (error token is \"^\")"})
 	}
-	panic(arithErr{"unsupported arithmetic operator " + op.String()})
+	panic(arithErr{msg: "unsupported arithmetic operator " + op.String()})
 }

@@ -509,7 +509,7 @@ func biUnalias(r *runner, args []string) int {
 
 func biGetopts(r *runner, args []string) int {
 	if len(args) < 3 {
-		r.errorf("getopts: usage: getopts optstring name [arg ...]")
+		r.write(2, "getopts: usage: getopts optstring name [arg ...]\n")
 		return 2
 	}
 	optstring, name := args[1], args[2]

@@ -491,7 +491,7 @@ func biKill(r *runner, args []string) int {
 		a = a[1:]
 	}
 	if len(a) == 0 {
-		r.errorf("kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]")
+		r.write(2, "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n")
 		return 2
 	}
 	status := 0
@@ -695,6 +695,7 @@ func biLet(r *runner, args []string) int {
 			defer func() {
 				if p := recover(); p != nil {
 					if e, ok := p.(arithErr); ok {
+						r.arithRefuse(e)
 						err = e
 						return
 					}

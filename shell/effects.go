@@ -87,18 +87,15 @@ func (t *trackFS) read(op, name string) error {
 	if inside(name) || t.seesRoot() {
 		return nil
 	}
-	if (op == "stat" || op == "lstat") && path.Clean(name) == "/" {
-		// The root directory exists in both tiers (cd /; pwd), though
-		// its listing differs.
-		return nil
-	}
 	return t.refuse(op, name, syscall.ENOENT)
 }
 
 // write guards a change of name: never outside the shared directories.
+// The error is EPERM, as before the check existed (issue 10, finding 7):
+// a refusal, not a claim that the container's root is read-only.
 func (t *trackFS) write(op, name string) error {
 	if !inside(name) {
-		return t.refuse(op, name, syscall.EROFS)
+		return t.refuse(op, name, syscall.EPERM)
 	}
 	return nil
 }
@@ -141,7 +138,31 @@ func (t *trackFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.Fil
 	return f, t.missed("open", name, err)
 }
 
+// rootInfo answers a stat of / in a view without the container's root
+// (Config.RootInfo): its attributes are the container's, not the view's
+// (ls -la in /workspace prints .. with them); a Shell with no RootInfo
+// (no container tier) answers with the view's. ok is false for any other
+// path, or when the view holds the root.
+func (t *trackFS) rootInfo(op, name string) (fi fs.FileInfo, ok bool, err error) {
+	if path.Clean(name) != "/" || t.seesRoot() {
+		return nil, false, nil
+	}
+	f := t.sh.sh.cfg.RootInfo
+	if f == nil {
+		// No container to answer like: the view's own root.
+		fi, err := t.FS.Lstat("/")
+		return fi, true, err
+	}
+	if fi, err := f(); err == nil {
+		return fi, true, nil
+	}
+	return nil, true, t.refuse(op, name, syscall.ENOENT)
+}
+
 func (t *trackFS) Stat(name string) (fs.FileInfo, error) {
+	if fi, ok, err := t.rootInfo("stat", name); ok {
+		return fi, err
+	}
 	if err := t.read("stat", name); err != nil {
 		return nil, err
 	}
@@ -150,6 +171,9 @@ func (t *trackFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 func (t *trackFS) Lstat(name string) (fs.FileInfo, error) {
+	if fi, ok, err := t.rootInfo("lstat", name); ok {
+		return fi, err
+	}
 	if err := t.read("lstat", name); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func biPrintf(r *runner, args []string) int {
 		a = a[1:]
 	}
 	if len(a) == 0 {
-		r.errorf("printf: usage: printf [-v var] format [arguments]")
+		r.write(2, "printf: usage: printf [-v var] format [arguments]\n") // bash's builtin_usage: no shell name
 		return 2
 	}
 	p := &printer{r: r, args: a[1:]}
@@ -141,8 +141,8 @@ func (p *printer) format(f string) bool {
 				}
 			}
 		}
-		// length modifiers are accepted and ignored
-		for j < len(f) && strings.IndexByte("hlL", f[j]) >= 0 {
+		// length modifiers are accepted and ignored (bash's LENMODS)
+		for j < len(f) && strings.IndexByte("hjlLtz", f[j]) >= 0 {
 			j++
 		}
 		if j >= len(f) {

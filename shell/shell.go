@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -31,6 +32,12 @@ type Config struct {
 	// Memory caps the bytes all the execs sharing it hold together (the
 	// daemon's); nil means no cap beyond each exec's Limits.MemoryBytes.
 	Memory *MemoryPool
+	// RootInfo, when the view does not hold the container's root file
+	// system, answers a stat of / (cd /, ls -la in /workspace lists ..)
+	// with what the container's commands would see; an error refuses the
+	// path at run time, so the exec goes to the container. Nil (no
+	// container tier) answers with the view's own root.
+	RootInfo func() (fs.FileInfo, error)
 	// Sched shares CPU between the execs of every Shell using it; nil
 	// means one scheduler shared by the whole process, with a run slot
 	// per GOMAXPROCS.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -181,17 +182,85 @@ func fuAppendMode(dst []byte, m uint32) []byte {
 	return dst
 }
 
-// fuUser and fuGroup name an owner the way GNU tools would inside the
-// sandbox's container: the Debian images only name uid/gid 0 among the
-// ids a sandbox's files carry, so every other id prints as its number.
-func fuUser(uid uint32) string {
+// owners names file owners the way GNU tools do inside the sandbox's
+// container: from the /etc/passwd and /etc/group the sandbox sees (the
+// image's, or the sandbox's own edits), read once per call; an id they
+// do not name prints as its number. A view that cannot read them (one
+// without the image's root refuses the path, and the exec goes to the
+// container) names only root, which every image has as 0.
+type owners struct {
+	c            *shell.Call
+	loaded       bool
+	users, group map[uint32]string
+}
+
+func newOwners(c *shell.Call) *owners { return &owners{c: c} }
+
+func (o *owners) load() {
+	if o.loaded {
+		return
+	}
+	o.loaded = true
+	o.users, o.group = readIDNames(o.c, "/etc/passwd"), readIDNames(o.c, "/etc/group")
+}
+
+// readIDNames reads name:x:id:... lines: the first name of each id wins,
+// as getpwuid's linear scan of the file does.
+func readIDNames(c *shell.Call, path string) map[uint32]string {
+	names := map[uint32]string{0: "root"}
+	if c == nil || c.FS == nil {
+		return names
+	}
+	f, err := c.Open(path)
+	if err != nil {
+		return names
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4<<20))
+	if err != nil {
+		return names
+	}
+	first := map[uint32]bool{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		fields := strings.SplitN(line, ":", 4)
+		if len(fields) < 3 || fields[0] == "" || strings.HasPrefix(fields[0], "+") || strings.HasPrefix(fields[0], "-") {
+			continue
+		}
+		id, err := strconv.ParseUint(fields[2], 10, 32)
+		if err != nil || first[uint32(id)] {
+			continue
+		}
+		first[uint32(id)] = true
+		names[uint32(id)] = fields[0]
+	}
+	return names
+}
+
+func (o *owners) user(uid uint32) string {
+	if uid != 0 {
+		o.load()
+	}
+	if n, ok := o.users[uid]; ok {
+		return n
+	}
 	if uid == 0 {
 		return "root"
 	}
 	return strconv.FormatUint(uint64(uid), 10)
 }
 
-func fuGroup(gid uint32) string { return fuUser(gid) }
+func (o *owners) groupName(gid uint32) string {
+	if gid != 0 {
+		o.load()
+	}
+	if n, ok := o.group[gid]; ok {
+		return n
+	}
+	if gid == 0 {
+		return "root"
+	}
+	return strconv.FormatUint(uint64(gid), 10)
+}
 
 // fuHuman formats n units of size unitSize as GNU's human_readable does
 // with autoscaling, powers of base and rounding up (ls -h, du -h, df -h).

@@ -109,6 +109,7 @@ func (l *lister) release() {
 // lister carries the state of one ls run.
 type lister struct {
 	c      *shell.Call
+	own    *owners // made at the first long listing
 	cfg    *lsConfig
 	w      *bufio.Writer
 	ctx    context.Context

@@ -156,7 +156,10 @@ func (l *lister) longCols(e *lsEntry) lsLongCols {
 	if l.cfg.numeric {
 		k.owner, k.group = strconv.FormatUint(uint64(e.st.Uid), 10), strconv.FormatUint(uint64(e.st.Gid), 10)
 	} else {
-		k.owner, k.group = fuUser(e.st.Uid), fuGroup(e.st.Gid)
+		if l.own == nil {
+			l.own = newOwners(l.c)
+		}
+		k.owner, k.group = l.own.user(e.st.Uid), l.own.groupName(e.st.Gid)
 	}
 	switch e.st.Mode & 0o170000 {
 	case 0o020000, 0o060000:

@@ -47,6 +47,7 @@ func runStat(ctx context.Context, c *shell.Call) int {
 		}
 	}
 	loc := fuLocation(c)
+	own := newOwners(c)
 	for _, f := range files {
 		if ctx.Err() != nil {
 			return 130
@@ -63,7 +64,7 @@ func runStat(ctx context.Context, c *shell.Call) int {
 			status = 1
 			continue
 		}
-		s := &statFile{c: c, name: f, st: st, loc: loc, deref: deref}
+		s := &statFile{c: c, own: own, name: f, st: st, loc: loc, deref: deref}
 		var fm string
 		switch {
 		case hasFormat:
@@ -116,6 +117,7 @@ func statCheckFormat(f string) string {
 
 type statFile struct {
 	c         *shell.Call
+	own       *owners
 	name      string
 	st        fuStat
 	loc       *time.Location
@@ -212,7 +214,7 @@ func (s *statFile) directive(d, mod byte) (string, bool) {
 	case 'g':
 		return u(uint64(st.Gid))
 	case 'G':
-		return fuGroup(st.Gid), false
+		return s.own.groupName(st.Gid), false
 	case 'h':
 		return u(st.Nlink)
 	case 'i':
@@ -232,7 +234,7 @@ func (s *statFile) directive(d, mod byte) (string, bool) {
 	case 'u':
 		return u(uint64(st.Uid))
 	case 'U':
-		return fuUser(st.Uid), false
+		return s.own.user(st.Uid), false
 	case 'w':
 		return "-", false
 	case 'W':
