@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -56,22 +58,37 @@ func (m *Manager) Adopt(ctx context.Context, reqs []StartRequest) ([]*Container,
 	for _, st := range states {
 		byID[st.ID] = st
 	}
-	var adopted []*Container
-	for _, req := range reqs {
+	// Side by side: each adoption waits on its agent's answer.
+	results := make([]*Container, len(reqs))
+	errs := make([]error, len(reqs))
+	sem := make(chan struct{}, adoptParallel)
+	var wg sync.WaitGroup
+	for i, req := range reqs {
 		st, ok := byID[string(req.Sandbox)]
 		if !ok {
-			failed[req.Sandbox] = rung.Errorf(rung.ErrNotFound, "no container of sandbox %s is running", req.Sandbox)
+			errs[i] = rung.Errorf(rung.ErrNotFound, "no container of sandbox %s is running", req.Sandbox)
 			continue
 		}
-		c, err := m.adoptOne(ctx, req, st)
-		if err != nil {
-			failed[req.Sandbox] = err
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			results[i], errs[i] = m.adoptOne(ctx, req, st)
+		})
+	}
+	wg.Wait()
+	var adopted []*Container
+	for i, req := range reqs {
+		if errs[i] != nil {
+			failed[req.Sandbox] = errs[i]
 			continue
 		}
-		adopted = append(adopted, c)
+		adopted = append(adopted, results[i])
 	}
 	return adopted, failed
 }
+
+// adoptParallel bounds the adoptions in flight at once.
+const adoptParallel = 16
 
 // adoptTimeout bounds one container's adoption: the agent's health answer.
 const adoptTimeout = 3 * time.Second
@@ -137,15 +154,17 @@ func (m *Manager) Detach() {
 	}
 }
 
-// Running reports whether this manager's runtime lists any running
-// container in its state directory: an earlier daemon's, to adopt.
-func (m *Manager) Running(ctx context.Context) bool {
-	states, err := m.cfg.Runtime.list(ctx)
+// Left reports whether this manager's state directory holds a
+// sandbox's container state: an earlier daemon's container, to adopt or
+// reap. It reads the directory only (no runtime call, which costs a
+// process start per container it lists).
+func (m *Manager) Left() bool {
+	ents, err := os.ReadDir(m.cfg.StateDir)
 	if err != nil {
 		return false
 	}
-	for _, st := range states {
-		if st.Status == "running" && rung.SandboxID(st.ID).Valid() {
+	for _, e := range ents {
+		if e.IsDir() && rung.SandboxID(e.Name()).Valid() {
 			return true
 		}
 	}

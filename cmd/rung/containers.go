@@ -62,17 +62,17 @@ func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, l
 	newManager := func(rt container.Runtime) (*container.Manager, error) {
 		return container.NewManager(container.Config{StateDir: filepath.Join(state, rt.Name), Runtime: rt, Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
 	}
-	// Live restore: containers an earlier daemon left running are adopted
-	// by a manager of their runtime, so that runtime stays the choice
-	// while it works, whatever the probe would say today.
+	// Live restore: containers an earlier daemon left are adopted by a
+	// manager of their runtime, so that runtime stays the choice while it
+	// works, whatever the probe would say today.
 	probeSet := candidates
 	for _, c := range candidates {
 		if _, err := os.Stat(filepath.Join(state, c.Name)); err != nil {
 			continue
 		}
-		if m, err := newManager(c); err == nil && m.Running(ctx) {
+		if m, err := newManager(c); err == nil && m.Left() {
 			probeSet = []container.Runtime{c}
-			log.Info("runtime kept for containers an earlier daemon left running", "runtime", c.Name)
+			log.Info("runtime kept for containers an earlier daemon left", "runtime", c.Name)
 			break
 		}
 	}

@@ -29,10 +29,11 @@ func BenchmarkRestartAdopt(b *testing.B) {
 	bin := rungBinary(b)
 	data := b.TempDir()
 	p := startServe(b, bin, data)
+	defer func() { p.stop(b) }() // the last daemon started
 	c := client.New(p.addr, client.WithToken(p.token))
 	ids := make(chan string, n)
 	for range n {
-		sb, err := c.Create(b.Context(), client.CreateRequest{Size: rung.Presets["lite"]})
+		sb, err := c.Create(b.Context(), client.CreateRequest{Size: rung.Size{Preset: "lite"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +52,6 @@ func BenchmarkRestartAdopt(b *testing.B) {
 	}
 	wg.Wait()
 	if b.Failed() {
-		p.stop(b)
 		return
 	}
 	var lat []time.Duration
@@ -64,8 +64,10 @@ func BenchmarkRestartAdopt(b *testing.B) {
 		lat = append(lat, time.Since(t0))
 		adopted = strings.Count(reportLine(p.logs.String()), "sbx_")
 	}
-	defer p.stop(b)
 	reportLatency(b, lat)
+	if os.Getenv("RUNG_BENCH_LOGS") != "" {
+		b.Log(p.logs)
+	}
 	b.ReportMetric(float64(adopted), "adopted")
 	if adopted != n {
 		b.Errorf("adopted %d containers of %d; logs:\n%s", adopted, n, p.logs)
