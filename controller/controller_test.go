@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"errors"
 	"io"
@@ -222,6 +223,21 @@ func TestFiles(t *testing.T) {
 	}
 	if fi, err := e.c.Stat(ctx, "acme", id, "/tmp/copy/b.txt"); err != nil || fi.Size != 6 {
 		t.Errorf("Stat of untarred file = %+v, %v", fi, err)
+	}
+	// An archive that plants a symlink and writes through it is refused
+	// (the file API's import is storage's): nothing lands outside the
+	// target directory.
+	var evil bytes.Buffer
+	tw := tar.NewWriter(&evil)
+	tw.WriteHeader(&tar.Header{Name: "up", Typeflag: tar.TypeSymlink, Linkname: "/workspace"})
+	tw.WriteHeader(&tar.Header{Name: "up/planted.txt", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1})
+	tw.Write([]byte("x"))
+	tw.Close()
+	if _, err := e.c.ImportTar(ctx, "acme", id, "/tmp/evil", &evil, 0); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("import writing through a planted symlink: %v, want invalid", err)
+	}
+	if _, err := e.c.Stat(ctx, "acme", id, "/workspace/planted.txt"); !errors.Is(err, rung.ErrNotFound) {
+		t.Errorf("a file written through the planted symlink: %v", err)
 	}
 	if err := e.c.RemoveFile(ctx, "acme", id, "x", false); !errors.Is(err, rung.ErrConflict) {
 		t.Errorf("remove non-empty dir: err = %v, want conflict", err)

@@ -50,8 +50,9 @@ type TarOptions struct {
 // rung.ErrInvalid naming the entry. So do FIFO and device entries unless
 // opts.SkipSpecial, and unknown entry types. Limits fail with a
 // *rung.LimitError. On error, entries extracted so far are left in place.
-// ctx is checked between entries and during large files.
-func ImportTar(ctx context.Context, v FS, dir string, r io.Reader, opts TarOptions) error {
+// ctx is checked between entries and during large files. It returns how
+// many entries the archive held (a "./" entry included), as far as it got.
+func ImportTar(ctx context.Context, v FS, dir string, r io.Reader, opts TarOptions) (int, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultTarMaxBytes
 	}
@@ -63,7 +64,7 @@ func ImportTar(ctx context.Context, v FS, dir string, r io.Reader, opts TarOptio
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return rung.Errorf(rung.ErrInvalid, "tar import: bad gzip stream: %v", err)
+			return 0, rung.Errorf(rung.ErrInvalid, "tar import: bad gzip stream: %v", err)
 		}
 		defer zr.Close()
 		src = zr
@@ -74,29 +75,30 @@ func ImportTar(ctx context.Context, v FS, dir string, r io.Reader, opts TarOptio
 	if im.dir == "" {
 		// dir is "/": names become "/name".
 	} else if err := mkdirAll(v, im.dir, 0o755); err != nil {
-		return fmt.Errorf("tar import: %w", err)
+		return 0, fmt.Errorf("tar import: %w", err)
 	}
 	im.dirs = map[string]bool{im.dir: true}
 	tr := tar.NewReader(src)
-	for n := 0; ; n++ {
+	n := 0
+	for ; ; n++ {
 		if err := ctx.Err(); err != nil {
-			return err
+			return n, err
 		}
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return rung.Errorf(rung.ErrInvalid, "tar import: malformed archive: %v", err)
+			return n, rung.Errorf(rung.ErrInvalid, "tar import: malformed archive: %v", err)
 		}
 		if n >= opts.MaxEntries {
-			return &rung.LimitError{Limit: "tar_entries", Max: int64(opts.MaxEntries), TooLarge: true}
+			return n, &rung.LimitError{Limit: "tar_entries", Max: int64(opts.MaxEntries), TooLarge: true}
 		}
 		if err := im.entry(ctx, hdr, tr); err != nil {
-			return err
+			return n, err
 		}
 	}
-	return im.finish()
+	return n, im.finish()
 }
 
 type importer struct {
