@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +52,54 @@ func TestLoseLegacyExecs(t *testing.T) {
 	}
 	if got, err := db.GetExec(ctx, sb.ID, current); err != nil || got.Command != "sleep 2" {
 		t.Errorf("GetExec(%s) = %+v, %v; want its command kept", current, got, err)
+	}
+}
+
+// TestExecsKeyedBySandbox: a sandbox's delete reads only its own execs
+// (a range of the (sandbox, id) key, not a scan of every sandbox's), and a
+// database an earlier version made, keyed by id alone, is rebuilt at open
+// with its rows kept.
+func TestExecsKeyedBySandbox(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rung.db")
+	db, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	// The earlier version's table, with a row.
+	for _, q := range []string{
+		`DROP TABLE execs`,
+		`CREATE TABLE execs (id TEXT PRIMARY KEY, sandbox TEXT NOT NULL, command TEXT NOT NULL, state TEXT NOT NULL,
+			backend TEXT NOT NULL, exit_code INTEGER NOT NULL, bytes INTEGER NOT NULL, started INTEGER NOT NULL,
+			ended INTEGER NOT NULL) WITHOUT ROWID`,
+		`INSERT INTO execs VALUES('exe_old', 'sbx_a', 'true', 'ended', 'isolate', 0, 0, 1, 2)`,
+	} {
+		if _, err := db.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if db, err = Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var keyCols, rows int
+	must(t, db.w.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('execs') WHERE pk > 0`).Scan(&keyCols))
+	must(t, db.w.QueryRowContext(ctx, `SELECT count(*) FROM execs WHERE id = 'exe_old' AND sandbox = 'sbx_a'`).Scan(&rows))
+	if keyCols != 2 || rows != 1 {
+		t.Errorf("after migration: %d key columns, %d of the old rows; want 2 and 1", keyCols, rows)
+	}
+	var plan []string
+	r, err := db.w.QueryContext(ctx, `EXPLAIN QUERY PLAN DELETE FROM execs WHERE sandbox = 'sbx_a'`)
+	must(t, err)
+	for r.Next() {
+		var id, parent, unused int
+		var detail string
+		must(t, r.Scan(&id, &parent, &unused, &detail))
+		plan = append(plan, detail)
+	}
+	r.Close()
+	if len(plan) == 0 || !strings.HasPrefix(plan[0], "SEARCH execs") {
+		t.Errorf("plan of a sandbox's exec delete: %q; want a SEARCH of execs by its key", plan)
 	}
 }

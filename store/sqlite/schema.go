@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 CREATE INDEX IF NOT EXISTS snapshots_tenant ON snapshots(tenant, created);
 CREATE TABLE IF NOT EXISTS execs (
-	id        TEXT PRIMARY KEY,
+	id        TEXT NOT NULL,
 	sandbox   TEXT NOT NULL,
 	command   TEXT NOT NULL,
 	state     TEXT NOT NULL,
@@ -50,8 +50,12 @@ CREATE TABLE IF NOT EXISTS execs (
 	exit_code INTEGER NOT NULL,
 	bytes     INTEGER NOT NULL,
 	started   INTEGER NOT NULL,
-	ended     INTEGER NOT NULL
+	ended     INTEGER NOT NULL,
+	PRIMARY KEY (sandbox, id)
 ) WITHOUT ROWID; -- one b-tree, not a table and its id index: one WAL page less per exec start
+-- Keyed by sandbox first: a sandbox's delete removes one range of the
+-- b-tree instead of scanning every exec of every sandbox while it holds
+-- the write lock (migrateExecsKey rebuilds a table keyed by id alone).
 -- An exec in flight is a row of running, and reaches execs when it ends
 -- or is lost: each exec then writes its execs row once, not an insert at
 -- start and an update at end in two commits (one WAL page less per exec).
@@ -95,5 +99,45 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
+	if err := migrateExecsKey(ctx, db); err != nil {
+		return err
+	}
 	return migrateSnapshots(ctx, db)
+}
+
+// migrateExecsKey rebuilds an execs table an earlier version keyed by id
+// alone into one keyed by (sandbox, id), in one transaction: a crash
+// leaves either table whole, and the next start finishes the job.
+func migrateExecsKey(ctx context.Context, db *sql.DB) error {
+	var keyCols int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('execs') WHERE pk > 0`).Scan(&keyCols); err != nil {
+		return fmt.Errorf("migrate execs: %w", err)
+	}
+	if keyCols != 1 {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate execs: %w", err)
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`CREATE TABLE execs_keyed (
+			id TEXT NOT NULL, sandbox TEXT NOT NULL, command TEXT NOT NULL, state TEXT NOT NULL,
+			backend TEXT NOT NULL, exit_code INTEGER NOT NULL, bytes INTEGER NOT NULL,
+			started INTEGER NOT NULL, ended INTEGER NOT NULL, PRIMARY KEY (sandbox, id)) WITHOUT ROWID`,
+		`INSERT INTO execs_keyed(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
+			SELECT id, sandbox, command, state, backend, exit_code, bytes, started, ended FROM execs`,
+		`DROP TABLE execs`,
+		`ALTER TABLE execs_keyed RENAME TO execs`,
+		`CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started'`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("migrate execs: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate execs: %w", err)
+	}
+	return nil
 }
