@@ -7,6 +7,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/store"
+	"rung.dev/rung/wire"
 )
 
 func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -18,7 +19,7 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, c caller) 
 	if err := s.st.CreateTenant(r.Context(), t); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, t)
+	writeJSON(w, http.StatusCreated, tenantOut(t))
 	return nil
 }
 
@@ -27,7 +28,11 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tenants": list})
+	out := wire.TenantList{Tenants: make([]wire.Tenant, len(list))}
+	for i, t := range list {
+		out.Tenants[i] = tenantOut(t)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

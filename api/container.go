@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"rung.dev/rung"
-	"rung.dev/rung/agent"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/wire"
 )
 
 // Container lifecycle and background processes. The container itself is
@@ -33,15 +33,6 @@ func (s *Server) stopContainer(w http.ResponseWriter, r *http.Request, c caller)
 	return nil
 }
 
-// ProcessRequest is the body of POST /v1/sandboxes/{id}/processes.
-type ProcessRequest struct {
-	Command string            `json:"command,omitempty"`
-	Argv    []string          `json:"argv,omitempty"`
-	Cwd     string            `json:"cwd,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	User    string            `json:"user,omitempty"`
-}
-
 func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, c caller) error {
 	var req ProcessRequest
 	if err := s.decode(w, r, &req); err != nil {
@@ -52,7 +43,7 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, c caller) 
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, info)
+	writeJSON(w, http.StatusCreated, processOut(info))
 	return nil
 }
 
@@ -61,10 +52,11 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, c caller)
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []controller.ProcessInfo{}
+	out := make([]wire.Process, len(list))
+	for i, p := range list {
+		out[i] = processOut(p)
 	}
-	writeJSON(w, http.StatusOK, list)
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -83,13 +75,13 @@ func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, c caller)
 	nd := newNDJSON(w)
 	started := false
 	last := after
-	exit, err := s.ctrl.ProcessOutput(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), after, follow, func(f agent.Frame) {
+	exit, err := s.ctrl.ProcessOutput(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), after, follow, func(f controller.OutputFrame) {
 		if !started {
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
 		last = f.Seq
-		nd.send(f)
+		nd.send(outputFrameOut(f))
 	})
 	if err != nil && !started {
 		return err
@@ -98,7 +90,7 @@ func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, c caller)
 		w.WriteHeader(http.StatusOK)
 	}
 	if exit != nil {
-		nd.send(agent.Frame{Seq: last + 1, Exit: exit})
+		nd.send(wire.OutputFrame{Seq: last + 1, Exit: exitOut(exit)})
 	}
 	return nil
 }

@@ -30,17 +30,6 @@ var statusOf = map[string]int{
 // Status returns the HTTP status for err's class.
 func Status(err error) int { return statusOf[rung.Code(err)] }
 
-// ErrorBody is the JSON body of every error response.
-type ErrorBody struct {
-	Error ErrorDetail `json:"error"`
-}
-
-// ErrorDetail is a stable code and a message for the caller.
-type ErrorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
 // errorDetail returns what the caller may see of err: internal errors
 // become "internal error (request req_…)" and are logged in full.
 func (s *Server) errorDetail(ctx context.Context, err error) ErrorDetail {

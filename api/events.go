@@ -7,6 +7,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/wire"
 )
 
 func afterParam(r *http.Request) (int64, int, error) {
@@ -41,7 +42,7 @@ func (s *Server) journal(w http.ResponseWriter, r *http.Request, c caller) error
 	for i, e := range evs {
 		out[i] = eventOut(e)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": out})
+	writeJSON(w, http.StatusOK, wire.Journal{Entries: out})
 	return nil
 }
 
@@ -120,11 +121,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c caller) error 
 }
 
 func (s *Server) declareEffect(w http.ResponseWriter, r *http.Request, c caller) error {
-	var req controller.EffectRequest
+	var req wire.EffectRequest
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	e, created, err := s.ctrl.DeclareEffect(r.Context(), c.tenant, r.PathValue("id"), req)
+	e, created, err := s.ctrl.DeclareEffect(r.Context(), c.tenant, r.PathValue("id"),
+		controller.EffectRequest{Key: req.Key, Kind: req.Kind, Result: req.Result})
 	if err != nil {
 		return err
 	}
@@ -132,7 +134,7 @@ func (s *Server) declareEffect(w http.ResponseWriter, r *http.Request, c caller)
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, EffectResponse{Effect: e, Created: created})
+	writeJSON(w, status, EffectResponse{Effect: effectOut(e), Created: created})
 	return nil
 }
 
@@ -141,6 +143,10 @@ func (s *Server) listEffects(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"effects": list})
+	out := wire.EffectList{Effects: make([]wire.Effect, len(list))}
+	for i, e := range list {
+		out.Effects[i] = effectOut(e)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/wire"
 )
 
 // pathParam returns the required ?path= parameter.
@@ -71,7 +72,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return tooLarge(err, s.cfg.MaxFileBytes)
 	}
-	writeJSON(w, http.StatusOK, info)
+	writeJSON(w, http.StatusOK, fileOut(info))
 	return nil
 }
 
@@ -108,7 +109,7 @@ func (s *Server) statFile(w http.ResponseWriter, r *http.Request, c caller) erro
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, info)
+	writeJSON(w, http.StatusOK, fileOut(info))
 	return nil
 }
 
@@ -125,7 +126,11 @@ func (s *Server) listFiles(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"files": list})
+	out := wire.FileList{Files: make([]wire.FileInfo, len(list))}
+	for i, f := range list {
+		out.Files[i] = fileOut(f)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -184,6 +189,6 @@ func (s *Server) uploadTar(w http.ResponseWriter, r *http.Request, c caller) err
 	if err != nil {
 		return tooLarge(err, s.cfg.MaxFileBytes)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": n})
+	writeJSON(w, http.StatusOK, wire.UntarResult{Entries: n})
 	return nil
 }

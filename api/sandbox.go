@@ -8,6 +8,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/wire"
 )
 
 const maxDurationMS = int64(100 * 365 * 24 * time.Hour / time.Millisecond)
@@ -80,7 +81,7 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, c caller)
 	for i, sb := range list {
 		out[i] = sandboxOut(sb)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": out})
+	writeJSON(w, http.StatusOK, wire.SandboxList{Sandboxes: out})
 	return nil
 }
 

@@ -11,76 +11,16 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/wire"
 )
 
 // Snapshots: take, list, get, delete, pin, restore (a create with
 // from_snapshot), roll back, fork, export and import; pause and resume.
 
-// Snapshot is a snapshot on the wire. The handle is immutable except for
-// its retention (expires_at, pinned).
-type Snapshot struct {
-	ID             rung.SnapshotID   `json:"id"`
-	Name           string            `json:"name,omitempty"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	Sandbox        rung.SandboxID    `json:"sandbox,omitempty"`
-	Image          string            `json:"image,omitempty"`
-	SizeBytes      int64             `json:"size_bytes"`
-	ExclusiveBytes int64             `json:"exclusive_bytes"`
-	Parent         rung.SnapshotID   `json:"parent,omitempty"`
-	Consistency    string            `json:"consistency,omitempty"`
-	CreatedAt      time.Time         `json:"created_at"`
-	ExpiresAt      time.Time         `json:"expires_at,omitzero"`
-	Pinned         bool              `json:"pinned"`
-	TTLMS          int64             `json:"ttl_ms"`
-}
-
 func snapshotOut(s rung.Snapshot) Snapshot {
 	return Snapshot{ID: s.ID, Name: s.Name, Labels: s.Labels, Sandbox: s.Sandbox, Image: s.Image, SizeBytes: s.SizeBytes,
 		ExclusiveBytes: s.ExclusiveBytes, Parent: s.Parent, Consistency: s.Consistency, CreatedAt: s.CreatedAt,
 		ExpiresAt: s.ExpiresAt, Pinned: s.Pinned, TTLMS: s.TTL.Milliseconds()}
-}
-
-// SnapshotRequest is the body of POST /v1/sandboxes/{id}/snapshots.
-type SnapshotRequest struct {
-	Name   string            `json:"name,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-	TTLMS  int64             `json:"ttl_ms,omitempty"`
-	Freeze bool              `json:"freeze,omitempty"`
-}
-
-// SnapshotList is a page of GET /v1/snapshots.
-type SnapshotList struct {
-	Snapshots []Snapshot `json:"snapshots"`
-	Next      string     `json:"next,omitempty"` // pass as ?after= for the next page
-}
-
-// PinRequest is the optional body of POST /v1/snapshots/{id}/pin.
-type PinRequest struct {
-	Pinned *bool `json:"pinned,omitempty"` // default true; false unpins
-}
-
-// RestoreRequest is the body of POST /v1/sandboxes/{id}/restore.
-type RestoreRequest struct {
-	Snapshot string `json:"snapshot"`
-}
-
-// ForkRequest is the body of POST /v1/sandboxes/{id}/fork and POST
-// /v1/snapshots/{id}/fork.
-type ForkRequest struct {
-	Count  int               `json:"count,omitempty"`
-	Names  []string          `json:"names,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-}
-
-// ForkResult is one fork: the sandbox, or why it could not be made.
-type ForkResult struct {
-	Sandbox *Sandbox     `json:"sandbox,omitempty"`
-	Error   *ErrorDetail `json:"error,omitempty"`
-}
-
-// PauseRequest is the optional body of POST /v1/sandboxes/{id}/pause.
-type PauseRequest struct {
-	Memory bool `json:"memory,omitempty"`
 }
 
 func (s *Server) takeSnapshot(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -208,7 +148,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, c caller, fn forkF
 		sb := sandboxOut(o.Sandbox)
 		res[i].Sandbox = &sb
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"forks": res})
+	writeJSON(w, http.StatusOK, wire.ForkResults{Forks: res})
 	return nil
 }
 

@@ -13,13 +13,6 @@ import (
 	"rung.dev/rung/controller"
 )
 
-// WSInput is a message from the client on the exec WebSocket after the
-// first one (which is an [ExecRequest]): stdin data, or the end of stdin.
-type WSInput struct {
-	Type string `json:"type"` // "stdin" or "stdin_close"
-	Data string `json:"data,omitempty"`
-}
-
 // execWS runs one exec over a WebSocket: the client sends an
 // [ExecRequest], then optional [WSInput] stdin messages; the server sends
 // [Frame] chunks and a final "exit" or "error" frame, then closes.

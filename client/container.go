@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"rung.dev/rung/wire"
 )
 
 // StartContainer starts the sandbox's container now (it otherwise starts
@@ -24,43 +26,19 @@ func (c *Client) StopContainer(ctx context.Context, id string) error {
 	return c.do(ctx, "POST", sbPath(id, "/stop"), nil, nil, nil)
 }
 
-// ProcessRequest starts a background process.
-type ProcessRequest struct {
-	Command string            `json:"command,omitempty"` // run under the image's shell
-	Argv    []string          `json:"argv,omitempty"`    // or run directly
-	Cwd     string            `json:"cwd,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	User    string            `json:"user,omitempty"` // default the sandbox's user
-}
-
-// Process describes a background process.
-type Process struct {
-	ID       string    `json:"id"`
-	Pid      int       `json:"pid"`
-	Argv     []string  `json:"argv"`
-	Started  time.Time `json:"started"`
-	Running  bool      `json:"running"`
-	Exit     *Exit     `json:"exit,omitempty"`
-	FirstSeq int64     `json:"first_seq"`
-	LastSeq  int64     `json:"last_seq"`
-}
-
-// Exit says how a process ended: Reason is "exit", "signal", "timeout",
-// "oom" or "start_failed".
-type Exit struct {
-	Code   int    `json:"code"`
-	Signal string `json:"signal,omitempty"`
-	Reason string `json:"reason"`
-	Error  string `json:"error,omitempty"`
-}
-
-// OutputFrame is one chunk of a process's output.
-type OutputFrame struct {
-	Seq    int64  `json:"seq"`
-	Stream string `json:"stream,omitempty"`
-	Data   []byte `json:"data,omitempty"`
-	Exit   *Exit  `json:"exit,omitempty"`
-}
+// Background processes' bodies (package wire).
+type (
+	// ProcessRequest is a background process to start: a command line
+	// (run under the image's shell) or an argv.
+	ProcessRequest = wire.ProcessRequest
+	// Process describes a background process.
+	Process = wire.Process
+	// Exit says how a process ended: Reason is "exit", "signal",
+	// "timeout", "oom" or "start_failed".
+	Exit = wire.Exit
+	// OutputFrame is one chunk of a process's output, or its exit.
+	OutputFrame = wire.OutputFrame
+)
 
 // StartProcess starts a background process in the sandbox's container.
 func (c *Client) StartProcess(ctx context.Context, id string, req ProcessRequest) (Process, error) {

@@ -6,38 +6,21 @@ import (
 	"io"
 	"net/url"
 	"strconv"
-	"time"
 
-	"rung.dev/rung"
+	"rung.dev/rung/wire"
 )
 
-// Snapshot is a snapshot as the API returns it: an immutable handle on a
-// sandbox's files at one instant, whose retention (ExpiresAt, Pinned)
-// alone changes.
-type Snapshot struct {
-	ID             rung.SnapshotID   `json:"id"`
-	Name           string            `json:"name,omitempty"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	Sandbox        rung.SandboxID    `json:"sandbox,omitempty"` // "" when imported
-	Image          string            `json:"image,omitempty"`   // the image digest it restores onto
-	SizeBytes      int64             `json:"size_bytes"`
-	ExclusiveBytes int64             `json:"exclusive_bytes"`
-	Parent         rung.SnapshotID   `json:"parent,omitempty"`
-	Consistency    string            `json:"consistency,omitempty"` // "crash" or "frozen"
-	CreatedAt      time.Time         `json:"created_at"`
-	ExpiresAt      time.Time         `json:"expires_at,omitzero"` // zero when pinned
-	Pinned         bool              `json:"pinned"`
-	TTLMS          int64             `json:"ttl_ms"`
-}
-
-// SnapshotRequest describes a new snapshot; zero fields take the
-// server's defaults (no name, the tenant's retention, crash-consistent).
-type SnapshotRequest struct {
-	Name   string            `json:"name,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
-	TTLMS  int64             `json:"ttl_ms,omitempty"`
-	Freeze bool              `json:"freeze,omitempty"` // freeze the container's processes around it
-}
+// Snapshots' bodies (package wire).
+type (
+	// Snapshot is a snapshot of a sandbox's files.
+	Snapshot = wire.Snapshot
+	// SnapshotRequest describes a new snapshot; zero fields take the
+	// server's defaults (no name, the tenant's retention,
+	// crash-consistent).
+	SnapshotRequest = wire.SnapshotRequest
+	// ForkRequest says how many forks to make, their names and labels.
+	ForkRequest = wire.ForkRequest
+)
 
 // Snapshot takes a snapshot of sandbox id.
 func (c *Client) Snapshot(ctx context.Context, id string, req SnapshotRequest) (Snapshot, error) {
@@ -113,14 +96,6 @@ func (c *Client) Rollback(ctx context.Context, id, snap string) (Sandbox, error)
 // Checkpoint is a snapshot of sandbox id, now, with the defaults.
 func (c *Client) Checkpoint(ctx context.Context, id string) (Snapshot, error) {
 	return c.Snapshot(ctx, id, SnapshotRequest{})
-}
-
-// ForkRequest asks for forks: Count (1-100; default len(Names), else 1),
-// their names in order, and labels for all.
-type ForkRequest struct {
-	Count  int               `json:"count,omitempty"`
-	Names  []string          `json:"names,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Fork is one fork's outcome: its sandbox, or Err (a *Error).

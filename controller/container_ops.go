@@ -185,6 +185,13 @@ type ProcessRequest struct {
 // ProcessInfo describes a background process.
 type ProcessInfo = agent.ProcessInfo
 
+// ProcessExit is how a background process ended; OutputFrame is one chunk
+// of its output, or (last) its exit.
+type (
+	ProcessExit = agent.Exit
+	OutputFrame = agent.Frame
+)
+
 // StartProcess starts a background process (a dev server, a watcher) in
 // the sandbox's container, starting the container if needed, as req.User
 // (an unknown user is ErrInvalid). Its environment is the image's,
@@ -338,7 +345,7 @@ func (c *Controller) Processes(ctx context.Context, tenant rung.TenantID, ref st
 // ProcessOutput streams a process's output frames after seq after to
 // onFrame; with follow it waits until the process exits and returns its
 // exit, an OOM kill reported as such.
-func (c *Controller) ProcessOutput(ctx context.Context, tenant rung.TenantID, ref, id string, after int64, follow bool, onFrame func(agent.Frame)) (*agent.Exit, error) {
+func (c *Controller) ProcessOutput(ctx context.Context, tenant rung.TenantID, ref, id string, after int64, follow bool, onFrame func(OutputFrame)) (*ProcessExit, error) {
 	ctr, err := c.running(ctx, tenant, ref, false)
 	if err != nil {
 		return nil, err
