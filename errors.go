@@ -78,12 +78,31 @@ func ClassOf(code string) error {
 	return nil
 }
 
+// Limit names a rung limit, as [LimitError.Limit] and [ExecResult.Limit]
+// report it. Its values are API (exec results, the "limit" of an
+// exec.ended journal entry, error messages): one is never renamed.
+type Limit string
+
+// The limits whose names more than one package writes or compares. The
+// others ("tar_entries", "concurrent_execs_per_tenant", the isolate
+// interpreter's "commands" and "depth", ...) are written only where they
+// are enforced.
+const (
+	LimitWallTime          Limit = "wall_time"           // an exec's wall time: it ends with [ExitReasonTimeout]
+	LimitOutputBytes       Limit = "output_bytes"        // an exec's output: it ends with [ExitReasonOutputLimit]
+	LimitMemoryBytes       Limit = "memory_bytes"        // an isolate exec's memory budget
+	LimitDaemonMemoryBytes Limit = "daemon_memory_bytes" // the memory the daemon's isolate execs share
+	LimitDiskBytes         Limit = "disk_bytes"          // a sandbox's disk quota
+	LimitFileBytes         Limit = "file_bytes"          // one file the file API writes
+	LimitSnapshotBytes     Limit = "snapshot_bytes"      // the bytes of a tenant's snapshots
+)
+
 // LimitError reports that a named limit was reached. It unwraps to
 // [ErrLimit], or to [ErrTooLarge] when TooLarge is set (a single request
 // or object bigger than allowed, as opposed to a rate or a count).
 type LimitError struct {
-	Limit    string // what was limited: "disk_bytes", "output_bytes", "concurrent_execs"
-	Max      int64  // the configured maximum, in the limit's unit
+	Limit    Limit // what was limited: [LimitDiskBytes], "concurrent_execs_per_tenant", ...
+	Max      int64 // the configured maximum, in the limit's unit
 	TooLarge bool
 }
 

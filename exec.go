@@ -28,10 +28,10 @@ type ExecResult struct {
 	// Signal names the signal that ended the command ("SIGKILL") when
 	// ExitReason is ExitReasonSignal or ExitReasonOOM; otherwise "".
 	Signal string `json:"signal,omitempty"`
-	// Limit names the rung limit that ended the exec ("wall_time",
-	// "output_bytes", "commands", ...), or "". Then ExitCode is
+	// Limit names the rung limit that ended the exec ([LimitWallTime],
+	// [LimitOutputBytes], "commands", ...), or "". Then ExitCode is
 	// [ExitLimit].
-	Limit     string        `json:"limit,omitempty"`
+	Limit     Limit         `json:"limit,omitempty"`
 	Stdout    []byte        `json:"stdout"`
 	Stderr    []byte        `json:"stderr"`
 	Backend   Backend       `json:"backend"`

@@ -65,7 +65,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, c caller) err
 		}
 	}
 	if r.ContentLength > s.cfg.MaxFileBytes {
-		return &rung.LimitError{Limit: "file_bytes", Max: s.cfg.MaxFileBytes, TooLarge: true}
+		return &rung.LimitError{Limit: rung.LimitFileBytes, Max: s.cfg.MaxFileBytes, TooLarge: true}
 	}
 	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxFileBytes)
 	info, err := s.ctrl.WriteFile(r.Context(), c.tenant, r.PathValue("id"), controller.WriteRequest{Path: p, Mode: fs.FileMode(mode), MaxBytes: s.cfg.MaxFileBytes}, body)
@@ -79,7 +79,7 @@ func (s *Server) writeFile(w http.ResponseWriter, r *http.Request, c caller) err
 func tooLarge(err error, max int64) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &rung.LimitError{Limit: "file_bytes", Max: max, TooLarge: true}
+		return &rung.LimitError{Limit: rung.LimitFileBytes, Max: max, TooLarge: true}
 	}
 	return err
 }

@@ -43,8 +43,8 @@ func (c *Controller) adoptContainers(ctx context.Context, running []store.Sandbo
 			rep.Stopped = append(rep.Stopped, sb.ID)
 			continue
 		}
-		c.journal(ctx, sb.ID, "container.adopted", map[string]any{
-			"reason": "the daemon restarted; the container kept running", "processes": len(procs),
+		c.journal(ctx, sb.ID, rung.EntryContainerAdopted, ContainerAdopted{
+			Processes: len(procs), Reason: "the daemon restarted; the container kept running",
 		})
 		c.settleProcesses(ctx, sb.ID, procs)
 		c.touchContainer(sb.ID, rung.StateRunning) // re-arms the idle alarm
@@ -98,7 +98,7 @@ func (c *Controller) notAdopted(ctx context.Context, sb store.Sandbox, cause err
 		detail = cause.Error()
 	}
 	c.log.InfoContext(ctx, "container not adopted after restart", "sandbox", sb.ID, "err", cause)
-	c.journal(ctx, sb.ID, "container.exited", map[string]any{"reason": "daemon_restart", "detail": detail})
+	c.journal(ctx, sb.ID, rung.EntryContainerExited, ContainerExited{Detail: detail, Reason: "daemon_restart"})
 	c.settleProcesses(ctx, sb.ID, nil)
 }
 
@@ -121,12 +121,12 @@ func (c *Controller) settleProcesses(ctx context.Context, id rung.SandboxID, pro
 		switch {
 		case ok && p.Running:
 		case ok && p.Exit != nil:
-			c.journal(ctx, id, "process.exited", processEnded{
-				Argv: clipArgv(p.Argv), ExitCode: p.Exit.Code, ExitReason: p.Exit.Reason, Process: p.ID, Signal: p.Exit.Signal,
+			c.journal(ctx, id, rung.EntryProcessExited, ProcessExited{
+				Argv: clipArgv(p.Argv), ExitCode: p.Exit.Code, ExitReason: rung.ExitReason(p.Exit.Reason), Process: p.ID, Signal: p.Exit.Signal,
 			})
 		default:
-			c.journal(ctx, id, "process.lost", map[string]any{
-				"process": pid, "argv": argv, "reason": "daemon restarted and the process's container did not survive it",
+			c.journal(ctx, id, rung.EntryProcessLost, ProcessLost{
+				Argv: argv, Process: pid, Reason: "daemon restarted and the process's container did not survive it",
 			})
 		}
 	}
@@ -145,16 +145,13 @@ func (c *Controller) openProcesses(ctx context.Context, id rung.SandboxID) (map[
 		}
 		for _, e := range evs {
 			after = e.Seq
-			var d struct {
-				Process string   `json:"process"`
-				Argv    []string `json:"argv"`
-			}
-			switch e.Type {
-			case "process.started":
+			var d ProcessStarted // process.exited and process.lost have its fields too
+			switch rung.EntryType(e.Type) {
+			case rung.EntryProcessStarted:
 				if json.Unmarshal(e.Data, &d) == nil && d.Process != "" {
 					open[d.Process] = d.Argv
 				}
-			case "process.exited", "process.lost":
+			case rung.EntryProcessExited, rung.EntryProcessLost:
 				if json.Unmarshal(e.Data, &d) == nil {
 					delete(open, d.Process)
 				}

@@ -142,7 +142,7 @@ func (c *Controller) idle(sb store.Sandbox) {
 		c.mu.Lock()
 		a.sb = cur
 		c.mu.Unlock()
-		c.journal(c.ctx, sb.ID, "sandbox.idle_stopped", map[string]any{"idle_timeout_ms": cur.IdleTimeout.Milliseconds()})
+		c.journal(c.ctx, sb.ID, rung.EntrySandboxIdleStopped, SandboxIdleStopped{IdleTimeoutMS: cur.IdleTimeout.Milliseconds()})
 		return nil
 	})
 	if err != nil && c.ctx.Err() == nil {

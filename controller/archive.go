@@ -113,7 +113,7 @@ func (c *Controller) Import(ctx context.Context, tenant rung.TenantID, r io.Read
 			}
 			left := pol.MaxBytes - used
 			if left <= 0 {
-				return "", 0, &rung.LimitError{Limit: "snapshot_bytes", Max: pol.MaxBytes}
+				return "", 0, &rung.LimitError{Limit: rung.LimitSnapshotBytes, Max: pol.MaxBytes}
 			}
 			if maxBytes <= 0 || left < maxBytes {
 				maxBytes = left

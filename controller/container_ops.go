@@ -45,8 +45,9 @@ func (c *Controller) wireContainers() {
 // containerStarted records a new container: state "running", the idle
 // alarm armed, a journal entry.
 func (c *Controller) containerStarted(sb rung.Sandbox, ctr *container.Container) {
-	c.journal(c.ctx, sb.ID, "container.started", map[string]any{
-		"image": ctr.Image.Ref(), "isolation": sb.Isolation, "start_ms": time.Since(ctr.Started).Milliseconds(),
+	startMS := time.Since(ctr.Started).Milliseconds()
+	c.journal(c.ctx, sb.ID, rung.EntryContainerStarted, ContainerStarted{
+		Image: ctr.Image.Ref(), Isolation: sb.Isolation, StartMS: &startMS,
 	})
 	c.touchContainer(sb.ID, rung.StateRunning)
 }
@@ -54,13 +55,13 @@ func (c *Controller) containerStarted(sb rung.Sandbox, ctr *container.Container)
 // containerExited records that a container ended; deliberate says rung
 // stopped it (idle, request, delete) rather than it dying.
 func (c *Controller) containerExited(id rung.SandboxID, deliberate bool, why string) {
-	typ := "container.stopped"
-	if !deliberate {
-		typ = "container.exited"
-	}
 	// State first: whoever sees the journal entry then sees the state.
 	c.touchContainer(id, rung.StateReady)
-	c.journal(c.ctx, id, typ, map[string]any{"reason": why})
+	if deliberate {
+		c.journal(c.ctx, id, rung.EntryContainerStopped, ContainerStopped{Reason: why})
+	} else {
+		c.journal(c.ctx, id, rung.EntryContainerExited, ContainerExited{Reason: why})
+	}
 }
 
 // touchContainer sets the sandbox's state and re-arms its idle alarm on
@@ -212,7 +213,7 @@ func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref
 	if err != nil {
 		return ProcessInfo{}, agentError(err)
 	}
-	c.journal(ctx, ctr.Sandbox, "process.started", map[string]any{"process": info.ID, "argv": clipArgv(info.Argv)})
+	c.journal(ctx, ctr.Sandbox, rung.EntryProcessStarted, ProcessStarted{Argv: clipArgv(info.Argv), Process: info.ID})
 	if t, err := c.containers(); err == nil {
 		t.follow(ctr.Sandbox, ctr, info)
 	}
@@ -284,8 +285,8 @@ func checkProcess(req *ProcessRequest) error {
 // and, while the container runs on, restarts its idle timeout: the
 // timeout counts from the last exec or process exit (see idle).
 func (c *Controller) processExited(id rung.SandboxID, info agent.ProcessInfo, exit agent.Exit) {
-	c.journalQuiet(id, "process.exited", processEnded{
-		Argv: clipArgv(info.Argv), ExitCode: exit.Code, ExitReason: exit.Reason, Process: info.ID, Signal: exit.Signal,
+	c.journalQuiet(id, rung.EntryProcessExited, ProcessExited{
+		Argv: clipArgv(info.Argv), ExitCode: exit.Code, ExitReason: rung.ExitReason(exit.Reason), Process: info.ID, Signal: exit.Signal,
 	})
 	t, err := c.containers()
 	if err != nil {
@@ -297,16 +298,6 @@ func (c *Controller) processExited(id rung.SandboxID, info agent.ProcessInfo, ex
 	if !stopping && t.Running(id) {
 		c.touchContainer(id, rung.StateRunning)
 	}
-}
-
-// processEnded is the data of a "process.exited" journal entry, fields
-// in name order.
-type processEnded struct {
-	Argv       []string `json:"argv"`
-	ExitCode   int      `json:"exit_code"`
-	ExitReason string   `json:"exit_reason"`
-	Process    string   `json:"process"`
-	Signal     string   `json:"signal,omitempty"`
 }
 
 // clipArgv bounds an argv for the journal like clipCommand: 4096 bytes
@@ -482,7 +473,7 @@ func agentError(err error) error {
 // deletion (a process ending as its container is stopped for a delete):
 // a sandbox gone meanwhile, or a controller closing, is not worth a
 // warning.
-func (c *Controller) journalQuiet(id rung.SandboxID, typ string, data any) {
+func (c *Controller) journalQuiet(id rung.SandboxID, typ rung.EntryType, data any) {
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()
 	err := c.appendJournal(ctx, id, typ, data)

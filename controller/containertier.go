@@ -275,13 +275,14 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	if exit.Truncated {
 		return TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, errOutputLimit
 	}
-	if exit.Reason == "start_failed" && req.Stderr != nil {
+	reason := rung.ExitReason(exit.Reason)
+	if reason == rung.ExitReasonStartFailed && req.Stderr != nil {
 		fmt.Fprintf(req.Stderr, "%s\n", exit.Error)
 	}
-	if exit.Reason == "oom" && req.Stderr != nil {
+	if reason == rung.ExitReasonOOM && req.Stderr != nil {
 		fmt.Fprintf(req.Stderr, "rung: killed: out of memory (sandbox memory limit %d bytes)\n", sb.Size.MemoryBytes)
 	}
-	return TierExit{Code: exit.Code, Reason: rung.ExitReason(exit.Reason), Signal: exit.Signal}, nil
+	return TierExit{Code: exit.Code, Reason: reason, Signal: exit.Signal}, nil
 }
 
 // Stop stops the sandbox's container if it has one; its files stay.

@@ -85,9 +85,9 @@ func (c *Controller) DeclareEffect(ctx context.Context, tenant rung.TenantID, re
 		return store.Effect{}, false, err
 	}
 	now := time.Now().UTC()
-	data, _ := json.Marshal(map[string]any{"key": req.Key, "kind": req.Kind})
+	data, _ := json.Marshal(EffectDeclared{Key: req.Key, Kind: req.Kind})
 	e, created, err := c.st.DeclareEffect(ctx, store.Effect{Sandbox: sb.ID, Key: req.Key, Kind: req.Kind, Result: req.Result, CreatedAt: now},
-		store.Event{Time: now, Type: "effect.declared", Journal: true, Data: data})
+		store.Event{Time: now, Type: string(rung.EntryEffectDeclared), Journal: true, Data: data})
 	if err != nil {
 		return store.Effect{}, false, fmt.Errorf("declare effect: %w", err)
 	}

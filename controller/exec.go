@@ -68,8 +68,8 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	start := time.Now()
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: req.Command, Backend: d.Backend, StartedAt: start.UTC()}
-	started, _ := json.Marshal(execStarted{Backend: d.Backend, Command: clipCommand(req.Command), Exec: e.ID, Reason: d.Reason})
-	if _, err := c.st.StartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: started}); err != nil {
+	started, _ := json.Marshal(ExecStarted{Backend: d.Backend, Command: clipCommand(req.Command), Exec: e.ID, Reason: d.Reason})
+	if _, err := c.st.StartExec(ctx, e, store.Event{Time: e.StartedAt, Type: string(rung.EntryExecStarted), Journal: true, Data: started}); err != nil {
 		return rung.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", sb.ID, err)
 	}
 
@@ -97,13 +97,13 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	dur := time.Since(start)
 
 	e.ExitCode, e.EndedAt, e.Bytes, e.Backend = o.Code, time.Now().UTC(), out.nout+out.nerr, d.Backend
-	ended := execEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: o.Code,
+	ended := ExecEnded{Backend: d.Backend, DurationMS: dur.Milliseconds(), Exec: e.ID, ExitCode: o.Code,
 		ExitReason: o.Reason, Limit: o.limit, Signal: o.Signal, StderrBytes: out.nerr, StdoutBytes: out.nout, Reason: o.rerouted}
 	if runErr != nil {
 		ended.Error = rung.Code(runErr)
 	}
 	endData, _ := json.Marshal(ended)
-	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: "exec.ended", Journal: true, Data: endData})
+	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: string(rung.EntryExecEnded), Journal: true, Data: endData})
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	_, err = c.st.EndExec(ectx, e, evs)
 	ecancel()
@@ -126,7 +126,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 // limit that ended it, or "".
 type outcome struct {
 	TierExit
-	limit string
+	limit rung.Limit
 	// rerouted is why the exec ran in another tier than the one chosen
 	// when it started (the isolate tier refused it at run time), or "".
 	rerouted string
@@ -153,13 +153,13 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d *rou
 
 // isolateOutcome is how an isolate exec ended, as the result reports it.
 func isolateOutcome(res shell.Result) outcome {
-	o := outcome{TierExit: TierExit{Code: res.ExitCode, Reason: rung.ExitReasonExit}, limit: res.Limit}
-	switch res.Limit {
-	case "wall_time":
+	o := outcome{TierExit: TierExit{Code: res.ExitCode, Reason: rung.ExitReasonExit}, limit: rung.Limit(res.Limit)}
+	switch o.limit {
+	case rung.LimitWallTime:
 		o.Reason = rung.ExitReasonTimeout
-	case "canceled":
+	case "canceled": // not a rung limit: shell.Result's word for the caller gone
 		o.Reason, o.limit = rung.ExitReasonCanceled, ""
-	case "output_bytes":
+	case rung.LimitOutputBytes:
 		o.Reason = rung.ExitReasonOutputLimit
 	}
 	return o
@@ -176,13 +176,13 @@ func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbo
 	switch {
 	case errors.Is(err, errOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
-		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, limit: "output_bytes"}, nil
+		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, limit: rung.LimitOutputBytes}, nil
 	case err == nil && x.Reason == rung.ExitReasonTimeout,
 		err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// The agent kills at the deadline too; whichever side saw it
 		// first, it is the wall-time limit.
 		fmt.Fprintf(stderr, "rung: exec ended: wall time limit (%s) reached\n", req.Timeout)
-		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonTimeout}, limit: "wall_time"}, nil
+		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonTimeout}, limit: rung.LimitWallTime}, nil
 	case err != nil && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "rung: exec ended: canceled\n")
 		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonCanceled}}, nil
@@ -262,32 +262,6 @@ func (c *Controller) endSlot(a *actor, tenant rung.TenantID) {
 	}
 	c.mu.Unlock()
 	a.execs.Done()
-}
-
-// execStarted is the data of an "exec.started" journal entry. Fields are
-// in name order, the order the map this replaced was encoded in (a struct
-// encodes without sorting or boxing).
-type execStarted struct {
-	Backend rung.Backend `json:"backend"`
-	Command string       `json:"command"`
-	Exec    rung.ExecID  `json:"exec"`
-	Reason  string       `json:"reason"`
-}
-
-// execEnded is the data of an "exec.ended" journal entry. ExitReason is
-// empty only with Error (no result).
-type execEnded struct {
-	Backend     rung.Backend    `json:"backend"`
-	DurationMS  int64           `json:"duration_ms"`
-	Error       string          `json:"error,omitempty"`
-	Exec        rung.ExecID     `json:"exec"`
-	ExitCode    int             `json:"exit_code"`
-	ExitReason  rung.ExitReason `json:"exit_reason,omitempty"`
-	Limit       string          `json:"limit,omitempty"`
-	Reason      string          `json:"reason,omitempty"` // why the exec ran in another tier than exec.started says
-	Signal      string          `json:"signal,omitempty"`
-	StderrBytes int64           `json:"stderr_bytes"`
-	StdoutBytes int64           `json:"stdout_bytes"`
 }
 
 func clipCommand(s string) string {

@@ -23,7 +23,7 @@ func TestIsolateExitReasons(t *testing.T) {
 		timeout    time.Duration
 		wantCode   int
 		wantReason rung.ExitReason
-		wantLimit  string
+		wantLimit  rung.Limit
 	}{
 		{name: "success", cmd: "true", wantReason: rung.ExitReasonExit},
 		{name: "exit status", cmd: "exit 3", wantCode: 3, wantReason: rung.ExitReasonExit},
@@ -66,7 +66,7 @@ type endedEntry struct {
 	Exec       rung.ExecID     `json:"exec"`
 	ExitCode   int             `json:"exit_code"`
 	ExitReason rung.ExitReason `json:"exit_reason"`
-	Limit      string          `json:"limit"`
+	Limit      rung.Limit      `json:"limit"`
 	Signal     string          `json:"signal"`
 }
 

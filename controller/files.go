@@ -73,9 +73,9 @@ func fsErr(op, p string, err error) error {
 	case syscall.ENOTEMPTY, syscall.EBUSY:
 		return rung.Errorf(rung.ErrConflict, "%s", msg)
 	case syscall.ENOSPC, syscall.EDQUOT:
-		return fmt.Errorf("%s: %w", msg, &rung.LimitError{Limit: "disk_bytes"})
+		return fmt.Errorf("%s: %w", msg, &rung.LimitError{Limit: rung.LimitDiskBytes})
 	case syscall.EFBIG:
-		return fmt.Errorf("%s: %w", msg, &rung.LimitError{Limit: "file_bytes", TooLarge: true})
+		return fmt.Errorf("%s: %w", msg, &rung.LimitError{Limit: rung.LimitFileBytes, TooLarge: true})
 	case syscall.ENOTDIR, syscall.EISDIR, syscall.EINVAL, syscall.ELOOP, syscall.ENAMETOOLONG, syscall.EXDEV, syscall.EPERM, syscall.EACCES:
 		return rung.Errorf(rung.ErrInvalid, "%s", msg)
 	}
@@ -190,7 +190,7 @@ func (c *Controller) WriteFile(ctx context.Context, tenant rung.TenantID, ref st
 			return err
 		}
 		info = FileInfo{Path: p, Name: path.Base(p), Type: "file", Size: n, Mode: fmt.Sprintf("%04o", req.Mode), ModTime: time.Now().UTC()}
-		c.journal(ctx, a.id, "file.written", map[string]any{"path": p, "bytes": n, "mode": info.Mode})
+		c.journal(ctx, a.id, rung.EntryFileWritten, FileWritten{Bytes: n, Mode: info.Mode, Path: p})
 		return nil
 	})
 	return info, err
@@ -218,7 +218,7 @@ func writeFile(ctx context.Context, root storage.FS, p string, req WriteRequest,
 		return n, fsErr("write", p, err)
 	}
 	if req.MaxBytes > 0 && n > req.MaxBytes {
-		return n, &rung.LimitError{Limit: "file_bytes", Max: req.MaxBytes, TooLarge: true}
+		return n, &rung.LimitError{Limit: rung.LimitFileBytes, Max: req.MaxBytes, TooLarge: true}
 	}
 	return n, fsErr2("write", p, f.Close())
 }

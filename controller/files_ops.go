@@ -83,7 +83,7 @@ func (c *Controller) Mkdir(ctx context.Context, tenant rung.TenantID, ref, p str
 			err = fsErr("mkdir", p, err)
 		}
 		if err == nil {
-			c.journal(ctx, a.id, "file.mkdir", map[string]any{"path": p})
+			c.journal(ctx, a.id, rung.EntryFileMkdir, FileMkdir{Path: p})
 		}
 		return err
 	})
@@ -107,7 +107,7 @@ func (c *Controller) Move(ctx context.Context, tenant rung.TenantID, ref, from, 
 		if err := a.root.Rename(from, to); err != nil {
 			return fsErr("move", from, err)
 		}
-		c.journal(ctx, a.id, "file.moved", map[string]any{"from": from, "to": to})
+		c.journal(ctx, a.id, rung.EntryFileMoved, FileMoved{From: from, To: to})
 		return nil
 	})
 }
@@ -128,7 +128,7 @@ func (c *Controller) RemoveFile(ctx context.Context, tenant rung.TenantID, ref, 
 			err = fsErr("remove", p, err)
 		}
 		if err == nil {
-			c.journal(ctx, a.id, "file.removed", map[string]any{"path": p, "recursive": recursive})
+			c.journal(ctx, a.id, rung.EntryFileRemoved, FileRemoved{Path: p, Recursive: recursive})
 		}
 		return err
 	})

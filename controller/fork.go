@@ -88,7 +88,7 @@ func (c *Controller) Fork(ctx context.Context, tenant rung.TenantID, ref string,
 			c.log.WarnContext(ctx, "fork: snapshot left for reconcile", "snapshot", src.ID, "err", err)
 		}
 	}()
-	outs := c.forkAll(ctx, tenant, src, req, n, branch{forkOf: a.id, typ: "sandbox.forked", data: map[string]any{"parent": a.id}})
+	outs := c.forkAll(ctx, tenant, src, req, n, branch{forkOf: a.id, typ: rung.EntrySandboxForked, data: SandboxForked{Parent: a.id}})
 	var made, failed []string
 	for _, o := range outs {
 		if o.Err != nil {
@@ -97,7 +97,7 @@ func (c *Controller) Fork(ctx context.Context, tenant rung.TenantID, ref string,
 			made = append(made, string(o.Sandbox.ID))
 		}
 	}
-	c.journal(ctx, a.id, "sandbox.fork_made", map[string]any{"forks": made, "failed": failed})
+	c.journal(ctx, a.id, rung.EntrySandboxForkMade, SandboxForkMade{Failed: failed, Forks: made})
 	return outs, nil
 }
 
@@ -117,8 +117,8 @@ func (c *Controller) ForkSnapshot(ctx context.Context, tenant rung.TenantID, sna
 	if snap.Image, err = c.restoreImage(tenant, snap, ""); err != nil {
 		return nil, err
 	}
-	outs := c.forkAll(ctx, tenant, snap, req, n, branch{origin: snap.ID, typ: "sandbox.forked",
-		data: map[string]any{"parent": snap.Sandbox, "snapshot": snap.ID}})
+	outs := c.forkAll(ctx, tenant, snap, req, n, branch{origin: snap.ID, typ: rung.EntrySandboxForked,
+		data: SandboxForked{Parent: snap.Sandbox, Snapshot: snap.ID}})
 	c.renew(ctx, snap)
 	c.spareFor(snap.ID)
 	return outs, nil

@@ -17,8 +17,9 @@ import (
 func TestIsolateBudgets(t *testing.T) {
 	requireShell(t)
 	for _, tc := range []struct {
-		script, limit string
-		limits        controller.Limits
+		script string
+		limit  rung.Limit
+		limits controller.Limits
 	}{
 		// Few commands, much CPU each: the CPU budget comes long before
 		// the million commands, even under the race detector.

@@ -112,7 +112,7 @@ func (o *output) write(stream string, p []byte) {
 	}
 	o.lastEv = stream
 	o.eventData = append(o.eventData, data)
-	o.events = append(o.events, store.Event{Time: time.Now().UTC(), Type: "exec.output", Data: []byte(stream)})
+	o.events = append(o.events, store.Event{Time: time.Now().UTC(), Type: string(rung.EntryExecOutput), Data: []byte(stream)})
 }
 
 // take returns the chunks waiting for the stream and whether the output
@@ -160,15 +160,8 @@ func (o *output) storeEvents() []store.Event {
 	evs := make([]store.Event, len(o.events))
 	for i, ev := range o.events {
 		stream := string(ev.Data)
-		ev.Data, _ = json.Marshal(outputEvent{Exec: o.exec, Stream: stream, Data: string(o.eventData[i])})
+		ev.Data, _ = json.Marshal(ExecOutput{Exec: o.exec, Stream: stream, Data: string(o.eventData[i])})
 		evs[i] = ev
 	}
 	return evs
-}
-
-// outputEvent is the data of an "exec.output" event.
-type outputEvent struct {
-	Exec   rung.ExecID `json:"exec"`
-	Stream string      `json:"stream"`
-	Data   string      `json:"data"`
 }

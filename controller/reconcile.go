@@ -51,8 +51,8 @@ func (r Report) Empty() bool {
 func (c *Controller) reconcile(ctx context.Context) (Report, error) {
 	var rep Report
 	lost, err := c.st.LoseExecs(ctx, func(id rung.SandboxID, ids []rung.ExecID) store.Event {
-		data, _ := json.Marshal(map[string]any{"execs": ids, "reason": "daemon restarted while they ran; not re-run"})
-		return store.Event{Time: time.Now().UTC(), Type: "exec.lost", Journal: true, Data: data}
+		data, _ := json.Marshal(ExecLost{Execs: ids, Reason: "daemon restarted while they ran; not re-run"})
+		return store.Event{Time: time.Now().UTC(), Type: string(rung.EntryExecLost), Journal: true, Data: data}
 	})
 	if err != nil {
 		return rep, err
@@ -108,11 +108,11 @@ func (c *Controller) reconcile(ctx context.Context) (Report, error) {
 			// operation and exec fails, and a delete still works.
 			c.log.WarnContext(ctx, "sandbox quarantined: its workspace is missing and could not be recreated; retried at the next start",
 				"sandbox", sb.ID, "tenant", sb.Tenant, "err", err)
-			c.journal(ctx, sb.ID, "sandbox.quarantined", map[string]any{"reason": "workspace missing at start-up and could not be recreated; retried at the next start"})
+			c.journal(ctx, sb.ID, rung.EntrySandboxQuarantined, SandboxQuarantined{Reason: "workspace missing at start-up and could not be recreated; retried at the next start"})
 			rep.Quarantined = append(rep.Quarantined, Quarantine{ID: sb.ID, Reason: err.Error()})
 		case recreated:
 			rep.Recreated = append(rep.Recreated, sb.ID)
-			c.journal(ctx, sb.ID, "sandbox.workspace_lost", map[string]any{"reason": "subvolume missing at start-up; recreated empty"})
+			c.journal(ctx, sb.ID, rung.EntrySandboxWorkspaceLost, SandboxWorkspaceLost{Reason: "subvolume missing at start-up; recreated empty"})
 		}
 	}
 	if err := c.reconcileSnapshots(ctx, &rep, keep); err != nil {
@@ -159,6 +159,6 @@ func (c *Controller) quarantine(ctx context.Context, sb store.Sandbox, cause err
 	}
 	c.log.WarnContext(ctx, "sandbox quarantined: its files could not be removed; retried at the next start",
 		"sandbox", sb.ID, "tenant", sb.Tenant, "err", cause)
-	c.journal(ctx, sb.ID, "sandbox.quarantined", map[string]any{"reason": "its files could not be removed; the removal is retried at the next start"})
+	c.journal(ctx, sb.ID, rung.EntrySandboxQuarantined, SandboxQuarantined{Reason: "its files could not be removed; the removal is retried at the next start"})
 	return nil
 }

@@ -55,8 +55,8 @@ func (c *Controller) reconcileSnapshots(ctx context.Context, rep *Report, keep m
 			}
 			rep.Snapshots.Unfinished = append(rep.Snapshots.Unfinished, s.ID)
 			if s.Sandbox != "" {
-				c.journalIfExists(ctx, s.Sandbox, "snapshot.lost", map[string]any{"snapshot": s.ID, "name": s.Name,
-					"reason": "the server stopped while the snapshot was being taken; nothing of it was kept"})
+				c.journalIfExists(ctx, s.Sandbox, rung.EntrySnapshotLost, SnapshotLost{Name: s.Name,
+					Reason: "the server stopped while the snapshot was being taken; nothing of it was kept", Snapshot: s.ID})
 			} else {
 				c.log.WarnContext(ctx, "import interrupted by the server's stop: nothing of it was kept", "snapshot", s.ID, "tenant", s.Tenant)
 			}
@@ -79,8 +79,8 @@ func (c *Controller) forkLost(ctx context.Context, sb store.Sandbox) {
 	if sb.ForkedFrom == "" {
 		return
 	}
-	c.journalIfExists(ctx, sb.ForkedFrom, "sandbox.fork_lost", map[string]any{"sandbox": sb.ID,
-		"reason": "the server stopped while the fork was being made; it was removed"})
+	c.journalIfExists(ctx, sb.ForkedFrom, rung.EntrySandboxForkLost, SandboxForkLost{
+		Reason: "the server stopped while the fork was being made; it was removed", Sandbox: sb.ID})
 }
 
 // recoverRollbacks records the rollbacks a crash interrupted, as the
@@ -98,8 +98,8 @@ func (c *Controller) recoverRollbacks(ctx context.Context, rbs []storage.Rollbac
 			return err
 		}
 		if !rb.Done {
-			c.journal(ctx, sb.ID, "sandbox.restore_failed", map[string]any{"snapshot": rb.Snapshot,
-				"reason": "the server stopped before the sandbox's files were replaced; it kept its own"})
+			c.journal(ctx, sb.ID, rung.EntrySandboxRestoreFailed, SandboxRestoreFailed{
+				Reason: "the server stopped before the sandbox's files were replaced; it kept its own", Snapshot: rung.SnapshotID(rb.Snapshot)})
 			continue
 		}
 		if sb.Origin == rung.SnapshotID(rb.Snapshot) && c.lastRestore(ctx, sb.ID) == rb.Snapshot {
@@ -109,7 +109,7 @@ func (c *Controller) recoverRollbacks(ctx context.Context, rbs []storage.Rollbac
 		if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 			return err
 		}
-		c.journal(ctx, sb.ID, "sandbox.restored", map[string]any{"snapshot": rb.Snapshot, "recovered": true})
+		c.journal(ctx, sb.ID, rung.EntrySandboxRestored, SandboxRestored{Recovered: true, Snapshot: rung.SnapshotID(rb.Snapshot)})
 	}
 	return nil
 }
@@ -128,12 +128,12 @@ func (c *Controller) lastRestore(ctx context.Context, id rung.SandboxID) string 
 		return ""
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
-		switch evs[i].Type {
-		case "sandbox.restored":
-			var d struct{ Snapshot string }
+		switch rung.EntryType(evs[i].Type) {
+		case rung.EntrySandboxRestored:
+			var d SandboxRestored
 			json.Unmarshal(evs[i].Data, &d)
-			return d.Snapshot
-		case "sandbox.restore_failed":
+			return string(d.Snapshot)
+		case rung.EntrySandboxRestoreFailed:
 			return ""
 		}
 	}
@@ -142,7 +142,7 @@ func (c *Controller) lastRestore(ctx context.Context, id rung.SandboxID) string 
 
 // journalIfExists is journal for a sandbox that may have been deleted
 // since (a snapshot's or a fork's source): then there is nobody to tell.
-func (c *Controller) journalIfExists(ctx context.Context, id rung.SandboxID, typ string, data any) {
+func (c *Controller) journalIfExists(ctx context.Context, id rung.SandboxID, typ rung.EntryType, data any) {
 	if err := c.appendJournal(ctx, id, typ, data); err != nil && !errors.Is(err, rung.ErrNotFound) {
 		c.log.WarnContext(ctx, "journal append", "sandbox", id, "type", typ, "err", err)
 	}

@@ -18,8 +18,8 @@ type branch struct {
 	req    CreateRequest  // the new sandbox's config, from's filled in
 	forkOf rung.SandboxID // the sandbox it is a fork of; "" for a restore
 	origin rung.SnapshotID
-	typ    string         // its first journal entry: "sandbox.created" or "sandbox.forked"
-	data   map[string]any // that entry's data
+	typ    rung.EntryType // its first journal entry: sandbox.created or sandbox.forked
+	data   any            // that entry's data: a SandboxCreated or a SandboxForked
 }
 
 // fromSource fills the zero fields of req from the sandbox a snapshot was
@@ -143,8 +143,8 @@ func (c *Controller) createFromSnapshot(ctx context.Context, tenant rung.TenantI
 		return rung.Sandbox{}, err
 	}
 	req = fromSource(req, snap.Source)
-	sb, err := c.makeBranch(ctx, branch{tenant: tenant, from: snap, req: req, origin: snap.ID, typ: "sandbox.created",
-		data: map[string]any{"name": req.Name, "snapshot": snap.ID}})
+	sb, err := c.makeBranch(ctx, branch{tenant: tenant, from: snap, req: req, origin: snap.ID, typ: rung.EntrySandboxCreated,
+		data: SandboxCreated{Name: req.Name, Snapshot: snap.ID}})
 	if err != nil {
 		return rung.Sandbox{}, fmt.Errorf("restore snapshot %s: %w", snap.ID, err)
 	}
@@ -293,7 +293,7 @@ func (c *Controller) rollbackLocked(ctx context.Context, a *actor, snap store.Sn
 	c.mu.Lock()
 	a.sb = sb
 	c.mu.Unlock()
-	c.journal(ctx, a.id, "sandbox.restored", map[string]any{"snapshot": snap.ID, "name": snap.Name})
+	c.journal(ctx, a.id, rung.EntrySandboxRestored, SandboxRestored{Name: &snap.Name, Snapshot: snap.ID})
 	commit()
 	c.log.InfoContext(ctx, "sandbox rolled back", "sandbox", a.id, "tenant", sb.Tenant, "snapshot", snap.ID)
 	return sb, nil

@@ -225,11 +225,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return undo(err)
 	}
-	created := map[string]any{"name": sb.Name, "size": sb.Size.String()}
-	if sp != nil {
-		created["warm"] = true
-	}
-	c.journal(ctx, sb.ID, "sandbox.created", created)
+	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String(), Warm: sp != nil})
 	if sp != nil {
 		c.adoptSpare(ctx, sb, sp)
 	}
@@ -323,7 +319,7 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 		c.mu.Lock()
 		a.sb = sb
 		c.mu.Unlock()
-		c.journal(ctx, sb.ID, "sandbox.updated", map[string]any{"labels": sb.Labels, "idle_timeout_ms": sb.IdleTimeout.Milliseconds()})
+		c.journal(ctx, sb.ID, rung.EntrySandboxUpdated, SandboxUpdated{IdleTimeoutMS: sb.IdleTimeout.Milliseconds(), Labels: sb.Labels})
 		out = sb.Sandbox
 		return nil
 	})
@@ -386,20 +382,21 @@ func (c *Controller) deleteLocked(ctx context.Context, a *actor, why string) err
 }
 
 // journal appends one journal entry, logging (not returning) a failure:
-// the operation it records has already happened.
-func (c *Controller) journal(ctx context.Context, id rung.SandboxID, typ string, data any) {
+// the operation it records has already happened. data is typ's data type
+// (entries.go).
+func (c *Controller) journal(ctx context.Context, id rung.SandboxID, typ rung.EntryType, data any) {
 	if err := c.appendJournal(ctx, id, typ, data); err != nil {
 		c.log.WarnContext(ctx, "journal append", "sandbox", id, "type", typ, "err", err)
 	}
 }
 
 // appendJournal appends one journal entry and wakes its followers.
-func (c *Controller) appendJournal(ctx context.Context, id rung.SandboxID, typ string, data any) error {
+func (c *Controller) appendJournal(ctx context.Context, id rung.SandboxID, typ rung.EntryType, data any) error {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
-	if _, err := c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: typ, Journal: true, Data: b}}); err != nil {
+	if _, err := c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: string(typ), Journal: true, Data: b}}); err != nil {
 		return err
 	}
 	c.notify(id)

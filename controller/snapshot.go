@@ -135,8 +135,8 @@ func (c *Controller) snapshotLocked(ctx context.Context, sb store.Sandbox, req S
 	if err := c.sizeSnapshot(ctx, &s, pol); err != nil {
 		return undo(err)
 	}
-	c.journal(ctx, sb.ID, "sandbox.snapshotted", map[string]any{
-		"snapshot": s.ID, "name": s.Name, "consistency": s.Consistency, "size_bytes": s.SizeBytes,
+	c.journal(ctx, sb.ID, rung.EntrySandboxSnapshotted, SandboxSnapshotted{
+		Consistency: s.Consistency, Name: s.Name, SizeBytes: s.SizeBytes, Snapshot: s.ID,
 	})
 	c.log.InfoContext(ctx, "snapshot taken", "sandbox", sb.ID, "tenant", sb.Tenant, "snapshot", s.ID)
 	c.poke() // a new expiry
@@ -206,7 +206,7 @@ func (c *Controller) markReady(ctx context.Context, s *store.Snapshot, pol Snaps
 		return err
 	}
 	if used+s.ExclusiveBytes > pol.MaxBytes {
-		return &rung.LimitError{Limit: "snapshot_bytes", Max: pol.MaxBytes}
+		return &rung.LimitError{Limit: rung.LimitSnapshotBytes, Max: pol.MaxBytes}
 	}
 	return c.st.UpdateSnapshot(ctx, *s)
 }

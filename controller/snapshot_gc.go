@@ -45,7 +45,7 @@ func (c *Controller) expireSnapshots(now time.Time) {
 			}
 			c.log.Info("snapshot expired", "snapshot", s.ID, "tenant", s.Tenant)
 			if s.Sandbox != "" {
-				c.journalQuiet(s.Sandbox, "snapshot.expired", map[string]any{"snapshot": s.ID, "name": s.Name})
+				c.journalQuiet(s.Sandbox, rung.EntrySnapshotExpired, SnapshotExpired{Name: s.Name, Snapshot: s.ID})
 			}
 		}
 		if len(due) < expireBatch {

@@ -44,7 +44,7 @@ func (c *Controller) ImportTar(ctx context.Context, tenant rung.TenantID, ref, p
 		if err != nil {
 			return fsErr("untar", p, err)
 		}
-		c.journal(ctx, a.id, "file.untarred", map[string]any{"path": p, "entries": n})
+		c.journal(ctx, a.id, rung.EntryFileUntarred, FileUntarred{Entries: n, Path: p})
 		return nil
 	})
 	return n, err

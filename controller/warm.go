@@ -483,8 +483,8 @@ func (c *Controller) claimSpare(sb *store.Sandbox) *spare {
 // now records it as running: it journals the start and watches the
 // container like one started cold.
 func (c *Controller) adoptSpare(ctx context.Context, sb store.Sandbox, sp *spare) {
-	c.journal(ctx, sb.ID, "container.started", map[string]any{
-		"image": sp.ctr.Image.Ref(), "isolation": sb.Isolation, "warm": true,
+	c.journal(ctx, sb.ID, rung.EntryContainerStarted, ContainerStarted{
+		Image: sp.ctr.Image.Ref(), Isolation: sb.Isolation, Warm: true,
 	})
 	c.warm.t.watch(sb.ID, sp.ctr)
 	c.poke() // the idle alarm

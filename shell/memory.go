@@ -141,7 +141,7 @@ func (p *MemoryPool) Admit(ctx context.Context) (*Lease, error) {
 		select {
 		case <-freed:
 		case <-timeout:
-			return nil, &rung.LimitError{Limit: "daemon_memory_bytes", Max: p.max}
+			return nil, &rung.LimitError{Limit: rung.LimitDaemonMemoryBytes, Max: p.max}
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -219,7 +219,7 @@ func (c *Call) Reserve(n int64) error {
 		}
 		return nil
 	}
-	return &rung.LimitError{Limit: "memory_bytes", Max: c.mem.max}
+	return &rung.LimitError{Limit: rung.LimitMemoryBytes, Max: c.mem.max}
 }
 
 // TryReserve is [Call.Reserve] for a tool that can do with less memory

@@ -118,7 +118,7 @@ func (p *Pool) Import(ctx context.Context, r io.Reader, req ImportRequest) (Mani
 	if err != nil {
 		p.unstage(ctx, staged)
 		if errors.Is(err, errQuota) {
-			err = &rung.LimitError{Limit: "snapshot_bytes", Max: maxBytes}
+			err = &rung.LimitError{Limit: rung.LimitSnapshotBytes, Max: maxBytes}
 		}
 		return Manifest{}, err
 	}

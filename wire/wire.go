@@ -84,7 +84,7 @@ type ExecResult struct {
 	ExitCode   int             `json:"exit_code"`
 	ExitReason rung.ExitReason `json:"exit_reason"`
 	Signal     string          `json:"signal,omitempty"`
-	Limit      string          `json:"limit,omitempty"`
+	Limit      rung.Limit      `json:"limit,omitempty"`
 	Stdout     string          `json:"stdout"`
 	Stderr     string          `json:"stderr"`
 	Backend    rung.Backend    `json:"backend"`

@@ -69,7 +69,7 @@ func TestExitReasons(t *testing.T) {
 		code    int
 		reason  rung.ExitReason
 		signal  string
-		limit   string
+		limit   rung.Limit
 		journal bool // also check the exec.ended entry
 	}{
 		{name: "isolate exit", req: client.ExecRequest{Command: "exit 3", Backend: rung.BackendIsolate}, code: 3, reason: rung.ExitReasonExit, journal: true},

@@ -26,13 +26,13 @@ import (
 // (controller.TestIsolateBudgets, shell.TestMemoryBudget).
 var isolateBombs = []struct {
 	script string
-	limits []string
+	limits []rung.Limit
 }{
-	{"echo started >&2; a=(); while true; do a+=(xxxxxxxxxxxxxxxx); done", []string{"memory_bytes", "cpu_time"}},
-	{"echo started >&2; seq 1 100000000 | sort -n | tail -1", []string{"cpu_time"}},
-	{"echo started >&2; while :; do :; done", []string{"commands", "cpu_time"}},
-	{"echo started >&2; x=a; while :; do x=$x$x; done", []string{"memory_bytes", "cpu_time"}},
-	{"echo started >&2; a=(); while :; do a+=(\"$(printf '%0100000d' 0)\"); done", []string{"memory_bytes", "cpu_time"}},
+	{"echo started >&2; a=(); while true; do a+=(xxxxxxxxxxxxxxxx); done", []rung.Limit{"memory_bytes", "cpu_time"}},
+	{"echo started >&2; seq 1 100000000 | sort -n | tail -1", []rung.Limit{"cpu_time"}},
+	{"echo started >&2; while :; do :; done", []rung.Limit{"commands", "cpu_time"}},
+	{"echo started >&2; x=a; while :; do x=$x$x; done", []rung.Limit{"memory_bytes", "cpu_time"}},
+	{"echo started >&2; a=(); while :; do a+=(\"$(printf '%0100000d' 0)\"); done", []rung.Limit{"memory_bytes", "cpu_time"}},
 }
 
 // bombLimits are small, so that the bombs end in seconds; the memory
@@ -111,7 +111,7 @@ func TestIsolateBombs(t *testing.T) {
 	}
 	wg.Wait()
 	close(outcomes)
-	want := map[string][]string{}
+	want := map[string][]rung.Limit{}
 	for _, b := range isolateBombs {
 		want[b.script] = b.limits
 	}
