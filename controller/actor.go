@@ -122,7 +122,7 @@ func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref stri
 // has run, the upper directory lacks the mount points a start makes in
 // it, so the stat is refused and the exec goes to the container.
 func (c *Controller) rootInfo(id rung.SandboxID) func() (fs.FileInfo, error) {
-	if c.cfg.Container == nil {
+	if c.tier == nil {
 		return nil
 	}
 	upper := filepath.Join(c.pool.Path(string(id)), "rootfs", "upper")

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"rung.dev/rung"
-	"rung.dev/rung/agent"
 	"rung.dev/rung/store"
 )
 
@@ -76,7 +75,7 @@ func (c *Controller) reapUnowned(ctx context.Context) error {
 	return nil
 }
 
-func (c *Controller) reapStale(ctx context.Context, t *Containers, keep func(rung.SandboxID) bool) {
+func (c *Controller) reapStale(ctx context.Context, t ContainerRestore, keep func(rung.SandboxID) bool) {
 	reaped, err := t.ReapStale(ctx, keep)
 	if err != nil {
 		c.log.WarnContext(ctx, "reap containers left by an earlier daemon", "err", err)
@@ -106,13 +105,13 @@ func (c *Controller) notAdopted(ctx context.Context, sb store.Sandbox, cause err
 // journal saw start and never saw end: process.exited when procs (the
 // agent's list) has its exit, process.lost when it is not there at all.
 // Running ones are followed by the container tier.
-func (c *Controller) settleProcesses(ctx context.Context, id rung.SandboxID, procs []agent.ProcessInfo) {
+func (c *Controller) settleProcesses(ctx context.Context, id rung.SandboxID, procs []ProcessInfo) {
 	open, err := c.openProcesses(ctx, id)
 	if err != nil {
 		c.log.WarnContext(ctx, "read journal for processes", "sandbox", id, "err", err)
 		return
 	}
-	known := map[string]agent.ProcessInfo{}
+	known := map[string]ProcessInfo{}
 	for _, p := range procs {
 		known[p.ID] = p
 	}

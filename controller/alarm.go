@@ -158,13 +158,12 @@ func (c *Controller) runsProcesses(id rung.SandboxID) bool {
 	if err != nil {
 		return false
 	}
-	ctr := t.current(id)
-	if ctr == nil {
+	if !t.Running(id) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 	defer cancel()
-	list, err := ctr.Agent().Processes(ctx)
+	list, err := t.Processes(ctx, id)
 	if err != nil {
 		return false
 	}

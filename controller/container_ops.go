@@ -9,7 +9,6 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/agent"
-	"rung.dev/rung/container"
 	"rung.dev/rung/store"
 )
 
@@ -17,37 +16,32 @@ import (
 // an exec, when the sandbox sets no idle timeout of its own.
 const DefaultIdleTimeout = 10 * time.Minute
 
-// containers returns the container tier's full interface, or
-// rung.ErrUnavailable when the server runs without one.
-func (c *Controller) containers() (*Containers, error) {
-	t, ok := c.cfg.Container.(*Containers)
-	if !ok || t == nil {
+// containers returns the container tier, or rung.ErrUnavailable when
+// the server runs without one.
+func (c *Controller) containers() (ContainerTier, error) {
+	if c.tier == nil {
 		return nil, rung.Errorf(rung.ErrUnavailable, "the container tier is not available on this server")
 	}
-	return t, nil
+	return c.tier, nil
 }
 
-// wireContainers connects the container tier's lifecycle to the journal
-// and the sandbox state. New calls it once.
-func (c *Controller) wireContainers() {
-	t, err := c.containers()
-	if err != nil {
-		return
+// containerEvents connects the container tier's lifecycle to the journal
+// and the sandbox state. New hands them to the tier it opens.
+func (c *Controller) containerEvents() ContainerEvents {
+	return ContainerEvents{
+		Started:       c.containerStarted,
+		Used:          func(id rung.SandboxID) { c.touchContainer(id, rung.StateRunning) },
+		Exited:        c.containerExited,
+		ProcessExited: c.processExited,
 	}
-	t.onStart = c.containerStarted
-	t.onUse = func(id rung.SandboxID) { c.touchContainer(id, rung.StateRunning) }
-	t.mu.Lock()
-	t.onExit = c.containerExited
-	t.onProcessExit = c.processExited
-	t.mu.Unlock()
 }
 
 // containerStarted records a new container: state "running", the idle
 // alarm armed, a journal entry.
-func (c *Controller) containerStarted(sb rung.Sandbox, ctr *container.Container) {
-	startMS := time.Since(ctr.Started).Milliseconds()
+func (c *Controller) containerStarted(sb rung.Sandbox, image string, took time.Duration) {
+	startMS := took.Milliseconds()
 	c.journal(c.ctx, sb.ID, rung.EntryContainerStarted, ContainerStarted{
-		Image: ctr.Image.Ref(), Isolation: sb.Isolation, StartMS: &startMS,
+		Image: image, Isolation: sb.Isolation, StartMS: &startMS,
 	})
 	c.touchContainer(sb.ID, rung.StateRunning)
 }
@@ -115,7 +109,7 @@ func (c *Controller) StartContainer(ctx context.Context, tenant rung.TenantID, r
 		return rung.Sandbox{}, err
 	}
 	defer c.release(a)
-	if _, err := t.ensure(ctx, c.sandbox(a).Sandbox); err != nil {
+	if err := t.Start(ctx, c.sandbox(a).Sandbox); err != nil {
 		return rung.Sandbox{}, err
 	}
 	return c.sandbox(a).Sandbox, nil
@@ -133,7 +127,7 @@ func (c *Controller) StopContainer(ctx context.Context, tenant rung.TenantID, re
 		return err
 	}
 	defer c.release(a)
-	return t.stop(ctx, a.id, "stopped by request")
+	return t.Stop(ctx, a.id, "stopped by request")
 }
 
 // stopContainerOf stops a sandbox's container if there is a container
@@ -143,35 +137,22 @@ func (c *Controller) stopContainerOf(ctx context.Context, id rung.SandboxID, why
 	if err != nil {
 		return nil
 	}
-	return t.stop(ctx, id, why)
+	return t.Stop(ctx, id, why)
 }
 
-// running returns the sandbox's live container or ErrConflict.
-func (c *Controller) running(ctx context.Context, tenant rung.TenantID, ref string, start bool) (*container.Container, error) {
-	ctr, _, err := c.runningIn(ctx, tenant, ref, start)
-	return ctr, err
-}
-
-// runningIn is running that also returns the sandbox.
-func (c *Controller) runningIn(ctx context.Context, tenant rung.TenantID, ref string, start bool) (*container.Container, rung.Sandbox, error) {
+// running returns the container tier and the id of tenant's sandbox
+// ref, for an operation on its running container.
+func (c *Controller) running(ctx context.Context, tenant rung.TenantID, ref string) (ContainerTier, rung.SandboxID, error) {
 	t, err := c.containers()
 	if err != nil {
-		return nil, rung.Sandbox{}, err
+		return nil, "", err
 	}
 	a, err := c.acquire(ctx, tenant, ref)
 	if err != nil {
-		return nil, rung.Sandbox{}, err
+		return nil, "", err
 	}
 	defer c.release(a)
-	sb := c.sandbox(a).Sandbox
-	if start {
-		ctr, err := t.ensure(ctx, sb)
-		return ctr, sb, err
-	}
-	if ctr := t.current(a.id); ctr != nil {
-		return ctr, sb, nil
-	}
-	return nil, sb, rung.Errorf(rung.ErrConflict, "sandbox %s has no running container", a.id)
+	return t, a.id, nil
 }
 
 // ProcessRequest starts a background process in a sandbox's container.
@@ -202,27 +183,24 @@ func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref
 	if err := checkProcess(&req); err != nil {
 		return ProcessInfo{}, err
 	}
-	ctr, sb, who, err := c.processTarget(ctx, tenant, ref, req.User)
+	t, sb, who, err := c.processTarget(ctx, tenant, ref, req.User)
 	if err != nil {
 		return ProcessInfo{}, err
 	}
-	info, err := ctr.StartProcess(ctx, agent.ProcessRequest{
-		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: who.credential(),
-		Env: execEnv(ctr.Image.Config.Env, commandEnv(who, sb.Env, req.Env)), Shell: ctr.Image.Config.Shell,
+	info, err := t.StartProcess(ctx, sb, TierProcess{
+		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: who, Env: commandEnv(who, sb.Env, req.Env),
 	})
 	if err != nil {
-		return ProcessInfo{}, agentError(err)
+		return ProcessInfo{}, err
 	}
-	c.journal(ctx, ctr.Sandbox, rung.EntryProcessStarted, ProcessStarted{Argv: clipArgv(info.Argv), Process: info.ID})
-	if t, err := c.containers(); err == nil {
-		t.follow(ctr.Sandbox, ctr, info)
-	}
+	c.journal(ctx, sb.ID, rung.EntryProcessStarted, ProcessStarted{Argv: clipArgv(info.Argv), Process: info.ID})
+	t.FollowProcess(sb.ID, info)
 	return info, nil
 }
 
-// processTarget is the running container (started if needed), the
-// sandbox and the identity a process as user starts with.
-func (c *Controller) processTarget(ctx context.Context, tenant rung.TenantID, ref, user string) (*container.Container, rung.Sandbox, Identity, error) {
+// processTarget is the container tier, the sandbox and the identity a
+// process as user starts with.
+func (c *Controller) processTarget(ctx context.Context, tenant rung.TenantID, ref, user string) (ContainerTier, rung.Sandbox, Identity, error) {
 	t, err := c.containers()
 	if err != nil {
 		return nil, rung.Sandbox{}, Identity{}, err
@@ -236,9 +214,7 @@ func (c *Controller) processTarget(ctx context.Context, tenant rung.TenantID, re
 	if err != nil {
 		return nil, rung.Sandbox{}, Identity{}, err
 	}
-	sb := c.sandbox(a).Sandbox
-	ctr, err := t.ensure(ctx, sb)
-	return ctr, sb, who, err
+	return t, c.sandbox(a).Sandbox, who, nil
 }
 
 // maxArgv bounds a process's argument count.
@@ -281,23 +257,14 @@ func checkProcess(req *ProcessRequest) error {
 	return nil
 }
 
-// processExited journals a background process's exit ("process.exited")
-// and, while the container runs on, restarts its idle timeout: the
-// timeout counts from the last exec or process exit (see idle).
-func (c *Controller) processExited(id rung.SandboxID, info agent.ProcessInfo, exit agent.Exit) {
+// processExited journals a background process's exit
+// ("process.exited"). While the container runs on, the tier then
+// reports it used: the idle timeout counts from the last exec or process
+// exit (see idle).
+func (c *Controller) processExited(id rung.SandboxID, info ProcessInfo, exit ProcessExit) {
 	c.journalQuiet(id, rung.EntryProcessExited, ProcessExited{
 		Argv: clipArgv(info.Argv), ExitCode: exit.Code, ExitReason: rung.ExitReason(exit.Reason), Process: info.ID, Signal: exit.Signal,
 	})
-	t, err := c.containers()
-	if err != nil {
-		return
-	}
-	t.mu.Lock()
-	_, stopping := t.stopping[id]
-	t.mu.Unlock()
-	if !stopping && t.Running(id) {
-		c.touchContainer(id, rung.StateRunning)
-	}
 }
 
 // clipArgv bounds an argv for the journal like clipCommand: 4096 bytes
@@ -317,55 +284,43 @@ func clipArgv(argv []string) []string {
 }
 
 // Processes lists the background processes of the sandbox's container;
-// an OOM kill is reported as such (see [container.Container.ProcessExit]).
+// an OOM kill is reported as such.
 func (c *Controller) Processes(ctx context.Context, tenant rung.TenantID, ref string) ([]ProcessInfo, error) {
-	ctr, err := c.running(ctx, tenant, ref, false)
+	t, id, err := c.running(ctx, tenant, ref)
 	if err != nil {
 		return nil, err
 	}
-	list, err := ctr.Agent().Processes(ctx)
-	for i, p := range list {
-		if p.Exit != nil {
-			e := ctr.ProcessExit(p.ID, *p.Exit)
-			list[i].Exit = &e
-		}
-	}
-	return list, agentError(err)
+	return t.Processes(ctx, id)
 }
 
 // ProcessOutput streams a process's output frames after seq after to
 // onFrame; with follow it waits until the process exits and returns its
 // exit, an OOM kill reported as such.
 func (c *Controller) ProcessOutput(ctx context.Context, tenant rung.TenantID, ref, id string, after int64, follow bool, onFrame func(OutputFrame)) (*ProcessExit, error) {
-	ctr, err := c.running(ctx, tenant, ref, false)
+	t, sid, err := c.running(ctx, tenant, ref)
 	if err != nil {
 		return nil, err
 	}
-	exit, err := ctr.Agent().Output(ctx, id, after, follow, onFrame)
-	if exit != nil {
-		e := ctr.ProcessExit(id, *exit)
-		exit = &e
-	}
-	return exit, agentError(err)
+	return t.ProcessOutput(ctx, sid, id, after, follow, onFrame)
 }
 
 // SignalProcess sends a signal ("SIGTERM", "SIGINT", ...) to a process.
 func (c *Controller) SignalProcess(ctx context.Context, tenant rung.TenantID, ref, id, signal string) error {
-	ctr, err := c.running(ctx, tenant, ref, false)
+	t, sid, err := c.running(ctx, tenant, ref)
 	if err != nil {
 		return err
 	}
-	return agentError(ctr.Agent().Signal(ctx, id, signal))
+	return t.SignalProcess(ctx, sid, id, signal)
 }
 
 // WriteProcessStdin writes to a process's stdin, closing it after when
 // closeAfter is set.
 func (c *Controller) WriteProcessStdin(ctx context.Context, tenant rung.TenantID, ref, id string, data []byte, closeAfter bool) error {
-	ctr, err := c.running(ctx, tenant, ref, false)
+	t, sid, err := c.running(ctx, tenant, ref)
 	if err != nil {
 		return err
 	}
-	return agentError(ctr.Agent().WriteStdin(ctx, id, data, closeAfter))
+	return t.WriteProcessStdin(ctx, sid, id, data, closeAfter)
 }
 
 // WaitPort waits until a TCP port inside the sandbox's container accepts
@@ -375,17 +330,11 @@ func (c *Controller) WaitPort(ctx context.Context, tenant rung.TenantID, ref str
 	if port <= 0 || port > 65535 {
 		return rung.Errorf(rung.ErrInvalid, "port %d out of range", port)
 	}
-	ctr, err := c.running(ctx, tenant, ref, false)
+	t, id, err := c.running(ctx, tenant, ref)
 	if err != nil {
 		return err
 	}
-	if err := ctr.Agent().WaitPort(ctx, port, timeout); err != nil {
-		if se, ok := err.(*agent.StatusError); ok && se.Code == 504 {
-			return rung.Errorf(rung.ErrTimeout, "port %d not accepting connections after %s", port, timeout)
-		}
-		return agentError(err)
-	}
-	return nil
+	return t.WaitPort(ctx, id, port, timeout)
 }
 
 // WaitCommand runs command in the sandbox's running container every
@@ -398,8 +347,12 @@ func (c *Controller) WaitCommand(ctx context.Context, tenant rung.TenantID, ref,
 	if interval < minReadyInterval || interval > maxReadyInterval {
 		return rung.Errorf(rung.ErrInvalid, "interval must be between %s and %s", minReadyInterval, maxReadyInterval)
 	}
-	if _, err := c.running(ctx, tenant, ref, false); err != nil {
+	t, id, err := c.running(ctx, tenant, ref)
+	if err != nil {
 		return err
+	}
+	if !t.Running(id) {
+		return rung.Errorf(rung.ErrConflict, "sandbox %s has no running container", id)
 	}
 	deadline := time.Now().Add(timeout)
 	var last *rung.ExecResult // the last attempt that ended on its own
@@ -423,12 +376,12 @@ func (c *Controller) WaitCommand(ctx context.Context, tenant rung.TenantID, ref,
 			return rung.Errorf(rung.ErrTimeout, "not ready after %s: %d attempts, the last to finish exited %d: %s",
 				timeout, attempt, last.ExitCode, clip(string(bytes.TrimSpace(last.Stderr))))
 		}
-		t := time.NewTimer(wait)
+		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			timer.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-timer.C:
 		}
 	}
 }
@@ -439,35 +392,6 @@ const (
 	minReadyInterval = 10 * time.Millisecond
 	maxReadyInterval = time.Minute
 )
-
-// agentError classifies an agent's refusal.
-func agentError(err error) error {
-	se, ok := err.(*agent.StatusError)
-	if !ok {
-		if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		// No answer at all (the agent's socket gone, the container
-		// dying): the server's condition, not a bug; the transport's
-		// text names host descriptors, so it stays out of the message.
-		return rung.Errorf(rung.ErrUnavailable, "the sandbox's container does not answer")
-	}
-	switch se.Code {
-	case 404:
-		return rung.Errorf(rung.ErrNotFound, "process not found")
-	case 400:
-		return rung.Errorf(rung.ErrInvalid, "%s", se.Msg)
-	case 422:
-		return rung.Errorf(rung.ErrInvalid, "cannot start: %s", se.Msg)
-	case 429:
-		return rung.Errorf(rung.ErrLimit, "%s", se.Msg)
-	case 409:
-		return rung.Errorf(rung.ErrConflict, "%s", se.Msg)
-	case 503:
-		return rung.Errorf(rung.ErrUnavailable, "the sandbox's container is stopping")
-	}
-	return err
-}
 
 // journalQuiet is journal for entries that can race the sandbox's
 // deletion (a process ending as its container is stopped for a delete):

@@ -8,9 +8,7 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"runtime/debug"
@@ -22,40 +20,6 @@ import (
 	"rung.dev/rung/storage"
 	"rung.dev/rung/store"
 )
-
-// ContainerTier runs execs in a sandbox's container. The controller works
-// without one: then every exec the isolate tier cannot run faithfully
-// fails with rung.ErrUnavailable.
-type ContainerTier interface {
-	// Exec runs req.Command in sb's container with the given streams and
-	// returns how it ended; an error means there is no result.
-	Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (TierExit, error)
-}
-
-// TierExit is how a command ended in a tier.
-type TierExit struct {
-	Code   int             // exit status, or 128+signal
-	Reason rung.ExitReason // how it ended
-	Signal string          // the signal that ended it ("SIGKILL"), or ""
-}
-
-// TierRequest is one exec as a tier sees it.
-type TierRequest struct {
-	Command string
-	Dir     string
-	Env     map[string]string // over the image's environment (see commandEnv)
-	User    Identity          // who the command runs as
-	Stdin   io.Reader
-	Stdout  io.Writer
-	Stderr  io.Writer
-	// MaxOutput bounds stdout plus stderr; a command that writes more is
-	// killed and Exec returns errOutputLimit. Zero: the tier's default.
-	MaxOutput int64
-}
-
-// errOutputLimit is a tier's answer for a command killed for writing
-// more than TierRequest.MaxOutput.
-var errOutputLimit = errors.New("output limit reached")
 
 // Limits bound what callers may use. Zero fields take the defaults.
 type Limits struct {
@@ -108,9 +72,12 @@ func (l Limits) withDefaults() Limits {
 
 // Config configures a [Controller]. Store and Pool are required.
 type Config struct {
-	Store     store.Store
-	Pool      *storage.Pool
-	Container ContainerTier // nil: the container tier is unavailable
+	Store store.Store
+	Pool  *storage.Pool
+	// Container opens the container tier with the events it reports
+	// (New calls it once, first); nil: the container tier is
+	// unavailable.
+	Container func(ContainerEvents) ContainerTier
 	// CheckImage validates a create request's image reference ("" for
 	// the default) for tenant and returns it pinned as name@sha256:…;
 	// rung.ErrPermission when the tenant may not start it. Nil accepts
@@ -129,8 +96,8 @@ type Config struct {
 	// before its goroutine exits; default 5 seconds.
 	IdleGrace time.Duration
 	// Warm asks for spare sandboxes, started ahead of the creates that
-	// claim them (see [WarmSpec]); it needs Container to be a
-	// *Containers. Nil keeps no spares.
+	// claim them (see [WarmSpec]); it needs Container. Nil keeps no
+	// spares.
 	Warm   []WarmSpec
 	Logger *slog.Logger // nil discards
 	// Snapshots bounds each tenant's snapshots (retention, count,
@@ -151,12 +118,13 @@ type Controller struct {
 	log   *slog.Logger
 	tools map[string]shell.Tool
 	mem   *shell.MemoryPool // isolate execs' memory; nil: no cap
+	tier  ContainerTier     // nil: no container tier
 
 	ctx    context.Context // lifetime: canceled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // actor and alarm goroutines
 	wake   chan struct{}  // cap 1: the alarm goroutine should re-read the next alarm
-	warm   *warmPool      // nil: no spares
+	warm   Spares         // nil: no spares
 	snaps  snapshots      // snapshots in use, rollbacks in progress (snapshot.go)
 
 	mu          sync.Mutex // guards the fields below
@@ -190,8 +158,11 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	if c.cfg.IdleGrace <= 0 {
 		c.cfg.IdleGrace = 5 * time.Second
 	}
+	if cfg.Container != nil {
+		c.tier = cfg.Container(c.containerEvents())
+	}
 	var err error
-	if c.warm, err = newWarmPool(c.cfg, c.log); err != nil {
+	if c.warm, err = c.spares(); err != nil {
 		return nil, Report{}, err
 	}
 	// Containers of sandboxes no longer running go before their files.
@@ -203,12 +174,11 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 		return nil, rep, fmt.Errorf("reconcile: %w", err)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	c.wireContainers()
-	// Needs the wiring: an adopted container's exit is journaled.
+	// Needs c.ctx: an adopted container's exit is journaled.
 	c.adoptContainers(ctx, rep.running, &rep)
 	c.wg.Go(c.alarms) // stops when Close cancels c.ctx
 	if c.warm != nil {
-		c.wg.Go(func() { c.warm.run(c.ctx) }) // stops when Close cancels c.ctx, after destroying the spares
+		c.wg.Go(func() { c.warm.Run(c.ctx) }) // stops when Close cancels c.ctx, after destroying the spares
 	}
 	return c, rep, nil
 }

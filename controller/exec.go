@@ -172,9 +172,9 @@ func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbo
 	if err != nil {
 		return outcome{}, err
 	}
-	x, err := c.cfg.Container.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, sb.Env, req.Env), User: who, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
+	x, err := c.tier.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, sb.Env, req.Env), User: who, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
 	switch {
-	case errors.Is(err, errOutputLimit):
+	case errors.Is(err, ErrOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
 		return outcome{TierExit: TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, limit: rung.LimitOutputBytes}, nil
 	case err == nil && x.Reason == rung.ExitReasonTimeout,

@@ -73,7 +73,7 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 	if read != nil && read.n.Load() > 0 {
 		effects = append(effects, "read its standard input")
 	}
-	if len(effects) == 0 && c.cfg.Container != nil {
+	if len(effects) == 0 && c.tier != nil {
 		hold.discard()
 		d.Backend = rung.BackendContainer
 		d.Reason = "isolate tier refused at run time: " + why + "; ran in the container"

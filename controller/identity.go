@@ -1,13 +1,10 @@
 package controller
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
-	"strconv"
 
 	"rung.dev/rung"
-	"rung.dev/rung/agent"
 	"rung.dev/rung/router"
 )
 
@@ -34,15 +31,6 @@ var rootIdentity = Identity{User: "root", Home: "/root"}
 // sandbox's and the request's (see [commandEnv]).
 func (id Identity) Env() map[string]string {
 	return map[string]string{"HOME": id.Home, "USER": id.User, "LOGNAME": id.User}
-}
-
-// credential is the identity as the agent takes it: nil for root with no
-// supplementary groups, which is the agent's own identity.
-func (id Identity) credential() *agent.Credential {
-	if id.UID == 0 && id.GID == 0 && len(id.Groups) == 0 {
-		return nil
-	}
-	return &agent.Credential{UID: id.UID, GID: id.GID, Groups: id.Groups}
 }
 
 // commandEnv is a command's environment on top of its image's: the
@@ -97,35 +85,7 @@ func (c *Controller) resolveIdentity(sb rung.Sandbox, user string) (Identity, er
 		}
 		return Identity{}, rung.Errorf(rung.ErrInvalid, "unknown user %q: this server has no container tier, and the isolate tier runs as root only", user)
 	}
-	return t.identity(sb.Image, user)
-}
-
-// identity resolves user against the accounts of image ref ("" for the
-// default image).
-func (t *Containers) identity(ref, user string) (Identity, error) {
-	im, err := t.Images.Get(cmp.Or(ref, t.defaultImage()))
-	if err != nil {
-		return Identity{}, fmt.Errorf("user %s: %w", user, err)
-	}
-	a, err := t.Images.Account(im, user)
-	if err != nil {
-		return Identity{}, err
-	}
-	name := a.Name
-	if name == "" {
-		name = strconv.FormatUint(uint64(a.UID), 10)
-	}
-	return Identity{User: name, UID: a.UID, GID: a.GID, Groups: a.Groups, Home: a.Home}, nil
-}
-
-// imageUser is the default user of image ref ("" for the default image):
-// its Config.User, "" for root.
-func (t *Containers) imageUser(ref string) (string, error) {
-	im, err := t.Images.Get(cmp.Or(ref, t.defaultImage()))
-	if err != nil {
-		return "", fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
-	}
-	return im.Config.User, nil
+	return t.Identity(sb.Image, user)
 }
 
 // execIdentity is who an exec or process asking for user ("" for the
@@ -181,7 +141,7 @@ func (c *Controller) route(a *actor, req rung.ExecRequest) (router.Decision, err
 	if err != nil {
 		return router.Decision{}, err
 	}
-	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.cfg.Container != nil,
+	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.tier != nil,
 		Dir: req.Dir, Env: isolateEnv(c.sandbox(a).Env, req.Env), LookPath: c.imageLookPath(a)}
 	why, err := routeUser(a, who, &rr)
 	if err != nil {
@@ -199,7 +159,7 @@ func (c *Controller) route(a *actor, req rung.ExecRequest) (router.Decision, err
 // root when it names none).
 func (c *Controller) createIdentity(ref, user string) (Identity, error) {
 	if t, err := c.containers(); err == nil && user == "" {
-		if user, err = t.imageUser(ref); err != nil {
+		if user, err = t.ImageUser(ref); err != nil {
 			return Identity{}, err
 		}
 	}

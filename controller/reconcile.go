@@ -86,7 +86,7 @@ func (c *Controller) reconcile(ctx context.Context) (Report, error) {
 			c.forkLost(ctx, sb) // reconcile_snapshots.go
 			continue
 		case rung.StateRunning, rung.StatePaused:
-			if sb.State == rung.StateRunning && c.cfg.Container != nil {
+			if sb.State == rung.StateRunning && c.tier != nil {
 				// Its container may have outlived the daemon: adopted
 				// or settled once the container tier is wired (adopt.go).
 				rep.running = append(rep.running, sb)

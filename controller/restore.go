@@ -200,8 +200,7 @@ func (c *Controller) haveImage(ref string) bool {
 	if err != nil {
 		return true
 	}
-	_, err = t.Images.Get(ref)
-	return !errors.Is(err, rung.ErrNotFound)
+	return t.HasImage(ref)
 }
 
 // Rollback puts the files of tenant's snapshot snapRef back in place of

@@ -186,10 +186,11 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	}
 	// A matching spare gives the sandbox its id, subvolume and running
 	// container (warm.go).
-	sp := c.claimSpare(&sb)
+	spareImage := c.claimSpare(&sb)
+	sp := spareImage != "" // the sandbox takes a spare's id, subvolume and container
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {
-		if sp != nil {
-			c.warm.putBack(ctx, sp)
+		if sp {
+			c.warm.Return(ctx, sb.ID)
 		}
 		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", err)
 	}
@@ -198,8 +199,8 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	undo := func(cause error) (rung.Sandbox, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if sp != nil {
-			c.warm.destroy(cctx, sp)
+		if sp {
+			c.warm.Destroy(cctx, sb.ID)
 		} else if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
 			c.log.WarnContext(ctx, "undo sandbox create: subvolume left for reconcile", "sandbox", sb.ID, "err", err)
 		}
@@ -208,7 +209,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 		}
 		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", cause)
 	}
-	if sp == nil {
+	if !sp {
 		if err := c.pool.Create(ctx, string(sb.ID)); err != nil {
 			return undo(err)
 		}
@@ -225,9 +226,9 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return undo(err)
 	}
-	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String(), Warm: sp != nil})
-	if sp != nil {
-		c.adoptSpare(ctx, sb, sp)
+	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String(), Warm: sp})
+	if sp {
+		c.adoptSpare(ctx, sb, spareImage)
 	}
 	if !sb.ExpiresAt.IsZero() {
 		c.poke()

@@ -148,11 +148,11 @@ func (c *Controller) snapshotLocked(ctx context.Context, sb store.Sandbox, req S
 func (c *Controller) takeSnapshot(ctx context.Context, sb store.Sandbox, s *store.Snapshot, freeze bool) error {
 	if freeze {
 		if t, err := c.containers(); err == nil {
-			if ctr := t.current(sb.ID); ctr != nil {
-				thaw, err := ctr.Freeze(ctx)
-				if err != nil {
-					return err
-				}
+			thaw, err := t.Freeze(ctx, sb.ID)
+			if err != nil {
+				return err
+			}
+			if thaw != nil {
 				defer func() {
 					if err := thaw(); err != nil {
 						c.log.ErrorContext(ctx, "thaw after snapshot", "sandbox", sb.ID, "err", err)

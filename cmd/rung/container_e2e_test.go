@@ -190,7 +190,7 @@ func TestContainerTierEndToEnd(t *testing.T) {
 
 	// A container that dies is noticed and journaled, and restarted on
 	// the next use.
-	ctr := d.containers.Runc.Get(sb.ID)
+	ctr := d.containers.Config().Runc.Get(sb.ID)
 	if ctr == nil {
 		t.Fatal("no container after exec")
 	}

@@ -15,7 +15,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/container"
-	"rung.dev/rung/controller"
+	"rung.dev/rung/containers"
 	"rung.dev/rung/image"
 	"rung.dev/rung/storage"
 )
@@ -24,13 +24,14 @@ import (
 // "lite" on first start, in seconds, and the default image when it is
 // missing: see [DaemonConfig].DefaultImage), the fastest working OCI
 // runtime among runc and crun (probed at start-up), runsc for isolation
-// "gvisor" when installed, and the agent binary. Containers an earlier
-// daemon left are the controller's to adopt or reap; the runtime they run
-// under stays the choice. A host that cannot run containers gets a nil tier
-// and a reason; the daemon then serves the isolate tier alone. An error
+// "gvisor" when installed, and the agent binary: what [containers.New]
+// makes the tier of. Containers an earlier daemon left are the
+// controller's to adopt or reap; the runtime they run under stays the
+// choice. A host that cannot run containers gets a nil config and a
+// reason; the daemon then serves the isolate tier alone. An error
 // (a default image that is neither built in nor in the store) stops the
 // daemon.
-func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, log *slog.Logger) (*controller.Containers, string, error) {
+func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, log *slog.Logger) (*containers.Config, string, error) {
 	data, agentBin, stopGrace := cfg.Data, cfg.AgentBinary, cfg.StopGrace
 	if agentBin == "" {
 		exe, err := os.Executable()
@@ -98,7 +99,7 @@ func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, l
 		return nil, err.Error(), nil
 	}
 	// The chosen runtime's leftovers are adopted or reaped by the
-	// controller once it has read the sandboxes (controller/adopt.go). An
+	// controller once it has read the sandboxes (controller/adopt.go, containers/tier.go). An
 	// earlier daemon's probe may have picked the other runtime (their
 	// medians are close here): its containers are reaped now.
 	for _, other := range candidates {
@@ -112,7 +113,7 @@ func openContainers(ctx context.Context, cfg DaemonConfig, pool *storage.Pool, l
 			reapStale(ctx, m, log)
 		}
 	}
-	tier := &controller.Containers{Runc: runc, Images: images, Pool: pool, DefaultImage: defaultImage}
+	tier := &containers.Config{Runc: runc, Images: images, Pool: pool, DefaultImage: defaultImage, Logger: log}
 	if path, err := exec.LookPath("runsc"); err == nil {
 		gv, err := container.NewManager(container.Config{StateDir: filepath.Join(state, "runsc"), Runtime: container.GVisor(path), Images: images, AgentBinary: agentBin, StopGrace: stopGrace, Logger: log})
 		if err == nil {

@@ -51,9 +51,9 @@ func TestSandboxCannotReachAnother(t *testing.T) {
 			}
 			exec(b.ID, "true") // B's container and agent are up
 
-			m := d.containers.Runc
+			m := d.containers.Config().Runc
 			if iso == rung.IsolationGVisor {
-				m = d.containers.GVisor
+				m = d.containers.Config().GVisor
 			}
 			bSock := filepath.Join(filepath.Dir(m.RuntimeRoot()), string(b.ID), "run", "agent.sock")
 			// The attack, with the host path given outright

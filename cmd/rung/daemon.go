@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"rung.dev/rung/api"
+	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/shell"
 	"rung.dev/rung/storage"
@@ -78,7 +79,7 @@ type Daemon struct {
 	ctrl   *controller.Controller
 	// containers is the container tier, nil when unavailable. It stops
 	// after the controller and before the pool it bind-mounts from.
-	containers *controller.Containers
+	containers *containers.Tier
 	handler    http.Handler
 	srv        *http.Server
 	// liveRestore: Close leaves the containers running (DaemonConfig).
@@ -116,18 +117,22 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log}
 	ccfg.Snapshots, ccfg.Fault = snaps, faultPoint()
 	if !cfg.NoContainers {
-		tier, why, err := openContainers(ctx, cfg, d.pool, log)
+		tc, why, err := openContainers(ctx, cfg, d.pool, log)
 		if err != nil {
 			d.pool.Close()
 			d.store.Close()
 			return nil, err
 		}
-		if tier == nil {
+		if tc == nil {
 			log.WarnContext(ctx, "container tier unavailable; serving the isolate tier alone", "reason", why)
 		} else {
-			d.containers = tier
-			ccfg.Container = tier
-			ccfg.CheckImage = imageChecker(cfg.Data, tier.Images, tier.DefaultImage)
+			// The controller opens the tier first thing in New, with the
+			// events it journals.
+			ccfg.Container = func(ev controller.ContainerEvents) controller.ContainerTier {
+				d.containers = containers.New(*tc, ev)
+				return d.containers
+			}
+			ccfg.CheckImage = imageChecker(cfg.Data, tc.Images, tc.DefaultImage)
 			ccfg.Warm = cfg.Warm
 		}
 	}
@@ -136,6 +141,9 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	}
 	d.ctrl, d.Report, err = controller.New(ctx, ccfg)
 	if err != nil {
+		if d.containers == nil && ccfg.Container != nil { // New failed before opening the tier
+			ccfg.Container(controller.ContainerEvents{})
+		}
 		if d.containers != nil {
 			d.containers.Close(context.WithoutCancel(ctx))
 		}

@@ -1,4 +1,11 @@
-package controller
+// Package containers is the container tier as the controller uses it: it
+// implements [controller.ContainerTier] over the OCI runtimes (package
+// container), the image store and the in-container agent. It starts a
+// sandbox's container on the first exec that needs one, runs execs and
+// background processes through its agent, watches it and reports its
+// lifecycle to the controller's [controller.ContainerEvents], keeps the
+// warm pool, and adopts or reaps what an earlier daemon left.
+package containers
 
 import (
 	"bytes"
@@ -6,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -14,15 +22,13 @@ import (
 	"rung.dev/rung"
 	"rung.dev/rung/agent"
 	"rung.dev/rung/container"
+	"rung.dev/rung/controller"
 	"rung.dev/rung/image"
 	"rung.dev/rung/storage"
 )
 
-// Containers is the container tier as the controller uses it: it starts
-// a sandbox's container on the first exec that needs one (runc, or runsc
-// for isolation "gvisor"), runs execs through its agent, and stops it on
-// request. It is safe for concurrent use.
-type Containers struct {
+// Config is what a [Tier] runs on.
+type Config struct {
 	Runc   *container.Manager // required
 	GVisor *container.Manager // nil: isolation "gvisor" is unavailable
 	Images *image.Store       // required
@@ -30,23 +36,29 @@ type Containers struct {
 	// DefaultImage is started for sandboxes created without one;
 	// default "lite".
 	DefaultImage string
+	Logger       *slog.Logger // nil discards
+}
 
-	// onStart and onUse are set once by the controller before use.
-	onStart func(rung.Sandbox, *container.Container)
-	onUse   func(rung.SandboxID) // after each exec: re-arms the idle alarm
+// Tier is the container tier: it starts a sandbox's container on the
+// first exec that needs one (runc, or runsc for isolation "gvisor"), runs
+// execs through its agent, and stops it on request. It is safe for
+// concurrent use.
+type Tier struct {
+	cfg Config
+	ev  controller.ContainerEvents // the controller's; fixed at New
+	log *slog.Logger
 
 	paths lookPaths // the images' PATH lookups, for the isolate tier's check
 
-	mu     sync.Mutex // guards the fields below
-	onExit func(id rung.SandboxID, deliberate bool, why string)
-	// onProcessExit receives each followed background process's exit,
-	// once, before its container's onExit.
-	onProcessExit func(id rung.SandboxID, info agent.ProcessInfo, exit agent.Exit)
-	starting      map[rung.SandboxID]*sync.Mutex         // one start at a time per sandbox
-	stopping      map[rung.SandboxID]string              // why rung is stopping a container
-	followers     map[*container.Container]*processWatch // per watched container, until it exits
-	watchers      sync.WaitGroup                         // one per started container, until it exits or Detach
-	detach        chan struct{}                          // closed by Detach: watchers let go; made by watch
+	mu sync.Mutex // guards the fields below
+	// quiet is set by Detach and Close: the controller is going away,
+	// and nothing more is reported to ev.Exited or ev.ProcessExited.
+	quiet     bool
+	starting  map[rung.SandboxID]*sync.Mutex         // one start at a time per sandbox
+	stopping  map[rung.SandboxID]string              // why rung is stopping a container
+	followers map[*container.Container]*processWatch // per watched container, until it exits
+	watchers  sync.WaitGroup                         // one per started container, until it exits or Detach
+	detach    chan struct{}                          // closed by Detach: watchers let go; made by watch
 }
 
 // processWatch is the followers of one container's background
@@ -54,31 +66,45 @@ type Containers struct {
 type processWatch struct {
 	ctx    context.Context // canceled when the container exits
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // followers; Add only under Containers.mu while listed
+	wg     sync.WaitGroup // followers; Add only under Tier.mu while listed
 }
 
-var _ ContainerTier = (*Containers)(nil)
+var _ controller.ContainerTier = (*Tier)(nil)
 
-func (t *Containers) manager(sb rung.Sandbox) (*container.Manager, error) {
+// New returns the tier over cfg, reporting to ev (a nil func: not
+// reported). [controller.Config].Container calls it with the
+// controller's events.
+func New(cfg Config, ev controller.ContainerEvents) *Tier {
+	t := &Tier{cfg: cfg, ev: ev, log: cfg.Logger}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	return t
+}
+
+// Config returns what the tier runs on.
+func (t *Tier) Config() Config { return t.cfg }
+
+func (t *Tier) manager(sb rung.Sandbox) (*container.Manager, error) {
 	if sb.Isolation == rung.IsolationGVisor {
-		if t.GVisor == nil {
+		if t.cfg.GVisor == nil {
 			return nil, rung.Errorf(rung.ErrUnavailable, "isolation gvisor is not available on this server (runsc not installed)")
 		}
-		return t.GVisor, nil
+		return t.cfg.GVisor, nil
 	}
-	return t.Runc, nil
+	return t.cfg.Runc, nil
 }
 
 // defaultImage is the image of sandboxes created without one.
-func (t *Containers) defaultImage() string {
-	if t.DefaultImage == "" {
+func (t *Tier) defaultImage() string {
+	if t.cfg.DefaultImage == "" {
 		return "lite"
 	}
-	return t.DefaultImage
+	return t.cfg.DefaultImage
 }
 
 // ensure returns the sandbox's running container, starting it if needed.
-func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Container, error) {
+func (t *Tier) ensure(ctx context.Context, sb rung.Sandbox) (*container.Container, error) {
 	m, err := t.manager(sb)
 	if err != nil {
 		return nil, err
@@ -108,25 +134,25 @@ func (t *Containers) ensure(ctx context.Context, sb rung.Sandbox) (*container.Co
 	if ref == "" {
 		ref = t.defaultImage()
 	}
-	im, err := t.Images.Get(ref)
+	im, err := t.cfg.Images.Get(ref)
 	if err != nil {
 		return nil, fmt.Errorf("container image: %w", err)
 	}
-	ctr, err := m.Start(ctx, container.StartRequest{Sandbox: sb.ID, Subvolume: t.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
+	ctr, err := m.Start(ctx, container.StartRequest{Sandbox: sb.ID, Subvolume: t.cfg.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
 	if err != nil {
 		return nil, err
 	}
-	if t.onStart != nil {
-		t.onStart(sb, ctr)
+	if t.ev.Started != nil {
+		t.ev.Started(sb, ctr.Image.Ref(), time.Since(ctr.Started))
 	}
 	t.watch(sb.ID, ctr)
 	return ctr, nil
 }
 
-// watch reports ctr's exit, deliberate or not, to onExit. Every
+// watch reports ctr's exit, deliberate or not, to ev.Exited. Every
 // container that serves a sandbox has one watcher: ensure starts it for
 // a cold start, a warm claim when it hands a spare to its sandbox.
-func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
+func (t *Tier) watch(id rung.SandboxID, ctr *container.Container) {
 	pw := &processWatch{}
 	pw.ctx, pw.cancel = context.WithCancel(context.Background())
 	t.mu.Lock()
@@ -170,13 +196,13 @@ func (t *Containers) watch(id rung.SandboxID, ctr *container.Container) {
 		t.mu.Lock()
 		why, deliberate := t.stopping[id]
 		delete(t.stopping, id)
-		onExit := t.onExit
+		quiet := t.quiet
 		t.mu.Unlock()
 		if !deliberate {
 			why = "the container's init exited"
 		}
-		if onExit != nil {
-			onExit(id, deliberate, why)
+		if !quiet && t.ev.Exited != nil {
+			t.ev.Exited(id, deliberate, why)
 		}
 	})
 }
@@ -191,11 +217,12 @@ const followerDrain = 5 * time.Second
 const followFrom = 1 << 62
 
 // follow reports background process info's exit, classified by
-// [container.Container.ProcessExit], to onProcessExit once it exits. Its
+// [container.Container.ProcessExit], to ev.ProcessExited once it exits,
+// then, while the container runs on, reports it used to ev.Used. Its
 // goroutine ends at the exit or when the container exits, and the
 // container's watcher waits for it. A container without a watcher is
 // not followed.
-func (t *Containers) follow(id rung.SandboxID, ctr *container.Container, info agent.ProcessInfo) {
+func (t *Tier) follow(id rung.SandboxID, ctr *container.Container, info agent.ProcessInfo) {
 	t.mu.Lock()
 	pw := t.followers[ctr]
 	if pw != nil {
@@ -213,30 +240,37 @@ func (t *Containers) follow(id rung.SandboxID, ctr *container.Container, info ag
 		}
 		e := ctr.ProcessExit(info.ID, *exit)
 		t.mu.Lock()
-		fn := t.onProcessExit
+		quiet := t.quiet
 		t.mu.Unlock()
-		if fn != nil {
-			fn(id, info, e)
+		if quiet || t.ev.ProcessExited == nil {
+			return
+		}
+		t.ev.ProcessExited(id, info, e)
+		t.mu.Lock()
+		_, stopping := t.stopping[id]
+		t.mu.Unlock()
+		if !stopping && t.Running(id) && t.ev.Used != nil {
+			t.ev.Used(id)
 		}
 	}()
 }
 
 // current returns the sandbox's live container, or nil.
-func (t *Containers) current(id rung.SandboxID) *container.Container {
-	if c := t.Runc.Get(id); c != nil {
+func (t *Tier) current(id rung.SandboxID) *container.Container {
+	if c := t.cfg.Runc.Get(id); c != nil {
 		return c
 	}
-	if t.GVisor != nil {
-		return t.GVisor.Get(id)
+	if t.cfg.GVisor != nil {
+		return t.cfg.GVisor.Get(id)
 	}
 	return nil
 }
 
-// Exec implements [ContainerTier].
-func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (TierExit, error) {
+// Exec implements [controller.ContainerRunner].
+func (t *Tier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierRequest) (controller.TierExit, error) {
 	c, err := t.ensure(ctx, sb)
 	if err != nil {
-		return TierExit{}, err
+		return controller.TierExit{}, err
 	}
 	// A stdin of known length (the API's inline stdin) goes in the
 	// request; any other (a WebSocket's) is streamed while the command
@@ -245,14 +279,14 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	stream := req.Stdin
 	if br, ok := req.Stdin.(*bytes.Reader); ok {
 		if inline, err = io.ReadAll(br); err != nil {
-			return TierExit{}, err
+			return controller.TierExit{}, err
 		}
 		stream = nil
 	}
 	// The environment goes with every exec, never only at start: a warm
 	// spare's container was started before its sandbox (and env) existed.
 	areq := agent.ExecRequest{Command: req.Command, Env: execEnv(c.Image.Config.Env, req.Env), Dir: req.Dir,
-		User: req.User.credential(), Stdin: inline, MaxOutput: req.MaxOutput}
+		User: credential(req.User), Stdin: inline, MaxOutput: req.MaxOutput}
 	if dl, ok := ctx.Deadline(); ok {
 		areq.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
 	}
@@ -266,14 +300,14 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 			_, werr = w.Write(f.Data)
 		}
 	})
-	if t.onUse != nil {
-		t.onUse(sb.ID)
+	if t.ev.Used != nil {
+		t.ev.Used(sb.ID)
 	}
 	if err != nil {
-		return TierExit{}, err
+		return controller.TierExit{}, err
 	}
 	if exit.Truncated {
-		return TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, errOutputLimit
+		return controller.TierExit{Code: rung.ExitLimit, Reason: rung.ExitReasonOutputLimit}, controller.ErrOutputLimit
 	}
 	reason := rung.ExitReason(exit.Reason)
 	if reason == rung.ExitReasonStartFailed && req.Stderr != nil {
@@ -282,15 +316,11 @@ func (t *Containers) Exec(ctx context.Context, sb rung.Sandbox, req TierRequest)
 	if reason == rung.ExitReasonOOM && req.Stderr != nil {
 		fmt.Fprintf(req.Stderr, "rung: killed: out of memory (sandbox memory limit %d bytes)\n", sb.Size.MemoryBytes)
 	}
-	return TierExit{Code: exit.Code, Reason: reason, Signal: exit.Signal}, nil
+	return controller.TierExit{Code: exit.Code, Reason: reason, Signal: exit.Signal}, nil
 }
 
-// Stop stops the sandbox's container if it has one; its files stay.
-func (t *Containers) Stop(ctx context.Context, id rung.SandboxID) error {
-	return t.stop(ctx, id, "stopped")
-}
-
-func (t *Containers) stop(ctx context.Context, id rung.SandboxID, why string) error {
+// Stop implements [controller.ContainerRunner].
+func (t *Tier) Stop(ctx context.Context, id rung.SandboxID, why string) error {
 	t.mu.Lock()
 	if t.stopping == nil {
 		t.stopping = map[rung.SandboxID]string{}
@@ -299,9 +329,9 @@ func (t *Containers) stop(ctx context.Context, id rung.SandboxID, why string) er
 		t.stopping[id] = why
 	}
 	t.mu.Unlock()
-	err := t.Runc.Stop(ctx, id)
-	if t.GVisor != nil {
-		if gerr := t.GVisor.Stop(ctx, id); err == nil {
+	err := t.cfg.Runc.Stop(ctx, id)
+	if t.cfg.GVisor != nil {
+		if gerr := t.cfg.GVisor.Stop(ctx, id); err == nil {
 			err = gerr
 		}
 	}
@@ -311,12 +341,27 @@ func (t *Containers) stop(ctx context.Context, id rung.SandboxID, why string) er
 	return err
 }
 
-// Running reports whether the sandbox has a live container.
-func (t *Containers) Running(id rung.SandboxID) bool {
-	if t.Runc.Get(id) != nil {
+// Start implements [controller.ContainerRunner].
+func (t *Tier) Start(ctx context.Context, sb rung.Sandbox) error {
+	_, err := t.ensure(ctx, sb)
+	return err
+}
+
+// Freeze implements [controller.ContainerRunner].
+func (t *Tier) Freeze(ctx context.Context, id rung.SandboxID) (thaw func() error, err error) {
+	ctr := t.current(id)
+	if ctr == nil {
+		return nil, nil
+	}
+	return ctr.Freeze(ctx)
+}
+
+// Running implements [controller.ContainerRunner].
+func (t *Tier) Running(id rung.SandboxID) bool {
+	if t.cfg.Runc.Get(id) != nil {
 		return true
 	}
-	return t.GVisor != nil && t.GVisor.Get(id) != nil
+	return t.cfg.GVisor != nil && t.cfg.GVisor.Get(id) != nil
 }
 
 // Adopt takes over the running containers an earlier daemon left for
@@ -325,9 +370,9 @@ func (t *Containers) Running(id rung.SandboxID) bool {
 // are followed again. It returns, for each adopted sandbox, its
 // processes as the agent lists them (an exit that happened while no
 // daemon ran is classified, OOM included), and for each one it could not
-// adopt, why. Call [Containers.ReapStale] after it.
-func (t *Containers) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.SandboxID][]agent.ProcessInfo, map[rung.SandboxID]error) {
-	adopted := map[rung.SandboxID][]agent.ProcessInfo{}
+// adopt, why. Call [Tier.ReapStale] after it.
+func (t *Tier) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.SandboxID][]controller.ProcessInfo, map[rung.SandboxID]error) {
+	adopted := map[rung.SandboxID][]controller.ProcessInfo{}
 	failed := map[rung.SandboxID]error{}
 	byManager := map[*container.Manager][]container.StartRequest{}
 	for _, sb := range sbs {
@@ -340,12 +385,12 @@ func (t *Containers) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.Sa
 		if ref == "" {
 			ref = t.defaultImage()
 		}
-		im, err := t.Images.Get(ref)
+		im, err := t.cfg.Images.Get(ref)
 		if err != nil {
 			failed[sb.ID] = fmt.Errorf("container image: %w", err)
 			continue
 		}
-		byManager[m] = append(byManager[m], container.StartRequest{Sandbox: sb.ID, Subvolume: t.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
+		byManager[m] = append(byManager[m], container.StartRequest{Sandbox: sb.ID, Subvolume: t.cfg.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
 	}
 	for m, reqs := range byManager {
 		ctrs, errs := m.Adopt(ctx, reqs)
@@ -380,10 +425,10 @@ func (t *Containers) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.Sa
 // except the containers of the sandboxes keep reports (nil: none):
 // containers, mounts, state, cgroups (see [container.Manager.ReapStale]).
 // It returns the sandboxes whose containers it removed.
-func (t *Containers) ReapStale(ctx context.Context, keep func(rung.SandboxID) bool) ([]rung.SandboxID, error) {
-	reaped, err := t.Runc.ReapStaleExcept(ctx, keep)
-	if t.GVisor != nil {
-		more, gerr := t.GVisor.ReapStaleExcept(ctx, keep)
+func (t *Tier) ReapStale(ctx context.Context, keep func(rung.SandboxID) bool) ([]rung.SandboxID, error) {
+	reaped, err := t.cfg.Runc.ReapStaleExcept(ctx, keep)
+	if t.cfg.GVisor != nil {
+		more, gerr := t.cfg.GVisor.ReapStaleExcept(ctx, keep)
 		reaped = append(reaped, more...)
 		err = errors.Join(err, gerr)
 	}
@@ -392,12 +437,12 @@ func (t *Containers) ReapStale(ctx context.Context, keep func(rung.SandboxID) bo
 
 // Detach lets go of every container without stopping it, for a daemon
 // that stops and leaves them to the next one (live restore): watchers and
-// followers end, nothing is journaled, and the next daemon adopts the
-// containers. Warm spares are the controller's to destroy before.
-func (t *Containers) Detach() {
+// followers end, nothing is reported, and the next daemon adopts the
+// containers. Warm spares are destroyed before, when the controller
+// closes (see [controller.Spares].Run).
+func (t *Tier) Detach() {
 	t.mu.Lock()
-	t.onExit = nil
-	t.onProcessExit = nil
+	t.quiet = true
 	if t.detach == nil {
 		t.detach = make(chan struct{})
 	}
@@ -408,9 +453,9 @@ func (t *Containers) Detach() {
 	}
 	t.mu.Unlock()
 	t.watchers.Wait()
-	t.Runc.Detach()
-	if t.GVisor != nil {
-		t.GVisor.Detach()
+	t.cfg.Runc.Detach()
+	if t.cfg.GVisor != nil {
+		t.cfg.GVisor.Detach()
 	}
 }
 
@@ -419,15 +464,15 @@ func (t *Containers) Detach() {
 // one's processes get their process.exited and the container its
 // container.stopped with reason why, and its sandbox becomes ready. It
 // returns when every watcher has.
-func (t *Containers) StopAll(ctx context.Context, why string) error {
-	ids := t.Runc.Sandboxes()
-	if t.GVisor != nil {
-		ids = append(ids, t.GVisor.Sandboxes()...)
+func (t *Tier) StopAll(ctx context.Context, why string) error {
+	ids := t.cfg.Runc.Sandboxes()
+	if t.cfg.GVisor != nil {
+		ids = append(ids, t.cfg.GVisor.Sandboxes()...)
 	}
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		wg.Go(func() { errs[i] = t.stop(ctx, id, why) })
+		wg.Go(func() { errs[i] = t.Stop(ctx, id, why) })
 	}
 	wg.Wait()
 	// A container an exec still in flight started after the listing
@@ -443,14 +488,13 @@ func (t *Containers) StopAll(ctx context.Context, why string) error {
 }
 
 // Close stops every container and waits for their watchers.
-func (t *Containers) Close(ctx context.Context) error {
+func (t *Tier) Close(ctx context.Context) error {
 	t.mu.Lock()
-	t.onExit = nil // the controller is going away; nothing to record
-	t.onProcessExit = nil
+	t.quiet = true // the controller is going away; nothing to record
 	t.mu.Unlock()
-	err := t.Runc.Close(ctx)
-	if t.GVisor != nil {
-		if gerr := t.GVisor.Close(ctx); err == nil {
+	err := t.cfg.Runc.Close(ctx)
+	if t.cfg.GVisor != nil {
+		if gerr := t.cfg.GVisor.Close(ctx); err == nil {
 			err = gerr
 		}
 	}

@@ -1,0 +1,45 @@
+package containers
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"rung.dev/rung"
+	"rung.dev/rung/controller"
+)
+
+// Identity implements [controller.ContainerImages]: user against the
+// accounts of image ref ("" for the default image).
+func (t *Tier) Identity(ref, user string) (controller.Identity, error) {
+	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	if err != nil {
+		return controller.Identity{}, fmt.Errorf("user %s: %w", user, err)
+	}
+	a, err := t.cfg.Images.Account(im, user)
+	if err != nil {
+		return controller.Identity{}, err
+	}
+	name := a.Name
+	if name == "" {
+		name = strconv.FormatUint(uint64(a.UID), 10)
+	}
+	return controller.Identity{User: name, UID: a.UID, GID: a.GID, Groups: a.Groups, Home: a.Home}, nil
+}
+
+// ImageUser implements [controller.ContainerImages]: the default user of
+// image ref ("" for the default image), its Config.User, "" for root.
+func (t *Tier) ImageUser(ref string) (string, error) {
+	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
+	}
+	return im.Config.User, nil
+}
+
+// HasImage implements [controller.ContainerImages].
+func (t *Tier) HasImage(ref string) bool {
+	_, err := t.cfg.Images.Get(ref)
+	return !errors.Is(err, rung.ErrNotFound)
+}

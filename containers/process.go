@@ -1,0 +1,146 @@
+package containers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/agent"
+	"rung.dev/rung/container"
+	"rung.dev/rung/controller"
+)
+
+// credential is who as the agent takes it: nil for root with no
+// supplementary groups, which is the agent's own identity.
+func credential(who controller.Identity) *agent.Credential {
+	if who.UID == 0 && who.GID == 0 && len(who.Groups) == 0 {
+		return nil
+	}
+	return &agent.Credential{UID: who.UID, GID: who.GID, Groups: who.Groups}
+}
+
+// live returns the sandbox's running container or rung.ErrConflict.
+func (t *Tier) live(id rung.SandboxID) (*container.Container, error) {
+	if ctr := t.current(id); ctr != nil {
+		return ctr, nil
+	}
+	return nil, rung.Errorf(rung.ErrConflict, "sandbox %s has no running container", id)
+}
+
+// StartProcess implements [controller.ContainerProcesses]. Its
+// environment is the image's, overlaid with req.Env.
+func (t *Tier) StartProcess(ctx context.Context, sb rung.Sandbox, req controller.TierProcess) (controller.ProcessInfo, error) {
+	ctr, err := t.ensure(ctx, sb)
+	if err != nil {
+		return controller.ProcessInfo{}, err
+	}
+	info, err := ctr.StartProcess(ctx, agent.ProcessRequest{
+		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: credential(req.User),
+		Env: execEnv(ctr.Image.Config.Env, req.Env), Shell: ctr.Image.Config.Shell,
+	})
+	if err != nil {
+		return controller.ProcessInfo{}, agentError(err)
+	}
+	return info, nil
+}
+
+// FollowProcess implements [controller.ContainerProcesses].
+func (t *Tier) FollowProcess(id rung.SandboxID, info controller.ProcessInfo) {
+	if ctr := t.current(id); ctr != nil {
+		t.follow(id, ctr, info)
+	}
+}
+
+// Processes implements [controller.ContainerProcesses]; an OOM kill is
+// reported as such (see [container.Container.ProcessExit]).
+func (t *Tier) Processes(ctx context.Context, id rung.SandboxID) ([]controller.ProcessInfo, error) {
+	ctr, err := t.live(id)
+	if err != nil {
+		return nil, err
+	}
+	list, err := ctr.Agent().Processes(ctx)
+	for i, p := range list {
+		if p.Exit != nil {
+			e := ctr.ProcessExit(p.ID, *p.Exit)
+			list[i].Exit = &e
+		}
+	}
+	return list, agentError(err)
+}
+
+// ProcessOutput implements [controller.ContainerProcesses].
+func (t *Tier) ProcessOutput(ctx context.Context, id rung.SandboxID, pid string, after int64, follow bool, onFrame func(controller.OutputFrame)) (*controller.ProcessExit, error) {
+	ctr, err := t.live(id)
+	if err != nil {
+		return nil, err
+	}
+	exit, err := ctr.Agent().Output(ctx, pid, after, follow, onFrame)
+	if exit != nil {
+		e := ctr.ProcessExit(pid, *exit)
+		exit = &e
+	}
+	return exit, agentError(err)
+}
+
+// SignalProcess implements [controller.ContainerProcesses].
+func (t *Tier) SignalProcess(ctx context.Context, id rung.SandboxID, pid, signal string) error {
+	ctr, err := t.live(id)
+	if err != nil {
+		return err
+	}
+	return agentError(ctr.Agent().Signal(ctx, pid, signal))
+}
+
+// WriteProcessStdin implements [controller.ContainerProcesses].
+func (t *Tier) WriteProcessStdin(ctx context.Context, id rung.SandboxID, pid string, data []byte, closeAfter bool) error {
+	ctr, err := t.live(id)
+	if err != nil {
+		return err
+	}
+	return agentError(ctr.Agent().WriteStdin(ctx, pid, data, closeAfter))
+}
+
+// WaitPort implements [controller.ContainerProcesses].
+func (t *Tier) WaitPort(ctx context.Context, id rung.SandboxID, port int, timeout time.Duration) error {
+	ctr, err := t.live(id)
+	if err != nil {
+		return err
+	}
+	if err := ctr.Agent().WaitPort(ctx, port, timeout); err != nil {
+		if se, ok := err.(*agent.StatusError); ok && se.Code == 504 {
+			return rung.Errorf(rung.ErrTimeout, "port %d not accepting connections after %s", port, timeout)
+		}
+		return agentError(err)
+	}
+	return nil
+}
+
+// agentError classifies an agent's refusal.
+func agentError(err error) error {
+	se, ok := err.(*agent.StatusError)
+	if !ok {
+		if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		// No answer at all (the agent's socket gone, the container
+		// dying): the server's condition, not a bug; the transport's
+		// text names host descriptors, so it stays out of the message.
+		return rung.Errorf(rung.ErrUnavailable, "the sandbox's container does not answer")
+	}
+	switch se.Code {
+	case 404:
+		return rung.Errorf(rung.ErrNotFound, "process not found")
+	case 400:
+		return rung.Errorf(rung.ErrInvalid, "%s", se.Msg)
+	case 422:
+		return rung.Errorf(rung.ErrInvalid, "cannot start: %s", se.Msg)
+	case 429:
+		return rung.Errorf(rung.ErrLimit, "%s", se.Msg)
+	case 409:
+		return rung.Errorf(rung.ErrConflict, "%s", se.Msg)
+	case 503:
+		return rung.Errorf(rung.ErrUnavailable, "the sandbox's container is stopping")
+	}
+	return err
+}
