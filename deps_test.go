@@ -97,7 +97,6 @@ var badDeps = map[edge]string{
 // TODO(#12): empty this list.
 var knownBad = []edge{
 	{"api", "store"},
-	{"controller", "agent"},
 }
 
 type listedPackage struct {

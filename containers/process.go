@@ -20,6 +20,20 @@ func credential(who controller.Identity) *agent.Credential {
 	return &agent.Credential{UID: who.UID, GID: who.GID, Groups: who.Groups}
 }
 
+// processInfo is the agent's p as the controller sees it.
+func processInfo(p agent.ProcessInfo) controller.ProcessInfo {
+	return controller.ProcessInfo{ID: p.ID, Pid: p.Pid, Argv: p.Argv, Started: p.Started, Running: p.Running,
+		Exit: processExit(p.Exit), FirstSeq: p.FirstSeq, LastSeq: p.LastSeq}
+}
+
+// processExit is the agent's e as the controller sees it; nil for nil.
+func processExit(e *agent.Exit) *controller.ProcessExit {
+	if e == nil {
+		return nil
+	}
+	return &controller.ProcessExit{Code: e.Code, Signal: e.Signal, Reason: e.Reason, Error: e.Error, Truncated: e.Truncated}
+}
+
 // live returns the sandbox's running container or rung.ErrConflict.
 func (t *Tier) live(id rung.SandboxID) (*container.Container, error) {
 	if ctr := t.current(id); ctr != nil {
@@ -42,7 +56,7 @@ func (t *Tier) StartProcess(ctx context.Context, sb rung.Sandbox, req controller
 	if err != nil {
 		return controller.ProcessInfo{}, agentError(err)
 	}
-	return info, nil
+	return processInfo(info), nil
 }
 
 // FollowProcess implements [controller.ContainerProcesses].
@@ -60,13 +74,18 @@ func (t *Tier) Processes(ctx context.Context, id rung.SandboxID) ([]controller.P
 		return nil, err
 	}
 	list, err := ctr.Agent().Processes(ctx)
+	out := make([]controller.ProcessInfo, len(list))
 	for i, p := range list {
 		if p.Exit != nil {
 			e := ctr.ProcessExit(p.ID, *p.Exit)
-			list[i].Exit = &e
+			p.Exit = &e
 		}
+		out[i] = processInfo(p)
 	}
-	return list, agentError(err)
+	if list == nil {
+		out = nil
+	}
+	return out, agentError(err)
 }
 
 // ProcessOutput implements [controller.ContainerProcesses].
@@ -75,12 +94,14 @@ func (t *Tier) ProcessOutput(ctx context.Context, id rung.SandboxID, pid string,
 	if err != nil {
 		return nil, err
 	}
-	exit, err := ctr.Agent().Output(ctx, pid, after, follow, onFrame)
+	exit, err := ctr.Agent().Output(ctx, pid, after, follow, func(f agent.Frame) {
+		onFrame(controller.OutputFrame{Seq: f.Seq, Stream: f.Stream, Data: f.Data, Exit: processExit(f.Exit)})
+	})
 	if exit != nil {
 		e := ctr.ProcessExit(pid, *exit)
 		exit = &e
 	}
-	return exit, agentError(err)
+	return processExit(exit), agentError(err)
 }
 
 // SignalProcess implements [controller.ContainerProcesses].

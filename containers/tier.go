@@ -222,7 +222,7 @@ const followFrom = 1 << 62
 // goroutine ends at the exit or when the container exits, and the
 // container's watcher waits for it. A container without a watcher is
 // not followed.
-func (t *Tier) follow(id rung.SandboxID, ctr *container.Container, info agent.ProcessInfo) {
+func (t *Tier) follow(id rung.SandboxID, ctr *container.Container, info controller.ProcessInfo) {
 	t.mu.Lock()
 	pw := t.followers[ctr]
 	if pw != nil {
@@ -245,7 +245,7 @@ func (t *Tier) follow(id rung.SandboxID, ctr *container.Container, info agent.Pr
 		if quiet || t.ev.ProcessExited == nil {
 			return
 		}
-		t.ev.ProcessExited(id, info, e)
+		t.ev.ProcessExited(id, info, *processExit(&e))
 		t.mu.Lock()
 		_, stopping := t.stopping[id]
 		t.mu.Unlock()
@@ -407,15 +407,18 @@ func (t *Tier) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.SandboxI
 				m.Stop(context.WithoutCancel(ctx), ctr.Sandbox)
 				continue
 			}
+			infos := make([]controller.ProcessInfo, len(procs))
 			for i, p := range procs {
-				if p.Running {
-					t.follow(ctr.Sandbox, ctr, p)
-				} else if p.Exit != nil {
+				if p.Exit != nil && !p.Running {
 					e := ctr.ProcessExit(p.ID, *p.Exit)
-					procs[i].Exit = &e
+					p.Exit = &e
+				}
+				infos[i] = processInfo(p)
+				if p.Running {
+					t.follow(ctr.Sandbox, ctr, infos[i])
 				}
 			}
-			adopted[ctr.Sandbox] = procs
+			adopted[ctr.Sandbox] = infos
 		}
 	}
 	return adopted, failed

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"rung.dev/rung"
-	"rung.dev/rung/agent"
 	"rung.dev/rung/store"
 )
 
@@ -165,14 +164,34 @@ type ProcessRequest struct {
 }
 
 // ProcessInfo describes a background process.
-type ProcessInfo = agent.ProcessInfo
+type ProcessInfo struct {
+	ID      string
+	Pid     int // in the container's PID namespace
+	Argv    []string
+	Started time.Time
+	Running bool
+	Exit    *ProcessExit // nil while it runs
+	// FirstSeq is the oldest output frame still kept (older output was
+	// dropped to bound memory); LastSeq the newest.
+	FirstSeq, LastSeq int64
+}
 
-// ProcessExit is how a background process ended; OutputFrame is one chunk
-// of its output, or (last) its exit.
-type (
-	ProcessExit = agent.Exit
-	OutputFrame = agent.Frame
-)
+// ProcessExit is how a background process ended.
+type ProcessExit struct {
+	Code      int    // exit status, or 128+signal
+	Signal    string // "SIGKILL" when killed by a signal
+	Reason    string // a rung.ExitReason: "exit", "signal", "oom", ...
+	Error     string // why it could not start
+	Truncated bool   // its output passed the limit
+}
+
+// OutputFrame is one chunk of a process's output, or (last) its exit.
+type OutputFrame struct {
+	Seq    int64
+	Stream string // "stdout" or "stderr"
+	Data   []byte
+	Exit   *ProcessExit // set on the last frame only
+}
 
 // StartProcess starts a background process (a dev server, a watcher) in
 // the sandbox's container, starting the container if needed, as req.User
