@@ -23,8 +23,9 @@ import (
 // process.exited for one that ended while no daemon ran (the agent keeps
 // recent exits), process.lost for one nobody can account for any more.
 
-// adoptContainers runs after reconcile and the container tier's wiring;
-// running are the rows reconcile left running for it.
+// adoptContainers runs after reconcile, once c.ctx is set (an adopted
+// container's exit is journaled); running are the rows reconcile left
+// running for it.
 func (c *Controller) adoptContainers(ctx context.Context, running []store.Sandbox, rep *Report) {
 	t, err := c.containers()
 	if err != nil {

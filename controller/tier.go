@@ -30,7 +30,7 @@ type ContainerTier interface {
 type ContainerRunner interface {
 	// Exec runs req.Command in sb's container, starting it if needed,
 	// with the given streams and returns how it ended; an error means
-	// there is no result (errOutputLimit: see TierRequest.MaxOutput).
+	// there is no result ([ErrOutputLimit]: see TierRequest.MaxOutput).
 	Exec(ctx context.Context, sb rung.Sandbox, req TierRequest) (TierExit, error)
 	// Start starts sb's container unless it runs.
 	Start(ctx context.Context, sb rung.Sandbox) error
