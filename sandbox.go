@@ -66,11 +66,93 @@ type Sandbox struct {
 	ForkedFrom SandboxID `json:"forked_from,omitempty"`
 }
 
-// NetworkPolicy says what a sandbox's container may reach.
+// NetworkPolicy says what a sandbox's container may reach. See
+// docs/API.md, "Network", for the rules' semantics.
 type NetworkPolicy struct {
-	// Mode is "none" (loopback only, the default) or "egress" (through
-	// the egress proxy, once that exists).
-	Mode string `json:"mode"`
+	// Mode is none (loopback only, the default), egress (everything
+	// through rung's policy) or open (direct, where the tenant's policy in
+	// the server's configuration allows it).
+	Mode NetworkMode `json:"mode"`
+	// Rules allow and deny destinations. Once any allow rule exists,
+	// anything no rule allows is denied; a matching deny rule always wins.
+	Rules []NetworkRule `json:"rules,omitempty"`
+	// Headers are set on HTTP requests to matching hosts; a value may name
+	// a tenant's secret as {{secret:NAME}}, filled in on the way out.
+	Headers []HeaderRule `json:"headers,omitempty"`
+	// Limits bound the sandbox's outbound traffic; zero fields take the
+	// server's defaults.
+	Limits NetworkLimits `json:"limits,omitzero"`
+}
+
+// NetworkMode is how a sandbox's container reaches the network.
+type NetworkMode string
+
+// Network modes.
+const (
+	NetworkNone   NetworkMode = "none"
+	NetworkEgress NetworkMode = "egress"
+	NetworkOpen   NetworkMode = "open"
+)
+
+// RuleAction is what a NetworkRule does with what it matches.
+type RuleAction string
+
+// Rule actions.
+const (
+	RuleAllow RuleAction = "allow"
+	RuleDeny  RuleAction = "deny"
+)
+
+// NetworkRule matches outbound connections and requests. Every field set
+// must match; at least one of Domain and CIDR is set.
+type NetworkRule struct {
+	Action RuleAction `json:"action"`
+	// Domain is an exact host name ("api.github.com") or a wildcard
+	// ("*.github.com", any name below github.com but not github.com).
+	// It is matched on TLS's server name and on HTTP's Host, and on the
+	// name the sandbox looked up for other TCP connections.
+	Domain string `json:"domain,omitempty"`
+	// CIDR is an address range ("10.0.0.0/8", "1.2.3.4/32").
+	CIDR string `json:"cidr,omitempty"`
+	// Ports is a list of ports and ranges ("443", "80,443", "8000-8100");
+	// empty matches every port.
+	Ports string `json:"ports,omitempty"`
+	// Methods and PathPrefix match HTTP requests only (and intercepted
+	// HTTPS); a rule with either never matches other traffic.
+	Methods    []string `json:"methods,omitempty"`
+	PathPrefix string   `json:"path_prefix,omitempty"`
+}
+
+// HeaderRule sets Header to Value on HTTP requests to Domain (exact or
+// "*." wildcard). HTTPS to a matching host is intercepted with the
+// sandbox's own certificate authority so the header can be set.
+type HeaderRule struct {
+	Domain string `json:"domain"`
+	Header string `json:"header"`
+	Value  string `json:"value"`
+}
+
+// NetworkLimits bound one sandbox's outbound traffic.
+type NetworkLimits struct {
+	// MaxConnections is how many outbound connections may be open at once.
+	MaxConnections int `json:"max_connections,omitempty"`
+	// RequestsPerSecond bounds new connections plus HTTP requests.
+	RequestsPerSecond int `json:"requests_per_second,omitempty"`
+	// BytesPerSecond bounds the traffic in both directions together.
+	BytesPerSecond int64 `json:"bytes_per_second,omitempty"`
+}
+
+// Secret is a tenant's named secret. Its value is write-only: the API
+// never returns it, and it never enters a sandbox. Placeholder is what a
+// sandbox's env gets for {{secret:NAME}}; the egress proxy replaces it
+// with the value in requests to Hosts only.
+type Secret struct {
+	Name        string    `json:"name"`
+	Tenant      TenantID  `json:"tenant"`
+	Hosts       []string  `json:"hosts"`
+	Placeholder string    `json:"placeholder"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // Snapshot is an immutable handle on everything a sandbox had written at

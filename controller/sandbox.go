@@ -110,7 +110,7 @@ func (c *Controller) checkCreate(tenant rung.TenantID, req CreateRequest) (rung.
 	switch req.Network.Mode {
 	case "", "none", "egress":
 	default:
-		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "unknown network mode %q (want none or egress)", clip(req.Network.Mode))
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "unknown network mode %q (want none or egress)", clip(string(req.Network.Mode)))
 	}
 	if req.IdleTimeout < 0 || req.TTL < 0 {
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "idle_timeout and ttl must not be negative")
