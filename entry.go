@@ -56,3 +56,9 @@ const (
 	EntrySnapshotExpired      EntryType = "snapshot.expired"       // SnapshotExpired {name, snapshot}
 	EntrySnapshotLost         EntryType = "snapshot.lost"          // SnapshotLost {name, reason, snapshot}
 )
+
+// The entry types of a sandbox's ports and network.
+const (
+	EntryPortShared       EntryType = "port.shared"        // PortShared {expires, port, share}
+	EntryPortShareRevoked EntryType = "port.share_revoked" // PortShareRevoked {port, share}
+)

@@ -82,3 +82,26 @@ func ValidName(s string) bool {
 	}
 	return true
 }
+
+// NewShareID returns a fresh, unguessable ID for a shared port URL.
+func NewShareID() string { return newID("shr_") }
+
+// ValidShareID reports whether s has the form NewShareID returns.
+func ValidShareID(s string) bool { return validID(s, "shr_") }
+
+// ValidSecretName reports whether s may name a secret: 1 to 64
+// characters of [A-Za-z0-9_], not starting with a digit (the form of an
+// environment variable's name, which is how agents' tools look for
+// credentials).
+func ValidSecretName(s string) bool {
+	if len(s) == 0 || len(s) > 64 || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -39,6 +39,8 @@ func TestOpenAPISchemasMatchWire(t *testing.T) {
 		"ForkResult": wire.ForkResult{}, "ForkResults": wire.ForkResults{}, "PauseRequest": wire.PauseRequest{},
 		"Tenant": wire.Tenant{}, "TenantList": wire.TenantList{}, "TenantRequest": wire.TenantRequest{},
 		"TokenRequest": wire.TokenRequest{}, "TokenResponse": wire.TokenResponse{}, "Size": rung.Size{},
+		"SecretRequest": wire.SecretRequest{}, "Secret": wire.Secret{}, "SecretList": wire.SecretList{},
+		"ShareRequest": wire.ShareRequest{}, "Share": wire.Share{}, "ShareList": wire.ShareList{},
 	}
 	for name, v := range types {
 		schema, ok := doc.Components.Schemas[name]

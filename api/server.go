@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/http/httputil"
 	"runtime/debug"
 	"strings"
 
@@ -33,6 +34,13 @@ type Config struct {
 	// MaxImportBytes bounds one snapshot archive upload; default 1 TiB
 	// (the tenant's snapshot byte cap bounds what it may take on disk).
 	MaxImportBytes int64
+	// PreviewDomain, when set, serves {port}-{id}.{PreviewDomain} as a
+	// sandbox's port (host-based preview URLs; a wildcard DNS name and,
+	// for HTTPS, a wildcard certificate in front of the daemon).
+	PreviewDomain string
+	// PublicURL is the API's address as clients reach it, for the URLs
+	// of shares; "" takes each request's scheme and Host.
+	PublicURL string
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -43,6 +51,7 @@ type Server struct {
 	cfg    Config
 	mux    *http.ServeMux
 	tokens tokenCache
+	ports  *httputil.ReverseProxy // the ports API's proxy (ports.go)
 }
 
 // route is one endpoint. Routes is the table the OpenAPI test checks.
@@ -95,9 +104,24 @@ var routes = []route{
 	{pattern: "POST /v1/snapshots/{id}/pin", h: (*Server).pinSnapshot},
 	{pattern: "POST /v1/snapshots/{id}/fork", h: (*Server).forkSnapshot},
 	{pattern: "GET /v1/snapshots/{id}/export", h: (*Server).exportSnapshot},
+	{pattern: "PUT /v1/secrets/{name}", h: (*Server).putSecret},
+	{pattern: "GET /v1/secrets", h: (*Server).listSecrets},
+	{pattern: "GET /v1/secrets/{name}", h: (*Server).getSecret},
+	{pattern: "DELETE /v1/secrets/{name}", h: (*Server).deleteSecret},
+	{pattern: "POST /v1/sandboxes/{id}/shares", h: (*Server).sharePort},
+	{pattern: "GET /v1/sandboxes/{id}/shares", h: (*Server).listShares},
+	{pattern: "DELETE /v1/shares/{id}", h: (*Server).revokeShare},
 	{pattern: "POST /v1/tenants", admin: true, h: (*Server).createTenant},
 	{pattern: "GET /v1/tenants", admin: true, h: (*Server).listTenants},
 	{pattern: "POST /v1/tokens", admin: true, h: (*Server).createToken},
+}
+
+func init() {
+	// The path-based ports route, one per method it proxies; it
+	// authenticates itself (a bearer token or a share token).
+	for _, m := range portMethods {
+		routes = append(routes, route{pattern: m + " /v1/sandboxes/{id}/ports/{port}/{path...}", public: true, h: (*Server).proxyPort})
+	}
 }
 
 // New returns a Server for cfg.
@@ -117,6 +141,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{ctrl: cfg.Controller, st: cfg.Store, log: slog.New(requestIDHandler{log.Handler()}), cfg: cfg, mux: http.NewServeMux()}
 	s.tokens.m = map[[32]byte]caller{}
+	s.ports = s.newPortProxy()
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.pattern, s.wrap(rt))
 	}
@@ -127,7 +152,13 @@ func New(cfg Config) *Server {
 }
 
 // ServeHTTP serves one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id, port, ok := s.previewTarget(r.Host); ok {
+		s.servePreview(w, r, id, port)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // wrap adds the request ID, panic recovery, authentication and error
 // writing around a route's handler.

@@ -3,6 +3,7 @@ package containers
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	"rung.dev/rung"
@@ -135,6 +136,25 @@ func (t *Tier) WaitPort(ctx context.Context, id rung.SandboxID, port int, timeou
 		return agentError(err)
 	}
 	return nil
+}
+
+// DialPort implements [controller.ContainerProcesses].
+func (t *Tier) DialPort(ctx context.Context, id rung.SandboxID, port int) (net.Conn, error) {
+	ctr, err := t.live(id)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := ctr.Agent().DialPort(ctx, port)
+	if se, ok := err.(*agent.StatusError); ok && se.Code == 502 {
+		return nil, rung.Errorf(rung.ErrUnavailable, "nothing accepts connections on port %d in sandbox %s", port, id)
+	}
+	if err != nil {
+		return nil, agentError(err)
+	}
+	if t.ev.Used != nil {
+		t.ev.Used(id) // a preview in use keeps the sandbox from idling out
+	}
+	return conn, nil
 }
 
 // agentError classifies an agent's refusal.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"time"
 
@@ -354,6 +355,21 @@ func (c *Controller) WaitPort(ctx context.Context, tenant rung.TenantID, ref str
 		return err
 	}
 	return t.WaitPort(ctx, id, port, timeout)
+}
+
+// DialPort connects to a TCP port inside the sandbox's running container
+// (the ports API and preview URLs): the connection is the caller's to
+// close. A sandbox without a running container is rung.ErrConflict;
+// nothing listening on the port is rung.ErrUnavailable.
+func (c *Controller) DialPort(ctx context.Context, tenant rung.TenantID, ref string, port int) (net.Conn, error) {
+	if port <= 0 || port > 65535 {
+		return nil, rung.Errorf(rung.ErrInvalid, "port %d out of range", port)
+	}
+	t, id, err := c.running(ctx, tenant, ref)
+	if err != nil {
+		return nil, err
+	}
+	return t.DialPort(ctx, id, port)
 }
 
 // WaitCommand runs command in the sandbox's running container every

@@ -106,6 +106,10 @@ type Config struct {
 	// Fault, if set, is called at named steps of snapshots, forks,
 	// rollbacks and imports (fault.go): crash tests end the process there.
 	Fault func(point string)
+	// Key is the server's secret key (at least 32 random bytes): it seals
+	// tenants' secrets at rest and signs shared port URLs. Nil: secrets
+	// and shares are unavailable.
+	Key []byte
 }
 
 // Controller manages every sandbox of one daemon. It is safe for

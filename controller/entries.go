@@ -1,6 +1,10 @@
 package controller
 
-import "rung.dev/rung"
+import (
+	"time"
+
+	"rung.dev/rung"
+)
 
 // The data of each journal entry and output event, one type per
 // [rung.EntryType]. Their JSON is API (docs/API.md, "Journal and events"):
@@ -231,4 +235,17 @@ type SnapshotLost struct {
 	Name     string          `json:"name"`
 	Reason   string          `json:"reason"`
 	Snapshot rung.SnapshotID `json:"snapshot"`
+}
+
+// PortShared is the data of a [rung.EntryPortShared] entry.
+type PortShared struct {
+	Expires time.Time `json:"expires"`
+	Port    int       `json:"port"`
+	Share   string    `json:"share"`
+}
+
+// PortShareRevoked is the data of a [rung.EntryPortShareRevoked] entry.
+type PortShareRevoked struct {
+	Port  int    `json:"port"`
+	Share string `json:"share"`
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -110,6 +111,10 @@ func TestEntryJSON(t *testing.T) {
 			[]string{"name", "snapshot"}},
 		{"snapshot lost", rung.EntrySnapshotLost, controller.SnapshotLost{},
 			[]string{"name", "reason", "snapshot"}},
+		{"port shared", rung.EntryPortShared, controller.PortShared{Expires: time.Unix(1, 0).UTC()},
+			[]string{"expires", "port", "share"}},
+		{"port share revoked", rung.EntryPortShareRevoked, controller.PortShareRevoked{},
+			[]string{"port", "share"}},
 	}
 	seen := map[rung.EntryType]bool{}
 	for _, tc := range tests {

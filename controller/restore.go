@@ -142,6 +142,9 @@ func (c *Controller) createFromSnapshot(ctx context.Context, tenant rung.TenantI
 	if snap.Image, err = c.restoreImage(tenant, snap, req.Image); err != nil {
 		return rung.Sandbox{}, err
 	}
+	if req.Env, err = c.sandboxEnv(ctx, tenant, req.Env); err != nil {
+		return rung.Sandbox{}, err
+	}
 	req = fromSource(req, snap.Source)
 	sb, err := c.makeBranch(ctx, branch{tenant: tenant, from: snap, req: req, origin: snap.ID, typ: rung.EntrySandboxCreated,
 		data: SandboxCreated{Name: req.Name, Snapshot: snap.ID}})

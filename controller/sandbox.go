@@ -158,6 +158,9 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if err != nil {
 		return rung.Sandbox{}, err
 	}
+	if req.Env, err = c.sandboxEnv(ctx, tenant, req.Env); err != nil {
+		return rung.Sandbox{}, err
+	}
 	if c.cfg.CheckImage != nil {
 		// Pin the image by digest now, so the sandbox always starts
 		// exactly what its creator was allowed to start.

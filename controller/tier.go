@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"time"
 
 	"rung.dev/rung"
@@ -72,6 +73,9 @@ type ContainerProcesses interface {
 	// WaitPort waits until a TCP port inside the container accepts
 	// connections, or timeout passes (rung.ErrTimeout).
 	WaitPort(ctx context.Context, id rung.SandboxID, port int, timeout time.Duration) error
+	// DialPort connects to a TCP port on the loopback of the sandbox's
+	// running container; nothing listening there is rung.ErrUnavailable.
+	DialPort(ctx context.Context, id rung.SandboxID, port int) (net.Conn, error)
 }
 
 // ContainerImages answers what the controller needs to know of images.

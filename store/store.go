@@ -130,7 +130,50 @@ type Store interface {
 	DueSandboxes(ctx context.Context, now time.Time) ([]Sandbox, error)
 
 	// Close releases the store. It is idempotent.
+
+	// CreateShare records a share of a sandbox's port (a signed preview
+	// URL). A duplicate ID is ErrExists.
+	CreateShare(ctx context.Context, sh Share) error
+	// GetShare returns the share with id, revoked or not; ErrNotFound if
+	// there is none (or it belongs to another tenant, when tenant is set).
+	GetShare(ctx context.Context, tenant rung.TenantID, id string) (Share, error)
+	// ListShares returns a sandbox's shares, oldest first.
+	ListShares(ctx context.Context, tenant rung.TenantID, sandbox rung.SandboxID) ([]Share, error)
+	// RevokeShare marks a share revoked at at; revoking twice keeps the
+	// first time. ErrNotFound if tenant has no such share.
+	RevokeShare(ctx context.Context, tenant rung.TenantID, id string, at time.Time) error
+
+	// PutSecret creates or replaces a tenant's secret (by name) and
+	// reports whether it was new. CreatedAt of a replaced one is kept.
+	PutSecret(ctx context.Context, sec SecretRow) (created bool, err error)
+	// GetSecret returns a tenant's secret; ErrNotFound if there is none.
+	GetSecret(ctx context.Context, tenant rung.TenantID, name string) (SecretRow, error)
+	// ListSecrets returns a tenant's secrets by name.
+	ListSecrets(ctx context.Context, tenant rung.TenantID) ([]SecretRow, error)
+	// DeleteSecret removes a tenant's secret; ErrNotFound if there is none.
+	DeleteSecret(ctx context.Context, tenant rung.TenantID, name string) error
+
 	Close() error
+}
+
+// Share is a signed, expiring, revocable URL to one port of a sandbox.
+// The URL carries the share's ID and a signature; the row says whether
+// it still holds. A sandbox's delete removes its shares.
+type Share struct {
+	ID        string // "shr_" + 26 base32 characters
+	Tenant    rung.TenantID
+	Sandbox   rung.SandboxID
+	Port      int
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	RevokedAt time.Time // zero while valid
+}
+
+// SecretRow is a tenant's secret as stored: its value sealed (encrypted
+// with the server's key; the store never sees it in clear).
+type SecretRow struct {
+	rung.Secret
+	Sealed []byte
 }
 
 // Tenant is a customer of the server: it owns sandboxes and tokens.

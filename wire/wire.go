@@ -333,3 +333,48 @@ type TokenResponse struct {
 	Token  string        `json:"token"`
 	Admin  bool          `json:"admin,omitempty"`
 }
+
+// SecretRequest is the body of PUT /v1/secrets/{name}. Value is
+// write-only: no answer ever holds it.
+type SecretRequest struct {
+	Value string   `json:"value"`
+	Hosts []string `json:"hosts"`
+}
+
+// Secret describes a tenant's secret, never its value.
+type Secret struct {
+	Name        string    `json:"name"`
+	Hosts       []string  `json:"hosts"`
+	Placeholder string    `json:"placeholder"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// SecretList is GET /v1/secrets.
+type SecretList struct {
+	Secrets []Secret `json:"secrets"`
+}
+
+// ShareRequest is the body of POST /v1/sandboxes/{id}/shares: which
+// port, for how long (default one day, at most 30).
+type ShareRequest struct {
+	Port  int   `json:"port"`
+	TTLMS int64 `json:"ttl_ms,omitempty"`
+}
+
+// Share is a signed, expiring, revocable URL to one port of a sandbox.
+// URL is set only in the create's answer: it holds the share's token.
+type Share struct {
+	ID        string         `json:"id"`
+	Sandbox   rung.SandboxID `json:"sandbox"`
+	Port      int            `json:"port"`
+	URL       string         `json:"url,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	ExpiresAt time.Time      `json:"expires_at"`
+	RevokedAt *time.Time     `json:"revoked_at,omitempty"`
+}
+
+// ShareList is GET /v1/sandboxes/{id}/shares.
+type ShareList struct {
+	Shares []Share `json:"shares"`
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,6 +67,12 @@ type DaemonConfig struct {
 	// Terminal, when it is a terminal, shows a build at start as one
 	// line redrawn in place; otherwise the build's milestones are logged.
 	Terminal *os.File
+	// KeyFile holds the server's secret key (32 bytes or more: it seals
+	// tenants' secrets and signs shared port URLs); default
+	// <Data>/server.key, made with mode 0600 at the first start.
+	KeyFile string
+	// PreviewDomain and PublicURL: see api.Config.
+	PreviewDomain, PublicURL string
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,
@@ -106,6 +113,10 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	key, err := loadServerKey(cmp.Or(cfg.KeyFile, filepath.Join(cfg.Data, "server.key")))
+	if err != nil {
+		return nil, err
+	}
 	d := &Daemon{log: log, liveRestore: cfg.LiveRestore}
 	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
 		return nil, err
@@ -114,7 +125,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("open pool: %w", err)
 	}
-	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log}
+	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log, Key: key}
 	ccfg.Snapshots, ccfg.Fault = snaps, faultPoint()
 	if !cfg.NoContainers {
 		tc, why, err := openContainers(ctx, cfg, d.pool, log)
@@ -164,7 +175,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.InfoContext(ctx, "admin token created", "path", tokenPath)
 	}
 	d.Token = tok
-	d.handler = api.New(api.Config{Controller: d.ctrl, Store: d.store, Logger: log})
+	d.handler = api.New(api.Config{Controller: d.ctrl, Store: d.store, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL})
 	// Made here, not in Serve: a Close that runs before Serve starts must
 	// still reach it (Serve on a closed server returns at once).
 	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,

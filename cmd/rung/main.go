@@ -69,6 +69,7 @@ func newRoot() *cobra.Command {
 	)
 	root.AddCommand(newContainerVerbs(g)...)
 	root.AddCommand(newSnapshotVerbs(g)...)
+	root.AddCommand(newNetworkVerbs(g)...)
 	return root
 }
 

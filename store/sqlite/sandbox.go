@@ -189,7 +189,7 @@ func (db *DB) DeleteSandbox(ctx context.Context, id rung.SandboxID) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return rung.Errorf(rung.ErrNotFound, "sandbox %s not found", id)
 		}
-		for _, t := range []string{"running", "execs", "events", "effects"} {
+		for _, t := range []string{"running", "execs", "events", "effects", "shares"} {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE sandbox = ?`, string(id)); err != nil {
 				return classify(err, "delete sandbox "+string(id))
 			}

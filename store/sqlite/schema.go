@@ -84,6 +84,26 @@ CREATE TABLE IF NOT EXISTS events (
 	PRIMARY KEY (sandbox, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_output ON events(time) WHERE journal = 0;
+CREATE TABLE IF NOT EXISTS shares (
+	id      TEXT PRIMARY KEY,
+	tenant  TEXT NOT NULL,
+	sandbox TEXT NOT NULL,
+	port    INTEGER NOT NULL,
+	created INTEGER NOT NULL,
+	expires INTEGER NOT NULL,
+	revoked INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS shares_sandbox ON shares(sandbox);
+CREATE TABLE IF NOT EXISTS secrets (
+	tenant      TEXT NOT NULL,
+	name        TEXT NOT NULL,
+	hosts       TEXT NOT NULL,
+	placeholder TEXT NOT NULL,
+	sealed      BLOB NOT NULL,
+	created     INTEGER NOT NULL,
+	updated     INTEGER NOT NULL,
+	PRIMARY KEY (tenant, name)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS effects (
 	sandbox TEXT NOT NULL,
 	key     TEXT NOT NULL,

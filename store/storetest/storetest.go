@@ -42,6 +42,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Alarms", testAlarms},
 		{"Snapshots", testSnapshots},
 		{"DeleteCascades", testDeleteCascades},
+		{"Shares", testShares},
+		{"Secrets", testSecrets},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
