@@ -62,3 +62,12 @@ const (
 	EntryPortShared       EntryType = "port.shared"        // PortShared {expires, port, share}
 	EntryPortShareRevoked EntryType = "port.share_revoked" // PortShareRevoked {port, share}
 )
+
+// The entry types of a sandbox's outbound traffic (docs/API.md,
+// "Network"): one per connection or request, ended or denied.
+const (
+	EntryNetworkUpdated   EntryType = "network.updated"   // NetworkUpdated {headers, mode, rules}
+	EntryEgressConnection EntryType = "egress.connection" // Egress {host, ip, port, protocol, bytes_in, bytes_out, duration_ms, rule, time}
+	EntryEgressRequest    EntryType = "egress.request"    // Egress {method, host, path, status, secret?, ...}
+	EntryEgressDenied     EntryType = "egress.denied"     // Egress {host, ip, port, protocol, message, rule?, ...}
+)

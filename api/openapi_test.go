@@ -41,6 +41,8 @@ func TestOpenAPISchemasMatchWire(t *testing.T) {
 		"TokenRequest": wire.TokenRequest{}, "TokenResponse": wire.TokenResponse{}, "Size": rung.Size{},
 		"SecretRequest": wire.SecretRequest{}, "Secret": wire.Secret{}, "SecretList": wire.SecretList{},
 		"ShareRequest": wire.ShareRequest{}, "Share": wire.Share{}, "ShareList": wire.ShareList{},
+		"NetworkPolicy": rung.NetworkPolicy{}, "NetworkRule": rung.NetworkRule{}, "HeaderRule": rung.HeaderRule{},
+		"NetworkLimits": rung.NetworkLimits{},
 	}
 	for name, v := range types {
 		schema, ok := doc.Components.Schemas[name]

@@ -100,7 +100,7 @@ func (s *Server) updateSandbox(w http.ResponseWriter, r *http.Request, c caller)
 		return err
 	}
 	var u controller.UpdateRequest
-	u.Labels = req.Labels
+	u.Labels, u.Network = req.Labels, req.Network
 	if req.IdleTimeoutMS != nil {
 		d, err := msDuration(*req.IdleTimeoutMS, "idle_timeout_ms")
 		if err != nil {

@@ -208,7 +208,7 @@ func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref
 		return ProcessInfo{}, err
 	}
 	info, err := t.StartProcess(ctx, sb, TierProcess{
-		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: who, Env: commandEnv(who, sb.Env, req.Env),
+		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: who, Env: commandEnv(who, c.envOf(sb), req.Env),
 	})
 	if err != nil {
 		return ProcessInfo{}, err

@@ -106,6 +106,10 @@ type Config struct {
 	// Fault, if set, is called at named steps of snapshots, forks,
 	// rollbacks and imports (fault.go): crash tests end the process there.
 	Fault func(point string)
+	// Network opens the network tier with the events it reports (New
+	// calls it once, after Container); nil: every sandbox's network is
+	// none.
+	Network func(NetworkEvents) NetworkTier
 	// Key is the server's secret key (at least 32 random bytes): it seals
 	// tenants' secrets at rest and signs shared port URLs. Nil: secrets
 	// and shares are unavailable.
@@ -123,6 +127,7 @@ type Controller struct {
 	tools map[string]shell.Tool
 	mem   *shell.MemoryPool // isolate execs' memory; nil: no cap
 	tier  ContainerTier     // nil: no container tier
+	net   NetworkTier       // nil: network mode none only
 
 	ctx    context.Context // lifetime: canceled by Close
 	cancel context.CancelFunc
@@ -164,6 +169,9 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	}
 	if cfg.Container != nil {
 		c.tier = cfg.Container(c.containerEvents())
+	}
+	if cfg.Network != nil {
+		c.net = cfg.Network(NetworkEvents{Egress: c.networkEgress})
 	}
 	var err error
 	if c.warm, err = c.spares(); err != nil {

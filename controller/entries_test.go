@@ -115,6 +115,16 @@ func TestEntryJSON(t *testing.T) {
 			[]string{"expires", "port", "share"}},
 		{"port share revoked", rung.EntryPortShareRevoked, controller.PortShareRevoked{},
 			[]string{"port", "share"}},
+		{"network updated", rung.EntryNetworkUpdated, controller.NetworkUpdated{},
+			[]string{"headers", "mode", "rules"}},
+		{"egress connection", rung.EntryEgressConnection, controller.Egress{Host: "h", IP: "1.2.3.4", Port: 443, Protocol: "tls",
+			BytesIn: 1, BytesOut: 2, DurationMS: 3, Rule: "allow *.h", Time: time.Unix(1, 0).UTC()},
+			[]string{"bytes_in", "bytes_out", "duration_ms", "host", "ip", "port", "protocol", "rule", "time"}},
+		{"egress request", rung.EntryEgressRequest, controller.Egress{Host: "h", Method: "GET", Path: "/", Status: 200, Secret: "S", Port: 443,
+			Protocol: "https", Time: time.Unix(1, 0).UTC()},
+			[]string{"host", "method", "path", "port", "protocol", "secret", "status", "time"}},
+		{"egress denied", rung.EntryEgressDenied, controller.Egress{Host: "h", Port: 80, Protocol: "http", Message: "m", Time: time.Unix(1, 0).UTC()},
+			[]string{"host", "message", "port", "protocol", "time"}},
 	}
 	seen := map[rung.EntryType]bool{}
 	for _, tc := range tests {

@@ -144,7 +144,7 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d *rou
 			return c.runChecked(ctx, a, sb, d, req, checkedRun{stdin: stdin, out: out, lease: lease, streamedStdin: streamedStdin})
 		}
 		stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
-		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: isolateEnv(sb.Env, req.Env), Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: isolateEnv(c.envOf(sb.Sandbox), req.Env), Stdin: stdin, Stdout: stdout, Stderr: stderr,
 			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
 		return isolateOutcome(res), nil
 	}
@@ -172,7 +172,7 @@ func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbo
 	if err != nil {
 		return outcome{}, err
 	}
-	x, err := c.tier.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, sb.Env, req.Env), User: who, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
+	x, err := c.tier.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, c.envOf(sb.Sandbox), req.Env), User: who, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
 	switch {
 	case errors.Is(err, ErrOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))

@@ -56,7 +56,7 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 		stdin = read
 	}
 	res := a.sh.Run(ctx, shell.Request{Program: d.Program, StopUnsupported: true, Dir: req.Dir,
-		Env: isolateEnv(sb.Env, req.Env), Stdin: stdin, Stdout: hold.writer("stdout"), Stderr: hold.writer("stderr"),
+		Env: isolateEnv(c.envOf(sb.Sandbox), req.Env), Stdin: stdin, Stdout: hold.writer("stdout"), Stderr: hold.writer("stderr"),
 		Lease: r.lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
 	if !res.Stopped {
 		hold.release()

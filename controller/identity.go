@@ -142,7 +142,7 @@ func (c *Controller) route(a *actor, req rung.ExecRequest) (router.Decision, err
 		return router.Decision{}, err
 	}
 	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.tier != nil,
-		Dir: req.Dir, Env: isolateEnv(c.sandbox(a).Env, req.Env), LookPath: c.imageLookPath(a)}
+		Dir: req.Dir, Env: isolateEnv(c.envOf(c.sandbox(a).Sandbox), req.Env), LookPath: c.imageLookPath(a)}
 	why, err := routeUser(a, who, &rr)
 	if err != nil {
 		return router.Decision{}, err

@@ -36,6 +36,9 @@ type CreateRequest struct {
 type UpdateRequest struct {
 	Labels      *map[string]string `json:"labels,omitempty"`
 	IdleTimeout *time.Duration     `json:"idle_timeout,omitempty"`
+	// Network replaces the sandbox's network policy, applied to its
+	// running container at once (journaled network.updated).
+	Network *rung.NetworkPolicy `json:"network,omitempty"`
 }
 
 const (
@@ -107,10 +110,8 @@ func (c *Controller) checkCreate(tenant rung.TenantID, req CreateRequest) (rung.
 	default:
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "unknown isolation %q (want container or gvisor)", clip(string(req.Isolation)))
 	}
-	switch req.Network.Mode {
-	case "", "none", "egress":
-	default:
-		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "unknown network mode %q (want none or egress)", clip(string(req.Network.Mode)))
+	if err := c.checkNetwork(tenant, req.Network); err != nil {
+		return rung.Size{}, err
 	}
 	if req.IdleTimeout < 0 || req.TTL < 0 {
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "idle_timeout and ttl must not be negative")
@@ -302,6 +303,16 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 	if req.IdleTimeout != nil && *req.IdleTimeout < 0 {
 		return rung.Sandbox{}, rung.Errorf(rung.ErrInvalid, "idle_timeout must not be negative")
 	}
+	if req.Network != nil {
+		p := *req.Network
+		if p.Mode == "" {
+			p.Mode = rung.NetworkNone
+		}
+		if err := c.checkNetwork(tenant, p); err != nil {
+			return rung.Sandbox{}, err
+		}
+		req.Network = &p
+	}
 	a, err := c.acquire(ctx, tenant, ref)
 	if err != nil {
 		return rung.Sandbox{}, err
@@ -316,6 +327,9 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 		if req.IdleTimeout != nil {
 			sb.IdleTimeout = *req.IdleTimeout
 		}
+		if req.Network != nil {
+			sb.Network = *req.Network
+		}
 		sb.UpdatedAt = time.Now().UTC()
 		if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 			return fmt.Errorf("update sandbox %s: %w", sb.ID, err)
@@ -323,8 +337,20 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 		c.mu.Lock()
 		a.sb = sb
 		c.mu.Unlock()
-		c.journal(ctx, sb.ID, rung.EntrySandboxUpdated, SandboxUpdated{IdleTimeoutMS: sb.IdleTimeout.Milliseconds(), Labels: sb.Labels})
+		if req.Labels != nil || req.IdleTimeout != nil {
+			c.journal(ctx, sb.ID, rung.EntrySandboxUpdated, SandboxUpdated{IdleTimeoutMS: sb.IdleTimeout.Milliseconds(), Labels: sb.Labels})
+		}
 		out = sb.Sandbox
+		if req.Network == nil {
+			return nil
+		}
+		p := sb.Network
+		c.journal(ctx, sb.ID, rung.EntryNetworkUpdated, NetworkUpdated{Headers: len(p.Headers), Mode: p.Mode, Rules: len(p.Rules)})
+		if c.net != nil {
+			if err := c.net.Apply(ctx, sb.Sandbox); err != nil {
+				return fmt.Errorf("apply the network policy of sandbox %s: %w", sb.ID, err)
+			}
+		}
 		return nil
 	})
 	return out, err

@@ -58,8 +58,9 @@ type CreateSandboxRequest struct {
 // UpdateSandboxRequest is the body of PATCH /v1/sandboxes/{id}; nil
 // fields stay.
 type UpdateSandboxRequest struct {
-	Labels        *map[string]string `json:"labels,omitempty"`
-	IdleTimeoutMS *int64             `json:"idle_timeout_ms,omitempty"`
+	Labels        *map[string]string  `json:"labels,omitempty"`
+	IdleTimeoutMS *int64              `json:"idle_timeout_ms,omitempty"`
+	Network       *rung.NetworkPolicy `json:"network,omitempty"`
 }
 
 // ExecRequest is the body of POST /v1/sandboxes/{id}/exec (and the first
