@@ -3,10 +3,8 @@ package api
 import (
 	_ "embed"
 	"net/http"
-	"time"
 
-	"rung.dev/rung"
-	"rung.dev/rung/store"
+	"rung.dev/rung/controller"
 	"rung.dev/rung/wire"
 )
 
@@ -15,8 +13,8 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, c caller) 
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	t := store.Tenant{ID: req.Name, CreatedAt: time.Now().UTC()}
-	if err := s.st.CreateTenant(r.Context(), t); err != nil {
+	t, err := s.ctrl.CreateTenant(r.Context(), req.Name)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, tenantOut(t))
@@ -24,7 +22,7 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, c caller) 
 }
 
 func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, c caller) error {
-	list, err := s.st.ListTenants(r.Context())
+	list, err := s.ctrl.ListTenants(r.Context())
 	if err != nil {
 		return err
 	}
@@ -41,16 +39,11 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c caller) e
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if !rung.ValidName(string(req.Tenant)) {
-		return rung.Errorf(rung.ErrInvalid, "invalid tenant name %q", clip(string(req.Tenant)))
-	}
-	tok := NewToken()
-	sum := HashToken(tok)
-	t := store.Token{ID: "tok_" + idEnc.EncodeToString(sum[:8]), Tenant: req.Tenant, Hash: sum, Admin: req.Admin, CreatedAt: time.Now().UTC()}
-	if err := s.st.CreateToken(r.Context(), t); err != nil {
+	t, err := s.ctrl.CreateToken(r.Context(), controller.TokenRequest{Tenant: req.Tenant, Admin: req.Admin})
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, TokenResponse{ID: t.ID, Tenant: t.Tenant, Token: tok, Admin: t.Admin})
+	writeJSON(w, http.StatusCreated, TokenResponse{ID: t.ID, Tenant: t.Tenant, Token: t.Bearer, Admin: t.Admin})
 	return nil
 }
 

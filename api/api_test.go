@@ -12,8 +12,7 @@ import (
 
 	"rung.dev/rung/api"
 	"rung.dev/rung/controller"
-	"rung.dev/rung/storage/storagetest"
-	"rung.dev/rung/store/sqlite"
+	"rung.dev/rung/controller/controllertest"
 )
 
 // env is a real API server (controller, SQLite, btrfs test pool) on a
@@ -28,22 +27,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	pool := storagetest.NewTestPool(t)
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rung.db"))
+	c := controllertest.New(t, controller.Config{})
+	admin, _, err := c.Bootstrap(t.Context(), filepath.Join(t.TempDir(), "token"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	c, _, err := controller.New(t.Context(), controller.Config{Store: st, Pool: pool})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	admin, _, err := api.Bootstrap(t.Context(), st, filepath.Join(t.TempDir(), "token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(api.New(api.Config{Controller: c, Store: st, MaxJSONBytes: 64 << 10, MaxFileBytes: 1 << 20}))
+	srv := httptest.NewServer(api.New(api.Config{Controller: c, MaxJSONBytes: 64 << 10, MaxFileBytes: 1 << 20}))
 	t.Cleanup(srv.Close)
 	e := &env{url: srv.URL, admin: admin}
 	for _, tn := range []string{"acme", "beta"} {

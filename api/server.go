@@ -19,13 +19,11 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
-	"rung.dev/rung/store"
 )
 
-// Config configures a [Server]. Controller and Store are required.
+// Config configures a [Server]. Controller is required.
 type Config struct {
 	Controller *controller.Controller
-	Store      store.Store
 	Logger     *slog.Logger // nil discards
 	// MaxJSONBytes bounds a JSON request body; default 8 MiB.
 	MaxJSONBytes int64
@@ -45,13 +43,11 @@ type Config struct {
 
 // Server serves the API. It is safe for concurrent use.
 type Server struct {
-	ctrl   *controller.Controller
-	st     store.Store
-	log    *slog.Logger
-	cfg    Config
-	mux    *http.ServeMux
-	tokens tokenCache
-	ports  *httputil.ReverseProxy // the ports API's proxy (ports.go)
+	ctrl  *controller.Controller
+	log   *slog.Logger
+	cfg   Config
+	mux   *http.ServeMux
+	ports *httputil.ReverseProxy // the ports API's proxy (ports.go)
 }
 
 // route is one endpoint. Routes is the table the OpenAPI test checks.
@@ -139,8 +135,7 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{ctrl: cfg.Controller, st: cfg.Store, log: slog.New(requestIDHandler{log.Handler()}), cfg: cfg, mux: http.NewServeMux()}
-	s.tokens.m = map[[32]byte]caller{}
+	s := &Server{ctrl: cfg.Controller, log: slog.New(requestIDHandler{log.Handler()}), cfg: cfg, mux: http.NewServeMux()}
 	s.ports = s.newPortProxy()
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.pattern, s.wrap(rt))

@@ -5,7 +5,6 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
-	"rung.dev/rung/store"
 	"rung.dev/rung/wire"
 )
 
@@ -53,15 +52,15 @@ func resultOut(r rung.ExecResult) ExecResult {
 		DurationMS: float64(r.Duration.Microseconds()) / 1000, Truncated: r.Truncated}
 }
 
-func eventOut(e store.Event) Event {
+func eventOut(e rung.Event) Event {
 	return Event{Seq: e.Seq, Time: e.Time, Type: e.Type, Journal: e.Journal, Data: e.Data}
 }
 
-func effectOut(e store.Effect) wire.Effect {
+func effectOut(e rung.Effect) wire.Effect {
 	return wire.Effect{Sandbox: e.Sandbox, Key: e.Key, Kind: e.Kind, Result: e.Result, Seq: e.Seq, CreatedAt: e.CreatedAt}
 }
 
-func tenantOut(t store.Tenant) wire.Tenant {
+func tenantOut(t rung.Tenant) wire.Tenant {
 	return wire.Tenant{ID: t.ID, CreatedAt: t.CreatedAt}
 }
 

@@ -113,11 +113,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer ctrl.Close()
-	if token, _, err = api.Bootstrap(ctx, st, filepath.Join(dir, "token")); err != nil {
+	if token, _, err = ctrl.Bootstrap(ctx, filepath.Join(dir, "token")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	srv := httptest.NewServer(api.New(api.Config{Controller: ctrl, Store: st}))
+	srv := httptest.NewServer(api.New(api.Config{Controller: ctrl}))
 	defer srv.Close()
 	addr = srv.URL
 	return m.Run()

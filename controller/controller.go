@@ -135,6 +135,7 @@ type Controller struct {
 	wake   chan struct{}  // cap 1: the alarm goroutine should re-read the next alarm
 	warm   Spares         // nil: no spares
 	snaps  snapshots      // snapshots in use, rollbacks in progress (snapshot.go)
+	tokens tokenCache     // verified API tokens (tokens.go)
 
 	mu          sync.Mutex // guards the fields below
 	actors      map[rung.SandboxID]*actor

@@ -45,7 +45,7 @@ type EventQuery struct {
 // Events returns tenant's sandbox ref's events after q.After, oldest
 // first, and the sandbox's ID (for [Controller.Changed]). Output events
 // are kept for Config.Retention; journal entries for the sandbox's life.
-func (c *Controller) Events(ctx context.Context, tenant rung.TenantID, ref string, q EventQuery) ([]store.Event, rung.SandboxID, error) {
+func (c *Controller) Events(ctx context.Context, tenant rung.TenantID, ref string, q EventQuery) ([]rung.Event, rung.SandboxID, error) {
 	if q.After < 0 || q.Limit > 10000 {
 		return nil, "", rung.Errorf(rung.ErrInvalid, "after must be >= 0 and limit <= 10000")
 	}
@@ -70,26 +70,26 @@ type EffectRequest struct {
 // DeclareEffect records an external effect under its idempotency key. A
 // second declaration with the same key changes nothing and returns the
 // first one (created false), so a retried task can tell it already did it.
-func (c *Controller) DeclareEffect(ctx context.Context, tenant rung.TenantID, ref string, req EffectRequest) (store.Effect, bool, error) {
+func (c *Controller) DeclareEffect(ctx context.Context, tenant rung.TenantID, ref string, req EffectRequest) (rung.Effect, bool, error) {
 	if req.Key == "" || len(req.Key) > 256 || len(req.Kind) > 256 {
-		return store.Effect{}, false, rung.Errorf(rung.ErrInvalid, "effect key must be 1 to 256 bytes, kind at most 256")
+		return rung.Effect{}, false, rung.Errorf(rung.ErrInvalid, "effect key must be 1 to 256 bytes, kind at most 256")
 	}
 	if len(req.Result) > 64<<10 {
-		return store.Effect{}, false, &rung.LimitError{Limit: "effect_result_bytes", Max: 64 << 10, TooLarge: true}
+		return rung.Effect{}, false, &rung.LimitError{Limit: "effect_result_bytes", Max: 64 << 10, TooLarge: true}
 	}
 	if len(req.Result) > 0 && !json.Valid(req.Result) {
-		return store.Effect{}, false, rung.Errorf(rung.ErrInvalid, "effect result is not valid JSON")
+		return rung.Effect{}, false, rung.Errorf(rung.ErrInvalid, "effect result is not valid JSON")
 	}
 	sb, err := c.Get(ctx, tenant, ref)
 	if err != nil {
-		return store.Effect{}, false, err
+		return rung.Effect{}, false, err
 	}
 	now := time.Now().UTC()
 	data, _ := json.Marshal(EffectDeclared{Key: req.Key, Kind: req.Kind})
-	e, created, err := c.st.DeclareEffect(ctx, store.Effect{Sandbox: sb.ID, Key: req.Key, Kind: req.Kind, Result: req.Result, CreatedAt: now},
-		store.Event{Time: now, Type: string(rung.EntryEffectDeclared), Journal: true, Data: data})
+	e, created, err := c.st.DeclareEffect(ctx, rung.Effect{Sandbox: sb.ID, Key: req.Key, Kind: req.Kind, Result: req.Result, CreatedAt: now},
+		rung.Event{Time: now, Type: string(rung.EntryEffectDeclared), Journal: true, Data: data})
 	if err != nil {
-		return store.Effect{}, false, fmt.Errorf("declare effect: %w", err)
+		return rung.Effect{}, false, fmt.Errorf("declare effect: %w", err)
 	}
 	if created {
 		c.notify(sb.ID)
@@ -98,7 +98,7 @@ func (c *Controller) DeclareEffect(ctx context.Context, tenant rung.TenantID, re
 }
 
 // Effects lists tenant's sandbox ref's declared effects.
-func (c *Controller) Effects(ctx context.Context, tenant rung.TenantID, ref string) ([]store.Effect, error) {
+func (c *Controller) Effects(ctx context.Context, tenant rung.TenantID, ref string) ([]rung.Effect, error) {
 	sb, err := c.Get(ctx, tenant, ref)
 	if err != nil {
 		return nil, err

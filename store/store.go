@@ -7,7 +7,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"rung.dev/rung"
@@ -176,11 +175,14 @@ type SecretRow struct {
 	Sealed []byte
 }
 
-// Tenant is a customer of the server: it owns sandboxes and tokens.
-type Tenant struct {
-	ID        rung.TenantID `json:"id"`
-	CreatedAt time.Time     `json:"created_at"`
-}
+// Tenant, Event and Effect are the domain's types (package rung), stored
+// as they are: what a method returns goes up through the controller to the
+// API without a conversion, and the store adds no fields to them.
+type (
+	Tenant = rung.Tenant
+	Event  = rung.Event
+	Effect = rung.Effect
+)
 
 // Token is an API bearer token as stored: its SHA-256 hash, never the
 // token. Admin tokens may manage tenants and tokens.
@@ -279,30 +281,9 @@ type Exec struct {
 	EndedAt   time.Time
 }
 
-// Event is one entry of a sandbox's event stream. Journal entries are the
-// durable record of what happened; other events (exec output chunks) are
-// kept for a retention period only.
-type Event struct {
-	Seq     int64           `json:"seq"`
-	Time    time.Time       `json:"time"`
-	Type    string          `json:"type"` // "exec.started", "exec.output", "file.written", ...
-	Journal bool            `json:"journal"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
 // EventQuery selects events of one sandbox.
 type EventQuery struct {
 	After       int64
 	Limit       int
 	JournalOnly bool
-}
-
-// Effect is a declared external side effect, keyed for idempotency.
-type Effect struct {
-	Sandbox   rung.SandboxID  `json:"sandbox"`
-	Key       rung.EffectKey  `json:"key"`
-	Kind      string          `json:"kind,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
-	Seq       int64           `json:"seq"` // its journal entry
-	CreatedAt time.Time       `json:"created_at"`
 }

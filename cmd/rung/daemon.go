@@ -166,7 +166,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.WarnContext(ctx, "start-up reconciliation fixed things", "report", d.Report)
 	}
 	tokenPath := filepath.Join(cfg.Data, "token")
-	tok, created, err := api.Bootstrap(ctx, d.store, tokenPath)
+	tok, created, err := d.ctrl.Bootstrap(ctx, tokenPath)
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -175,7 +175,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.InfoContext(ctx, "admin token created", "path", tokenPath)
 	}
 	d.Token = tok
-	d.handler = api.New(api.Config{Controller: d.ctrl, Store: d.store, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL})
+	d.handler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL})
 	// Made here, not in Serve: a Close that runs before Serve starts must
 	// still reach it (Serve on a closed server returns at once).
 	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
