@@ -262,7 +262,7 @@ func (s *Server) listShares(w http.ResponseWriter, r *http.Request, c caller) er
 	}
 	out := wire.ShareList{Shares: make([]wire.Share, len(shs))}
 	for i, sh := range shs {
-		out.Shares[i] = shareOut(controller.Share{Share: sh})
+		out.Shares[i] = shareOut(sh)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

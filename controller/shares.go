@@ -33,8 +33,17 @@ const ShareTokenParam = "rung_share"
 // Share is a shared port as the API shows it; Token is set only in the
 // answer of the create.
 type Share struct {
-	store.Share
-	Token string
+	ID        string
+	Sandbox   rung.SandboxID
+	Port      int
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	RevokedAt time.Time // zero while valid
+	Token     string
+}
+
+func shareOf(sh store.Share) Share {
+	return Share{ID: sh.ID, Sandbox: sh.Sandbox, Port: sh.Port, CreatedAt: sh.CreatedAt, ExpiresAt: sh.ExpiresAt, RevokedAt: sh.RevokedAt}
 }
 
 func (c *Controller) shareSig(id string, sb rung.SandboxID, port int, expires int64) (string, error) {
@@ -73,7 +82,9 @@ func (c *Controller) SharePort(ctx context.Context, tenant rung.TenantID, ref st
 		return Share{}, err
 	}
 	c.journal(ctx, sb.ID, rung.EntryPortShared, PortShared{Expires: sh.ExpiresAt, Port: port, Share: sh.ID})
-	return Share{Share: sh, Token: sh.ID + "." + strconv.FormatInt(sh.ExpiresAt.Unix(), 10) + "." + sig}, nil
+	out := shareOf(sh)
+	out.Token = sh.ID + "." + strconv.FormatInt(sh.ExpiresAt.Unix(), 10) + "." + sig
+	return out, nil
 }
 
 // errBadShare is every failed share check's answer, alike so a caller
@@ -110,12 +121,17 @@ func (c *Controller) CheckShare(ctx context.Context, token string, sb rung.Sandb
 
 // ListShares returns the shares of tenant's sandbox ref, revoked and
 // expired ones included.
-func (c *Controller) ListShares(ctx context.Context, tenant rung.TenantID, ref string) ([]store.Share, error) {
+func (c *Controller) ListShares(ctx context.Context, tenant rung.TenantID, ref string) ([]Share, error) {
 	sb, err := c.Get(ctx, tenant, ref)
 	if err != nil {
 		return nil, err
 	}
-	return c.st.ListShares(ctx, tenant, sb.ID)
+	rows, err := c.st.ListShares(ctx, tenant, sb.ID)
+	out := make([]Share, len(rows))
+	for i, r := range rows {
+		out[i] = shareOf(r)
+	}
+	return out, err
 }
 
 // RevokeShare ends a share at once.
