@@ -18,9 +18,10 @@
 //     proxy port, where the daemon's proxy recovers the address the sandbox
 //     dialled with getsockopt(SO_ORIGINAL_DST); UDP and TCP to port 53, to any
 //     address, go to the host end's DNS port. Everything else (other UDP,
-//     ICMP, any other protocol) is rejected at once: a TCP reset, or an ICMP
-//     "administratively prohibited" that fails a connected socket's next
-//     call with EHOSTUNREACH. Nothing is forwarded.
+//     ICMP, any other protocol) is rejected at once: TCP with a reset, UDP
+//     with an ICMP "port unreachable" (a connected socket's next call fails
+//     with ECONNREFUSED, under Linux and gVisor alike), the rest with an
+//     ICMP "administratively prohibited". Nothing is forwarded.
 //   - open: DNS is redirected as in egress; everything else is forwarded
 //     and masqueraded through the host's routes, except what is rejected at
 //     once: the host's own addresses (whatever interface holds them,
@@ -28,6 +29,12 @@
 //     manager's whole range (other sandboxes and their host ends), and,
 //     unless the sandbox's [Policy] allows a prefix explicitly, 10/8,
 //     172.16/12, 192.168/16, 100.64/10 and 169.254/16 (cloud metadata).
+//
+// A refusal by ICMP is subject to the host's ICMP rate limit
+// (net.ipv4.icmp_ratelimit, per destination: a burst of 6, then one a
+// second by default): a sandbox that sends a flood of datagrams the policy
+// refuses gets its first answers at once and then fewer; TCP resets are
+// not limited.
 //
 // IPv6 is off on both ends of the link: a sandbox's IPv6 socket fails at
 // once with ENETUNREACH, and the host end drops any IPv6 packet that root in

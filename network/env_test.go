@@ -52,14 +52,8 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx := context.Background()
-		for _, l := range e.m.Links() {
-			if err := e.m.Detach(ctx, l.Sandbox); err != nil {
-				t.Errorf("cleanup: %v", err)
-			}
-		}
-		if err := network.DeleteTable(e.m); err != nil && !errors.Is(err, syscall.ENOENT) {
-			t.Errorf("cleanup: delete table: %v", err)
+		if err := e.m.Uninstall(context.Background()); err != nil {
+			t.Errorf("cleanup: %v", err)
 		}
 		e.m.Close()
 	})

@@ -43,16 +43,6 @@ func SandboxChains(m *Manager) ([]string, error) {
 	return names, nil
 }
 
-// DeleteTable removes the manager's nftables table: test cleanup.
-func DeleteTable(m *Manager) error {
-	c, err := nftables.New()
-	if err != nil {
-		return err
-	}
-	c.DelTable(m.table)
-	return c.Flush()
-}
-
 // Settle waits until the links Detach took down are deleted.
 func Settle(m *Manager) { m.settle() }
 

@@ -29,10 +29,10 @@ type Config struct {
 	// do not overlap, and distinct tables.
 	Range netip.Prefix
 	// ProxyPort is the port on each link's host address that egress mode
-	// redirects every TCP connection to; default 3128.
+	// redirects every TCP connection to; default [DefaultProxyPort].
 	ProxyPort uint16
 	// DNSPort is the port on each link's host address that both modes
-	// redirect DNS (UDP and TCP port 53) to; default 5353.
+	// redirect DNS (UDP and TCP port 53) to; default [DefaultDNSPort].
 	DNSPort uint16
 	// Table is the nftables table (family inet) the manager owns and no
 	// one else touches; default "rung".
@@ -42,6 +42,13 @@ type Config struct {
 
 // DefaultRange is [Config.Range]'s default.
 var DefaultRange = netip.MustParsePrefix("10.231.0.0/16")
+
+// Default ports, clear of the usual proxies' (3128, 8080, Istio's 15001)
+// and of mDNS (5353).
+const (
+	DefaultProxyPort = 10280
+	DefaultDNSPort   = 10253
+)
 
 // Policy is what a sandbox's link lets through at the packet level. The
 // domain and HTTP rules of a rung.NetworkPolicy are the egress proxy's;
@@ -140,10 +147,10 @@ func Open(cfg Config) (*Manager, error) {
 	}
 	cfg.Range = cfg.Range.Masked()
 	if cfg.ProxyPort == 0 {
-		cfg.ProxyPort = 3128
+		cfg.ProxyPort = DefaultProxyPort
 	}
 	if cfg.DNSPort == 0 {
-		cfg.DNSPort = 5353
+		cfg.DNSPort = DefaultDNSPort
 	}
 	if cfg.Table == "" {
 		cfg.Table = "rung"

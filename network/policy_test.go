@@ -113,8 +113,8 @@ func TestEgress(t *testing.T) {
 		}},
 		{"other UDP is refused at once", func() error {
 			_, err := query(netip.MustParseAddrPort("203.0.113.9:123"), "ntp")
-			if !errors.Is(err, syscall.EHOSTUNREACH) {
-				return fmt.Errorf("UDP: %v, want EHOSTUNREACH", err)
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				return fmt.Errorf("UDP: %v, want ECONNREFUSED", err)
 			}
 			return nil
 		}},
@@ -153,6 +153,7 @@ func TestEgress(t *testing.T) {
 // the benchmarking range (outside every rejected one) and one in CGNAT
 // space (rejected unless allowed).
 type upstream struct {
+	ns              string     // its namespace
 	public, private netip.Addr // its addresses
 	gwPublic        netip.Addr // the host's address toward it
 	gwPrivate       netip.Addr
@@ -168,6 +169,7 @@ func newUpstream(t *testing.T, e *env) *upstream {
 		gwPrivate: netip.AddrFrom4([4]byte{priv[0], priv[1], priv[2], 5}), private: netip.AddrFrom4([4]byte{priv[0], priv[1], priv[2], 6}),
 	}
 	path := filepath.Join(t.TempDir(), "upstream")
+	u.ns = path
 	if err := network.CreateNamespace(path); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +270,7 @@ func TestOpen(t *testing.T) {
 		in(t, l.NetNS, func() error {
 			typ, code, err := icmpEcho(up.private)
 			if err != nil || typ != 3 || code != 13 {
-				return fmt.Errorf("ICMP %d/%d, %v; want 3/13", typ, code, err)
+				return fmt.Errorf("ICMP %d/%d, %v; want 3/13 (administratively prohibited)", typ, code, err)
 			}
 			return nil
 		})
@@ -292,6 +294,29 @@ func TestOpen(t *testing.T) {
 		in(t, l.NetNS, func() error {
 			return wantErrno(netip.MustParseAddrPort("169.254.169.254:80"), syscall.ECONNREFUSED)
 		})
+	})
+	t.Run("nothing outside opens a connection into a sandbox", func(t *testing.T) {
+		var ln net.Listener
+		in(t, l.NetNS, func() (err error) {
+			ln, err = net.Listen("tcp4", "0.0.0.0:0")
+			return err
+		})
+		inside := acceptOn(t, ln)
+		in(t, up.ns, func() error {
+			h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			// The upstream routes the sandboxes' range through the host,
+			// as a machine on the host's network could.
+			r := e.lease.Range
+			if err := h.RouteAdd(&netlink.Route{Dst: &net.IPNet{IP: r.Addr().AsSlice(), Mask: net.CIDRMask(r.Bits(), 32)}, Gw: up.gwPublic.AsSlice()}); err != nil {
+				return err
+			}
+			return wantErrno(netip.AddrPortFrom(l.GuestIP, uint16(inside.port())), syscall.ECONNREFUSED)
+		})
+		inside.none(t)
 	})
 	e.proxy.none(t)
 }
@@ -346,4 +371,28 @@ func routeLoopbackOut(l network.Link) error {
 	}
 	return h.RouteAdd(&netlink.Route{LinkIndex: eth0.Attrs().Index, Gw: l.HostIP.AsSlice(),
 		Dst: &net.IPNet{IP: net.IPv4(127, 0, 0, 2).To4(), Mask: net.CIDRMask(32, 32)}})
+}
+
+// The daemon reaches a sandbox's ports (previews, port forwarding) in
+// every mode: the sandbox's answers pass its filter.
+func TestHostReachesSandbox(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, p := range []network.Policy{egress, open} {
+		t.Run(string(p.Mode), func(t *testing.T) {
+			l := e.attach(t, p)
+			var ln net.Listener
+			in(t, l.NetNS, func() (err error) {
+				ln, err = net.Listen("tcp4", "0.0.0.0:0")
+				return err
+			})
+			server := acceptOn(t, ln)
+			c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(l.GuestIP, uint16(server.port())).String(), hangTimeout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			roundTrip(t, c, server.next(t))
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
@@ -186,6 +187,32 @@ func (m *Manager) Adopt(ctx context.Context, id rung.SandboxID) (Link, error) {
 		return Link{}, err
 	}
 	return r.link(), nil
+}
+
+// Uninstall detaches every sandbox the manager knows (records a previous
+// daemon left included) and removes its nftables table: for tests, and for
+// taking rung off a host. The manager is of no use after it.
+func (m *Manager) Uninstall(ctx context.Context) error {
+	m.mu.Lock()
+	ids := make([]rung.SandboxID, 0, len(m.links))
+	for id := range m.links {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, m.Detach(ctx, id))
+	}
+	m.settle()
+	c, err := nftables.New()
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	c.DelTable(m.table)
+	if err := c.Flush(); err != nil && !errors.Is(err, syscall.ENOENT) {
+		errs = append(errs, fmt.Errorf("delete nftables table %s: %w", m.table.Name, err))
+	}
+	return errors.Join(errs...)
 }
 
 // Links returns the links of the sandboxes attached or taken over, in no

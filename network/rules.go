@@ -25,7 +25,8 @@ import (
 //	nat_TAG            the sandbox's redirections: DNS; egress: all TCP;
 //	                   open: loopback destinations to the host end
 //	filter_TAG         the sandbox's policy, after its redirections
-//	deny               TCP reset, or ICMP administratively prohibited
+//	deny               TCP: reset; UDP: ICMP port unreachable; the rest:
+//	                   ICMP administratively prohibited
 //	host_local         destinations open mode never reaches
 //	private            destinations open mode reaches only if allowed
 //
@@ -87,6 +88,12 @@ func (m *Manager) installBase() error {
 	}{
 		{&nftables.Chain{Name: denyChain}, [][]expr.Any{
 			append(l4(unix.IPPROTO_TCP), &expr.Reject{Type: unix.NFT_REJECT_TCP_RST}),
+			// UDP gets "port unreachable": the one code both Linux (a
+			// fatal error: ECONNREFUSED on a connected socket) and
+			// gVisor's stack (which ignores "administratively
+			// prohibited" and "host unreachable" is not fatal to Linux's
+			// UDP) turn into an error at once.
+			append(l4(unix.IPPROTO_UDP), &expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_PORT_UNREACH}),
 			{&expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_ADMIN_PROHIBITED}},
 		}},
 		{&nftables.Chain{Name: localChain}, m.localRules()},
