@@ -37,6 +37,7 @@ var ranks = map[string]rank{
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},
 	"image":           {2, "image store and builders, for the container tier"},
 	"agent":           {2, "the in-container agent and its protocol, for the container tier"},
+	"network":         {2, "sandboxes' links and packet policy on the host (veth, nftables), under the container tier"},
 	"shell/tools/awk": {2, "an awk interpreter with no rung imports, under the tools that run it"},
 	"shell":           {3, "the isolate tier: it reports what it cannot run, never calls up"},
 	"container":       {3, "the container tier"},
@@ -74,7 +75,9 @@ var modules = map[string]dep{
 	"github.com/spf13/cobra":                 {[]string{"cmd"}, nil, "the CLI's verbs and flags"},
 	"github.com/coder/websocket":             {[]string{"api", "cmd"}, nil, "the exec and process WebSocket streams, served by api and used by the CLI"},
 	"github.com/google/go-cmp":               {nil, []string{"*"}, "diffs in test failures"},
-	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
+	"github.com/google/nftables":             {[]string{"network"}, nil, "the packet policy's nftables table is network's alone"},
+	"github.com/vishvananda/netlink":         {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
+	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
 }
 
 // An edge is an import the ranks allow but the design forbids: from's

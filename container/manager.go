@@ -121,6 +121,15 @@ type StartRequest struct {
 	Subvolume string
 	Image     image.Image
 	Size      rung.Size
+	// NetNS is the path of a network namespace the caller prepared for
+	// the container to join (network.Link.NetNS); "" gives it a new one
+	// with loopback only. Under runsc the namespace must have its
+	// interfaces before the start: gVisor takes them over as it boots
+	// (see Runtime.networked).
+	NetNS string
+	// ResolvConf, when set, is the container's /etc/resolv.conf,
+	// bind-mounted read-only (network.Link.ResolvConf).
+	ResolvConf []byte
 }
 
 // Get returns the sandbox's running container, or nil.
@@ -195,11 +204,20 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	if len(env) == 0 {
 		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	}
+	if req.ResolvConf != nil {
+		if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), req.ResolvConf, 0o644); err != nil {
+			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+		}
+	}
 	if err := writeSpec(dir, m.bundleSpec(req, dir, env, listener != nil)); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
 	pidFile := filepath.Join(dir, "pid")
-	if err := m.cfg.Runtime.run(ctx, string(req.Sandbox), dir, pidFile, filepath.Join(dir, "runtime.log"), listener); err != nil {
+	rt := m.cfg.Runtime
+	if req.NetNS != "" {
+		rt = rt.networked()
+	}
+	if err := rt.run(ctx, string(req.Sandbox), dir, pidFile, filepath.Join(dir, "runtime.log"), listener); err != nil {
 		return nil, rung.Errorf(rung.ErrUnavailable, "start container for %s: %v", req.Sandbox, err)
 	}
 	if listener != nil {
@@ -242,6 +260,10 @@ func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedL
 		Tmp:       filepath.Join(req.Subvolume, "fs", "tmp"),
 		AgentBin:  m.agentDir, RunDir: filepath.Join(dir, "run"),
 		PassedListener: passedListener,
+		NetNS:          req.NetNS,
+	}
+	if req.ResolvConf != nil {
+		in.ResolvConf = filepath.Join(dir, "resolv.conf")
 	}
 	if m.cfg.Runtime.SeccompBPF {
 		// A profile the compiler cannot express (a test catches that)

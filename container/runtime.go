@@ -123,11 +123,42 @@ func (r *Runtime) list(ctx context.Context) ([]containerState, error) {
 }
 
 // GVisor returns the runsc runtime at binary, configured for rung: no
-// network stack beyond loopback until the egress issue, and the ptrace
+// network stack beyond loopback (a container that joins a prepared
+// namespace gets gVisor's own stack: see networked), and the ptrace
 // platform, since this host has no /dev/kvm. --host-uds=create lets the
 // agent's listening socket appear on the host side of its bind mount.
 func GVisor(binary string) Runtime {
 	return Runtime{Name: "runsc", Binary: binary, Flags: []string{"--network=none", "--platform=ptrace", "--host-uds=create"}}
+}
+
+// networked returns r as it runs a container that joins a network
+// namespace the caller prepared. runc and crun join the namespace the
+// spec names. runsc needs --network=sandbox to run its own network stack
+// over the namespace's interfaces, which it takes over as it boots
+// (addresses, routes, and eth0's traffic through a packet socket); and
+// the runsc packaged here (release 20221219) then refuses every
+// namespace, "cannot run with network enabled in root network
+// namespace", because it tells the host's namespace from others by
+// /proc/sys/net/core/rmem_default, a file that kernels since 5.x (6.18
+// here) have in every network namespace. So runsc runs in a private
+// mount namespace where an empty tmpfs hides /proc/sys/net; the runsc
+// process reads nothing else there (TestNetworkEgress runs it).
+func (r Runtime) networked() Runtime {
+	if r.Name != "runsc" {
+		return r
+	}
+	flags := make([]string, 0, len(r.Flags)+1)
+	for _, f := range r.Flags {
+		if !strings.HasPrefix(f, "--network=") {
+			flags = append(flags, f)
+		}
+	}
+	r.Flags = append(flags, "--network=sandbox")
+	r.Wrapper = append([]string{
+		"unshare", "--mount", "--propagation", "private", "sh", "-c",
+		`mount -t tmpfs -o size=4k,mode=555 rung-hide /proc/sys/net && exec "$0" "$@"`,
+	}, r.Wrapper...)
+	return r
 }
 
 // Crun returns the crun runtime at binary. crun refuses this kind of host's

@@ -34,6 +34,12 @@ type specInput struct {
 	// (base64, see seccomp_bpf.go), passed in crun's annotation instead of
 	// the profile in the spec's seccomp section.
 	SeccompBPF string
+	// NetNS is the path of a network namespace to join (see
+	// StartRequest.NetNS); "" makes a new one, with loopback only.
+	NetNS string
+	// ResolvConf is the host path of a file bind-mounted read-only at
+	// /etc/resolv.conf; "" leaves the image's.
+	ResolvConf string
 }
 
 // dockerCaps is Docker's default capability set without NET_RAW (raw
@@ -145,6 +151,15 @@ func buildSpec(in specInput) *specs.Spec {
 	if in.SeccompBPF != "" {
 		spec.Linux.Seccomp = nil
 		spec.Annotations = map[string]string{seccompBPFAnnotation: in.SeccompBPF}
+	}
+	for i, ns := range spec.Linux.Namespaces {
+		if ns.Type == specs.NetworkNamespace {
+			spec.Linux.Namespaces[i].Path = in.NetNS
+		}
+	}
+	if in.ResolvConf != "" {
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: in.ResolvConf,
+			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
 	}
 	return spec
 }

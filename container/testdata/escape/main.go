@@ -11,6 +11,8 @@
 //	escape io-uring        io_uring_setup, io_uring_enter, io_uring_register
 //	escape ptrace PID      PTRACE_ATTACH to PID
 //	escape ptrace-child    PTRACE_ATTACH to a child of its own
+//	escape tcp ADDR:PORT   connect, for the network policy's refusals
+//	escape udp ADDR:PORT   connect, send and wait for an answer or an error
 //
 // and the calls of kernel.go. sethostname, pause and exit7 are what its
 // children run.
@@ -19,6 +21,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
@@ -62,6 +65,11 @@ func main() {
 		fmt.Println("sethostname in the new namespace worked")
 	case "pause":
 		select {}
+	case "tcp", "udp":
+		// escape tcp|udp ADDR:PORT: connect (and for UDP send one
+		// datagram and wait for an answer), printing the errno; a wait
+		// that times out (10 s) prints ETIMEDOUT or EAGAIN.
+		fmt.Println(probe(os.Args[1], os.Args[2]))
 	default:
 		out, ok := kernelAttempt(os.Args[1:])
 		if !ok {
@@ -140,6 +148,33 @@ func attachChild() string {
 		return got
 	}
 	return "attached"
+}
+
+func probe(network, addr string) string {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return err.Error()
+	}
+	typ := unix.SOCK_STREAM
+	if network == "udp" {
+		typ = unix.SOCK_DGRAM
+	}
+	fd, err := unix.Socket(unix.AF_INET, typ|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return errnoName(err)
+	}
+	defer unix.Close(fd)
+	tv := unix.Timeval{Sec: 10}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}); err != nil || network == "tcp" {
+		return errnoName(err)
+	}
+	if _, err := unix.Write(fd, []byte("probe")); err != nil {
+		return errnoName(err)
+	}
+	_, err = unix.Read(fd, make([]byte, 64))
+	return errnoName(err)
 }
 
 func errnoName(err error) string {
