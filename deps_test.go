@@ -37,6 +37,7 @@ var ranks = map[string]rank{
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},
 	"image":           {2, "image store and builders, for the container tier"},
 	"agent":           {2, "the in-container agent and its protocol, for the container tier"},
+	"egress":          {2, "one sandbox's egress proxy and DNS under its network policy; it knows rung's policy types and nothing above them"},
 	"shell/tools/awk": {2, "an awk interpreter with no rung imports, under the tools that run it"},
 	"shell":           {3, "the isolate tier: it reports what it cannot run, never calls up"},
 	"container":       {3, "the container tier"},
@@ -74,6 +75,7 @@ var modules = map[string]dep{
 	"github.com/spf13/cobra":                 {[]string{"cmd"}, nil, "the CLI's verbs and flags"},
 	"github.com/coder/websocket":             {[]string{"api", "cmd"}, nil, "the exec and process WebSocket streams, served by api and used by the CLI"},
 	"github.com/google/go-cmp":               {nil, []string{"*"}, "diffs in test failures"},
+	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
 	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
 }
 
