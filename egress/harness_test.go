@@ -82,7 +82,7 @@ func (r *resolver) lookedUp(name string) bool {
 
 // world holds the upstream servers and the proxy's view of the network.
 type world struct {
-	t        *testing.T
+	t        testing.TB
 	upCA     *CA // signs the upstream HTTPS servers' certificates
 	httpAddr string
 	tlsAddr  string
@@ -97,7 +97,7 @@ type world struct {
 }
 
 // received returns the last request upstream got for host and path.
-func (w *world) received(t *testing.T, scheme, host, path string) echoInfo {
+func (w *world) received(t testing.TB, scheme, host, path string) echoInfo {
 	t.Helper()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -177,7 +177,7 @@ func (wd *world) handle(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	upCA, err := NewCA("upstream")
 	if err != nil {
@@ -197,7 +197,7 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
-func serveHTTP(t *testing.T, h http.HandlerFunc, tc *tls.Config) string {
+func serveHTTP(t testing.TB, h http.HandlerFunc, tc *tls.Config) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -220,7 +220,7 @@ func serveHTTP(t *testing.T, h http.HandlerFunc, tc *tls.Config) string {
 	return l.Addr().String()
 }
 
-func serveTCP(t *testing.T, handle func(net.Conn)) string {
+func serveTCP(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -257,7 +257,7 @@ func serveTCP(t *testing.T, handle func(net.Conn)) string {
 }
 
 // serveDNSUpstream answers TXT queries with "upstream".
-func serveDNSUpstream(t *testing.T) string {
+func serveDNSUpstream(t testing.TB) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -348,7 +348,7 @@ func (e *events) add(ev Event) {
 }
 
 // wait returns the first event that match accepts, waiting for it.
-func (e *events) wait(t *testing.T, what string, match func(Event) bool) Event {
+func (e *events) wait(t testing.TB, what string, match func(Event) bool) Event {
 	t.Helper()
 	deadline := time.After(waitTimeout)
 	for {
@@ -380,7 +380,7 @@ func (e *events) dump() string {
 // TCP connection, the proxy's listener with the original destination the
 // kernel would have recorded.
 type sandbox struct {
-	t      *testing.T
+	t      testing.TB
 	w      *world
 	p      *Proxy
 	ca     *CA
@@ -396,11 +396,11 @@ type sandbox struct {
 
 type sandboxOpt func(*Config)
 
-func newSandbox(t *testing.T, w *world, pol rung.NetworkPolicy, opts ...sandboxOpt) *sandbox {
+func newSandbox(t testing.TB, w *world, pol rung.NetworkPolicy, opts ...sandboxOpt) *sandbox {
 	return newSandboxClock(t, w, pol, time.Now, opts...)
 }
 
-func newSandboxClock(t *testing.T, w *world, pol rung.NetworkPolicy, now func() time.Time, opts ...sandboxOpt) *sandbox {
+func newSandboxClock(t testing.TB, w *world, pol rung.NetworkPolicy, now func() time.Time, opts ...sandboxOpt) *sandbox {
 	t.Helper()
 	ca, err := NewCA("sbx_test")
 	if err != nil {
@@ -453,6 +453,7 @@ func (sb *sandbox) originalDst(c net.Conn) (netip.AddrPort, error) {
 	for {
 		sb.mu.Lock()
 		ap, ok := sb.origs[key]
+		delete(sb.origs, key)
 		added := sb.added
 		sb.mu.Unlock()
 		if ok {
@@ -562,7 +563,7 @@ func (sb *sandbox) get(url string) (*http.Response, string) {
 }
 
 // echo decodes an upstream echo body.
-func echoOf(t *testing.T, body string) echoInfo {
+func echoOf(t testing.TB, body string) echoInfo {
 	t.Helper()
 	var info echoInfo
 	if err := json.Unmarshal([]byte(body), &info); err != nil {

@@ -70,7 +70,7 @@ func Compile(p rung.NetworkPolicy) (*Policy, error) {
 	if err := Validate(p); err != nil {
 		return nil, err
 	}
-	c := &Policy{src: p}
+	c := &Policy{src: clonePolicy(p)}
 	var allowed []string
 	for _, r := range p.Rules {
 		cr, _ := compileRule(r) // validated above
@@ -88,7 +88,19 @@ func Compile(p rung.NetworkPolicy) (*Policy, error) {
 	return c, nil
 }
 
-// Source returns the policy as it was given to [Compile].
+// clonePolicy copies p's slices, so that the caller's later changes do
+// not reach a compiled policy.
+func clonePolicy(p rung.NetworkPolicy) rung.NetworkPolicy {
+	p.Rules = slices.Clone(p.Rules)
+	for i := range p.Rules {
+		p.Rules[i].Methods = slices.Clone(p.Rules[i].Methods)
+	}
+	p.Headers = slices.Clone(p.Headers)
+	return p
+}
+
+// Source returns the policy as it was given to [Compile]. The caller
+// must not modify it.
 func (p *Policy) Source() rung.NetworkPolicy { return p.src }
 
 // Decide matches t against the rules: a matching deny rule wins over any
