@@ -259,10 +259,13 @@ func (p *Proxy) serveTLS(c *sandboxConn, pol *Policy, sni string) {
 		return
 	}
 	c.noteChoice(ProtoHTTPS, ch)
-	c.note(func(e *Event) {
-		// The connection only carries requests; each has its own event.
-		e.Verdict, e.Message = VerdictAllowed, "intercepted: "+why
-	})
+	if ch.allowed || pol.needsRequests(ch.t) {
+		c.note(func(e *Event) {
+			// The connection carries requests, each with its own event and
+			// verdict.
+			e.Verdict, e.Message = VerdictAllowed, "intercepted: "+why
+		})
+	}
 	p.intercept(c, sni)
 }
 
@@ -394,7 +397,7 @@ func (p *Proxy) choose(ctx context.Context, pol *Policy, t Target) choice {
 	addrs, err := p.lookup(ctx, t.Host)
 	if err != nil || len(addrs) == 0 {
 		return choice{t: t, d: nd, verdict: VerdictFailed, status: 502,
-			msg: fmt.Sprintf("rung: egress to %s failed: cannot resolve %s", destText(t), t.Host)}
+			msg: fmt.Sprintf("rung: egress to %s failed: cannot resolve %s", destText(Target{Host: t.Host, Port: t.Port}), t.Host)}
 	}
 	var first choice
 	for i, a := range addrs {

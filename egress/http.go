@@ -192,32 +192,13 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		refuse(cw, status, tag, msg)
 	}
-	if !p.limits.request() {
-		deny(http.StatusTooManyRequests, VerdictLimited,
-			fmt.Sprintf("rung: egress limit reached: %d new connections and requests per second (requests_per_second)", p.limits.limits().RequestsPerSecond))
-		return
-	}
-	host, lit, ok := requestHost(r.Host)
-	ev.Host = host
-	switch {
-	case !ok:
-		deny(http.StatusBadRequest, VerdictDenied, "rung: the request's Host is not a host name")
-		return
-	case ci.proto == ProtoHTTPS && host != ci.sni:
-		ev.Host = ci.sni
-		deny(http.StatusMisdirectedRequest, VerdictDenied,
-			fmt.Sprintf("rung: egress denied: Host %q does not match the TLS server name %q", host, ci.sni))
-		return
-	case r.Method == http.MethodConnect:
-		deny(http.StatusMethodNotAllowed, VerdictDenied,
-			"rung: CONNECT is not served; egress is transparent, so connect directly (no proxy settings are needed)")
+	t, refusal := p.admit(ci, r)
+	ev.Host = t.Host
+	if refusal != nil {
+		deny(refusal.status, refusal.verdict, refusal.msg)
 		return
 	}
 	pol := p.policy.Load()
-	t := Target{Host: host, IP: lit, Port: ci.orig.Port(), Method: r.Method, Path: r.URL.Path}
-	if host == "" && !lit.IsValid() {
-		t.Host, t.IP = p.names.lookup(ci.orig.Addr()), ci.orig.Addr().Unmap()
-	}
 	ch := p.choose(r.Context(), pol, t)
 	ev.Host, ev.Rule, ev.RuleText = ch.t.Host, ch.d.Rule, ch.d.RuleText
 	if ch.t.IP.IsValid() {
@@ -229,8 +210,12 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f, err := p.broker(r.Context(), pol, ch.t.Host, r)
 	ev.Secrets = f.names
-	if be, ok := errors.AsType[*errBroker](err); ok {
-		deny(http.StatusForbidden, VerdictDenied, be.msg)
+	if err != nil {
+		msg := "rung: secrets are unavailable"
+		if be, ok := errors.AsType[*errBroker](err); ok {
+			msg = be.msg
+		}
+		deny(http.StatusForbidden, VerdictDenied, msg)
 		return
 	}
 	st.target, st.values = ch.t, f.values
@@ -238,7 +223,7 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		st.scheme = "https"
 	}
 	name := ch.t.Host
-	if name == "" || lit.IsValid() {
+	if name == "" || t.IP.IsValid() {
 		name = ch.t.IP.String()
 	}
 	st.authority = net.JoinHostPort(name, strconv.Itoa(int(ch.t.Port)))
@@ -248,6 +233,42 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		ev.Verdict, ev.Message = VerdictFailed, st.failure
 	}
 	st.mu.Unlock()
+}
+
+// refusal is an answer the proxy gives itself instead of proxying.
+type refusal struct {
+	status  int
+	verdict Verdict
+	msg     string
+}
+
+// admit checks what comes before the policy: the request rate, the Host
+// (a name or an address; on intercepted TLS the server name itself) and
+// the method. It returns the request's target, with the name or address
+// but no address resolved.
+func (p *Proxy) admit(ci *connInfo, r *http.Request) (Target, *refusal) {
+	if !p.limits.request() {
+		return Target{}, &refusal{http.StatusTooManyRequests, VerdictLimited,
+			fmt.Sprintf("rung: egress limit reached: %d new connections and requests per second (requests_per_second)", p.limits.limits().RequestsPerSecond)}
+	}
+	host, lit, ok := requestHost(r.Host)
+	t := Target{Host: host, IP: lit, Port: ci.orig.Port(), Method: r.Method, Path: r.URL.Path}
+	switch {
+	case !ok:
+		return t, &refusal{http.StatusBadRequest, VerdictDenied, "rung: the request's Host is not a host name or an address"}
+	case ci.proto == ProtoHTTPS && host != ci.sni:
+		t.Host = ci.sni
+		return t, &refusal{http.StatusMisdirectedRequest, VerdictDenied,
+			fmt.Sprintf("rung: egress denied: Host %q does not match the TLS server name %q", r.Host, ci.sni)}
+	case r.Method == http.MethodConnect:
+		return t, &refusal{http.StatusMethodNotAllowed, VerdictDenied,
+			"rung: CONNECT is not served; egress is transparent, so connect directly (no proxy settings are needed)"}
+	}
+	if host == "" && !lit.IsValid() {
+		// HTTP/1.0 without a Host: the name looked up for the address.
+		t.Host, t.IP = p.names.lookup(ci.orig.Addr()), ci.orig.Addr().Unmap()
+	}
+	return t, nil
 }
 
 // requestHost parses a Host header: a lower-case name, or an address

@@ -132,6 +132,70 @@ func TestTLSDenied(t *testing.T) {
 	if w.res.lookedUp("www.example.test") {
 		t.Error("proxy resolved a name the policy denies")
 	}
+	ev := sb.ev.wait(t, "connection event", func(e Event) bool { return e.Kind == EventConnection })
+	if ev.Protocol != ProtoHTTPS || ev.Verdict != VerdictDenied || ev.Host != "www.example.test" {
+		t.Errorf("connection event %+v", ev)
+	}
+}
+
+// TestTLSDeniedWithoutCA: with no CA the proxy cannot say why in HTTP,
+// so it resets at once.
+func TestTLSDeniedWithoutCA(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sb := newSandbox(t, w, rules(allow("api.example.test", "", "")), func(c *Config) { c.CA = nil })
+	c, err := sb.connect(netip.MustParseAddrPort("203.0.113.11:443"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := tlsClient(sb, c, "www.example.test").Handshake(); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("handshake: %v, want a reset", err)
+	}
+}
+
+// TestUpstreamFailures: what cannot be reached is said so, in rung's
+// words.
+func TestUpstreamFailures(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sb := newSandbox(t, w, rules())
+	for host, want := range map[string]string{
+		"nx.example.test":       "rung: egress to nx.example.test failed: cannot resolve nx.example.test",
+		"api.example.test:8080": "rung: egress to api.example.test:8080 failed: cannot connect",
+	} {
+		port := uint16(80)
+		if strings.HasSuffix(host, ":8080") {
+			port = 8080
+		}
+		c, err := sb.connect(netip.AddrPortFrom(netip.MustParseAddr("203.0.113.10"), port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != 502 || strings.TrimSpace(string(body)) != want {
+			t.Errorf("%s: %d %q, want 502 %q", host, resp.StatusCode, body, want)
+		}
+	}
+	// Raw TCP to a port nothing listens on is reset.
+	c, err := sb.connect(netip.MustParseAddrPort("203.0.113.20:9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := roundTrip(c, "x\n"); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("raw to a closed port: %v, want a reset", err)
+	}
+	ev := sb.ev.wait(t, "failed connection", func(e Event) bool { return e.Kind == EventConnection && e.Port == 9 })
+	if ev.Verdict != VerdictFailed || ev.Message != "rung: egress to 203.0.113.20:9 failed: cannot connect" {
+		t.Errorf("event %+v", ev)
+	}
 }
 
 func TestHTTPSHeaderInjection(t *testing.T) {
