@@ -17,8 +17,10 @@ const dnsTimeout = 5 * time.Second
 // dnsServer is a running DNS server of the proxy.
 type dnsServer struct{ srv *dns.Server }
 
-func (d dnsServer) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// stop shuts the server down; ctx is the proxy's lifetime, already
+// cancelled, so stop waits on its own short timeout.
+func (d dnsServer) stop(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	d.srv.ShutdownContext(ctx)
 }
@@ -91,6 +93,13 @@ func (p *Proxy) serveDNS(w dns.ResponseWriter, req *dns.Msg) {
 		return
 	}
 	defer p.wg.Done()
+	select {
+	case p.dnsSlots <- struct{}{}:
+		defer func() { <-p.dnsSlots }()
+	default:
+		m.Rcode = dns.RcodeServerFailure
+		return
+	}
 	ctx, cancel := context.WithTimeout(p.ctx, dnsTimeout)
 	defer cancel()
 	q := req.Question[0]

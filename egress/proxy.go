@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -110,6 +111,9 @@ type Proxy struct {
 	httpLn    *chanListener
 	tlsConf   *tls.Config
 	dns       []dnsServer
+	// dnsSlots bounds the DNS queries being answered at once: each may wait
+	// on the upstream resolver, and miekg/dns starts a goroutine per query.
+	dnsSlots chan struct{}
 
 	// ctx is the proxy's lifetime: Close cancels it.
 	ctx    context.Context
@@ -121,9 +125,10 @@ type Proxy struct {
 	wg     sync.WaitGroup        // goroutines and connections in flight; Add only under mu while !closed
 }
 
-// New starts serving cfg's listeners under cfg.Policy. Errors wrap
-// [rung.ErrInvalid] for an invalid policy. The caller must call
-// [Proxy.Close].
+// New starts serving cfg's listeners under cfg.Policy. It takes the
+// listeners over: [Proxy.Close] closes them, and so does New when it
+// fails. Errors wrap [rung.ErrInvalid] for an invalid policy. The caller
+// must call Close.
 func New(cfg Config) (*Proxy, error) {
 	return newProxy(cfg, time.Now)
 }
@@ -132,6 +137,7 @@ func New(cfg Config) (*Proxy, error) {
 func newProxy(cfg Config, now func() time.Time) (*Proxy, error) {
 	pol, err := Compile(cfg.Policy)
 	if err != nil {
+		closeListeners(cfg)
 		return nil, err
 	}
 	if cfg.OriginalDst == nil {
@@ -160,6 +166,9 @@ func newProxy(cfg Config, now func() time.Time) (*Proxy, error) {
 		now:   now,
 		guard: newAddrGuard(cfg.Forbidden),
 		conns: map[net.Conn]struct{}{},
+		// 64 lookups in flight are more than a package manager's burst;
+		// past them queries get SERVFAIL and are retried by the resolver.
+		dnsSlots: make(chan struct{}, 64),
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.cache = &cache{r: cfg.Resolver, ttl: cfg.DNSTTL, now: p.now}
@@ -220,8 +229,9 @@ func (p *Proxy) Close() error {
 		p.cfg.Listener.Close()
 	}
 	for _, d := range p.dns {
-		d.stop()
+		d.stop(p.ctx)
 	}
+	closeListeners(p.cfg) // what did not start serving
 	if p.httpSrv != nil {
 		p.httpSrv.Close()
 	}
@@ -231,6 +241,23 @@ func (p *Proxy) Close() error {
 	p.transport.CloseIdleConnections()
 	p.wg.Wait()
 	return nil
+}
+
+// closeListeners closes cfg's listeners; closing one twice is harmless.
+func closeListeners(cfg Config) {
+	var cs []io.Closer
+	if cfg.Listener != nil {
+		cs = append(cs, cfg.Listener)
+	}
+	if cfg.DNSConn != nil {
+		cs = append(cs, cfg.DNSConn)
+	}
+	if cfg.DNSListener != nil {
+		cs = append(cs, cfg.DNSListener)
+	}
+	for _, c := range cs {
+		c.Close()
+	}
 }
 
 // goTracked runs f in a goroutine that Close waits for; false (and f not
