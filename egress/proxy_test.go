@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -576,5 +577,70 @@ func TestOriginalDstWithoutRedirect(t *testing.T) {
 	ap, err := OriginalDst(s.(*net.TCPConn))
 	if err == nil && ap.String() != l.Addr().String() {
 		t.Errorf("OriginalDst = %v, want an error or %s", ap, l.Addr())
+	}
+}
+
+// TestConcurrentSwap runs requests of every kind while the policy flips,
+// for the race detector: each answer is one policy's or the other's.
+func TestConcurrentSwap(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	open := rules()
+	open.Headers = []rung.HeaderRule{{Domain: "api.example.test", Header: "X-A", Value: "1"}}
+	closed := rules(allow("echo.example.test", "", ""))
+	sb := newSandbox(t, w, open)
+	var wg sync.WaitGroup
+	for _, u := range []string{"http://api.example.test/small", "https://api.example.test/small", "https://www.example.test/small"} {
+		wg.Go(func() {
+			c := sb.client()
+			defer c.CloseIdleConnections()
+			for range 20 {
+				resp, err := c.Get(u)
+				if err != nil {
+					t.Errorf("GET %s: %v", u, err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 && resp.StatusCode != 403 {
+					t.Errorf("GET %s: %d", u, resp.StatusCode)
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 40 {
+			pol := open
+			if i%2 == 0 {
+				pol = closed
+			}
+			if err := sb.p.SetPolicy(pol); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	wg.Wait()
+}
+
+// TestForbidden: the caller's forbidden ranges (the daemon's address)
+// are refused like loopback, unless a rule allows their CIDR.
+func TestForbidden(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	daemon := func(c *Config) { c.Forbidden = []netip.Prefix{netip.MustParsePrefix("203.0.113.20/32")} }
+	for _, tc := range []struct {
+		policy rung.NetworkPolicy
+		ok     bool
+	}{{rules(), false}, {rules(allow("", "203.0.113.20/32", "7")), true}} {
+		sb := newSandbox(t, w, tc.policy, daemon)
+		c, err := sb.connect(netip.MustParseAddrPort("203.0.113.20:7"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = roundTrip(c, "x\n")
+		c.Close()
+		if (err == nil) != tc.ok {
+			t.Errorf("policy %v: %v, want ok %v", tc.policy.Rules, err, tc.ok)
+		}
 	}
 }
