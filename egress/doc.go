@@ -31,6 +31,12 @@
 // [Config.Forbidden] are refused unless an allow rule names a CIDR that
 // contains the address.
 //
+// The port is always the original destination's (a Host header's port is
+// not used). HTTP requests are decided one by one under the policy in
+// force when each arrives, so [Proxy.SetPolicy] reaches kept-alive
+// connections at their next request; raw TCP and passed-through TLS
+// connections finish under the policy they started with.
+//
 // # Denials
 //
 // A denied HTTP request (plain or intercepted) gets a 403 whose body says
