@@ -348,9 +348,9 @@ func (p *Proxy) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	what := "cannot connect"
-	var cv *tls.CertificateVerificationError
+	_, untrusted := errors.AsType[*tls.CertificateVerificationError](err)
 	switch {
-	case errors.As(err, &cv):
+	case untrusted:
 		what = "the server's certificate is not trusted"
 	case errors.Is(err, context.DeadlineExceeded):
 		what = "timed out"

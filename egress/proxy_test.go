@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
@@ -642,5 +643,23 @@ func TestForbidden(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("policy %v: %v, want ok %v", tc.policy.Rules, err, tc.ok)
 		}
+	}
+}
+
+// TestUntrustedUpstream: an intercepted upstream whose certificate the
+// daemon does not trust is a 502 that says so.
+func TestUntrustedUpstream(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	pol := rules()
+	pol.Headers = []rung.HeaderRule{{Domain: "api.example.test", Header: "X-A", Value: "1"}}
+	sb := newSandbox(t, w, pol, func(c *Config) { c.RootCAs = x509.NewCertPool() })
+	resp, body := sb.get("https://api.example.test/")
+	if resp.StatusCode != 502 || !strings.Contains(body, "rung: egress to api.example.test failed: the server's certificate is not trusted") {
+		t.Fatalf("got %d %q", resp.StatusCode, body)
+	}
+	ev := sb.ev.wait(t, "request", func(e Event) bool { return e.Kind == EventRequest })
+	if ev.Verdict != VerdictFailed || ev.Status != 502 {
+		t.Errorf("event %+v", ev)
 	}
 }
