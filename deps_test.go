@@ -38,6 +38,7 @@ var ranks = map[string]rank{
 	"image":           {2, "image store and builders, for the container tier"},
 	"agent":           {2, "the in-container agent and its protocol, for the container tier"},
 	"network":         {2, "sandboxes' links and packet policy on the host (veth, nftables), under the container tier"},
+	"egress":          {2, "one sandbox's egress proxy and DNS under its network policy; it knows rung's policy types and nothing above them"},
 	"shell/tools/awk": {2, "an awk interpreter with no rung imports, under the tools that run it"},
 	"shell":           {3, "the isolate tier: it reports what it cannot run, never calls up"},
 	"container":       {3, "the container tier"},
@@ -77,7 +78,8 @@ var modules = map[string]dep{
 	"github.com/google/go-cmp":               {nil, []string{"*"}, "diffs in test failures"},
 	"github.com/google/nftables":             {[]string{"network"}, nil, "the packet policy's nftables table is network's alone"},
 	"github.com/vishvananda/netlink":         {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
-	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
+	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "egress", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
+	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
 }
 
 // An edge is an import the ranks allow but the design forbids: from's

@@ -10,6 +10,7 @@ require (
 	github.com/google/nftables v0.3.0
 	github.com/itchyny/gojq v0.12.20
 	github.com/klauspost/compress v1.20.4
+	github.com/miekg/dns v1.1.73
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/spf13/cobra v1.10.2
