@@ -96,7 +96,7 @@ type world struct {
 	mu     sync.Mutex
 	dialed []string      // addresses the proxy dialed (documentation addresses)
 	dialCh chan struct{} // closed and replaced on each dial
-	got    []echoInfo // requests the upstream servers got
+	got    []echoInfo    // requests the upstream servers got
 }
 
 // received returns the last request upstream got for host and path.
