@@ -15,6 +15,7 @@ import (
 
 // Plain HTTP upstream connections.
 const (
+	maxIdle        = 256
 	maxIdlePerAddr = 16
 	plainIdleTime  = 90 * time.Second
 	// spliceMin is the smallest body copied socket to socket: below it the
@@ -31,8 +32,9 @@ const (
 type plainTransport struct {
 	p *Proxy
 
-	mu   sync.Mutex // guards idle
-	idle map[netip.AddrPort][]*upConn
+	mu    sync.Mutex // guards idle and nIdle
+	idle  map[netip.AddrPort][]*upConn
+	nIdle int
 }
 
 // upConn is one upstream connection.
@@ -140,6 +142,7 @@ func (t *plainTransport) get(ap netip.AddrPort) *upConn {
 		}
 		uc := list[len(list)-1]
 		t.idle[ap] = list[:len(list)-1]
+		t.nIdle--
 		t.mu.Unlock()
 		if time.Since(uc.since) < plainIdleTime && uc.alive() {
 			return uc
@@ -148,20 +151,43 @@ func (t *plainTransport) get(ap netip.AddrPort) *upConn {
 	}
 }
 
-// put keeps uc for the next request to ap.
+// put keeps uc for the next request to ap, and lets go of connections
+// idle too long.
 func (t *plainTransport) put(ap netip.AddrPort, uc *upConn) {
-	uc.since = time.Now()
+	now := time.Now()
+	uc.since = now
+	var drop []*upConn
 	t.mu.Lock()
 	if t.idle == nil {
 		t.idle = map[netip.AddrPort][]*upConn{}
 	}
-	if len(t.idle[ap]) < maxIdlePerAddr {
+	if t.nIdle >= maxIdle {
+		for a, list := range t.idle {
+			keep := list[:0]
+			for _, x := range list {
+				if now.Sub(x.since) < plainIdleTime {
+					keep = append(keep, x)
+				} else {
+					drop = append(drop, x)
+				}
+			}
+			t.nIdle -= len(list) - len(keep)
+			if len(keep) == 0 {
+				delete(t.idle, a)
+			} else {
+				t.idle[a] = keep
+			}
+		}
+	}
+	if len(t.idle[ap]) < maxIdlePerAddr && t.nIdle < maxIdle {
 		t.idle[ap] = append(t.idle[ap], uc)
-		uc = nil
+		t.nIdle++
+	} else {
+		drop = append(drop, uc)
 	}
 	t.mu.Unlock()
-	if uc != nil {
-		uc.c.Close()
+	for _, x := range drop {
+		x.c.Close()
 	}
 }
 
@@ -169,7 +195,7 @@ func (t *plainTransport) put(ap netip.AddrPort, uc *upConn) {
 func (t *plainTransport) closeIdle() {
 	t.mu.Lock()
 	idle := t.idle
-	t.idle = nil
+	t.idle, t.nIdle = nil, 0
 	t.mu.Unlock()
 	for _, list := range idle {
 		for _, uc := range list {
