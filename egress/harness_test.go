@@ -88,12 +88,15 @@ type world struct {
 	tlsAddr  string
 	echoAddr string
 	greeter  string // a server that speaks first
+	oneShot  string // an HTTP server that closes each connection after one response, unannounced
+	silent   string // a server that reads and never answers
 	dnsAddr  string // an upstream DNS server answering TXT
 	res      *resolver
 
 	mu     sync.Mutex
-	dialed []string   // addresses the proxy dialed (documentation addresses)
-	got    []echoInfo // requests the upstream servers got
+	dialed []string      // addresses the proxy dialed (documentation addresses)
+	dialCh chan struct{} // closed and replaced on each dial
+	got    []echoInfo    // requests the upstream servers got
 }
 
 // received returns the last request upstream got for host and path.
@@ -158,12 +161,15 @@ func (wd *world) handle(w http.ResponseWriter, r *http.Request) {
 		fmt.Sscan(strings.TrimPrefix(r.URL.Path, "/bytes/"), &n)
 		w.Header().Set("Content-Length", fmt.Sprint(n))
 		buf := make([]byte, 256<<10)
-		for n > 0 {
-			k := min(n, len(buf))
+		for off := 0; off < n; {
+			k := min(n-off, len(buf))
+			for i := range k {
+				buf[i] = pattern(off + i)
+			}
 			if _, err := w.Write(buf[:k]); err != nil {
 				return
 			}
-			n -= k
+			off += k
 		}
 	case r.URL.Path == "/small":
 		w.Write([]byte("ok"))
@@ -183,7 +189,7 @@ func newWorld(t testing.TB) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, upCA: upCA, res: &resolver{}}
+	w := &world{t: t, upCA: upCA, res: &resolver{}, dialCh: make(chan struct{})}
 	w.httpAddr = serveHTTP(t, w.handle, nil)
 	w.tlsAddr = serveHTTP(t, w.handle, &tls.Config{GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
 		return upCA.Leaf(h.ServerName)
@@ -193,6 +199,12 @@ func newWorld(t testing.TB) *world {
 		io.WriteString(c, "220 greetings\r\n")
 		io.Copy(c, c)
 	})
+	w.oneShot = serveTCP(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	w.silent = serveTCP(t, func(c net.Conn) { io.Copy(io.Discard, c) })
 	w.dnsAddr = serveDNSUpstream(t)
 	return w
 }
@@ -297,6 +309,8 @@ func (w *world) dial(ctx context.Context, network, address string) (net.Conn, er
 	}
 	w.mu.Lock()
 	w.dialed = append(w.dialed, address)
+	close(w.dialCh)
+	w.dialCh = make(chan struct{})
 	w.mu.Unlock()
 	if ap.Addr().IsLoopback() || ap.Addr().IsLinkLocalUnicast() {
 		w.t.Errorf("proxy dialed %s", address)
@@ -312,11 +326,47 @@ func (w *world) dial(ctx context.Context, network, address string) (net.Conn, er
 		real = w.echoAddr
 	case 25:
 		real = w.greeter
+	case 81:
+		real = w.oneShot
+	case 82:
+		real = w.silent
 	default:
 		return nil, fmt.Errorf("nothing listens on %s", address)
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, "tcp", real)
+}
+
+// waitDial waits until the proxy has dialed address.
+func (w *world) waitDial(t testing.TB, address string) {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		w.mu.Lock()
+		ch := w.dialCh
+		w.mu.Unlock()
+		if w.dials(address) > 0 {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("proxy never dialed %s", address)
+		}
+	}
+}
+
+// dials counts the proxy's dials to address.
+func (w *world) dials(address string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, d := range w.dialed {
+		if d == address {
+			n++
+		}
+	}
+	return n
 }
 
 func (w *world) dialedAny(prefix string) bool {
@@ -602,4 +652,17 @@ func tlsClient(sb *sandbox, c net.Conn, name string) *tls.Conn {
 	pool.AddCert(sb.w.upCA.Certificate())
 	pool.AppendCertsFromPEM(sb.ca.CertPEM())
 	return tls.Client(c, &tls.Config{ServerName: name, RootCAs: pool})
+}
+
+// pattern is byte i of a /bytes/ body: a lost or repeated chunk shows.
+func pattern(i int) byte { return byte(i % 251) }
+
+// checkPattern reports the first byte of b that is not pattern's.
+func checkPattern(b []byte) int {
+	for i, c := range b {
+		if c != pattern(i) {
+			return i
+		}
+	}
+	return -1
 }

@@ -37,6 +37,19 @@ type httpConn struct {
 	info *connInfo
 }
 
+// ReadFrom lets http.Server's response writer hand a body to the
+// sandbox's socket directly: with no byte limit, a TCP source is spliced.
+func (h *httpConn) ReadFrom(r io.Reader) (int64, error) {
+	if sc, ok := h.Conn.(*sandboxConn); ok && sc.bytes == nil {
+		if tc, ok := sc.Conn.(*net.TCPConn); ok {
+			n, err := tc.ReadFrom(r)
+			sc.down.Add(n)
+			return n, err
+		}
+	}
+	return io.Copy(struct{ io.Writer }{h.Conn}, r)
+}
+
 // reqState carries a request's choices from the handler to the
 // ReverseProxy's hooks and the upstream dial.
 type reqState struct {
@@ -44,6 +57,10 @@ type reqState struct {
 	authority string // host:port for the upstream URL
 	target    Target // the checked address is target.IP, target.Port
 	values    []string
+	// spliceTo is the sandbox's response writer when a large body may be
+	// spliced to it (plain HTTP, nothing to mask, no byte limit); nil
+	// otherwise.
+	spliceTo http.ResponseWriter
 
 	mu      sync.Mutex // guards failure
 	failure string     // the sandbox's message when upstream failed
@@ -80,9 +97,10 @@ func (p *Proxy) initHTTP() {
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+	p.plain = &plainTransport{p: p}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
-		Transport:      p.transport,
+		Transport:      transports{plain: p.plain, tls: p.transport},
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.proxyError,
 		BufferPool:     &bufPool{},
@@ -221,6 +239,8 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	st.target, st.values = ch.t, f.values
 	if ci.proto == ProtoHTTPS {
 		st.scheme = "https"
+	} else if len(f.values) == 0 && ci.sc.bytes == nil {
+		st.spliceTo = w
 	}
 	name := ch.t.Host
 	if name == "" || t.IP.IsValid() {

@@ -105,7 +105,8 @@ type Proxy struct {
 	names  nameTable
 	cache  *cache
 
-	transport *http.Transport
+	transport *http.Transport // upstream for intercepted HTTPS
+	plain     *plainTransport // upstream for plain HTTP
 	rp        *httputil.ReverseProxy
 	httpSrv   *http.Server
 	httpLn    *chanListener
@@ -203,6 +204,7 @@ func (p *Proxy) SetPolicy(np rung.NetworkPolicy) error {
 	// rules.
 	p.cache.flush()
 	p.transport.CloseIdleConnections()
+	p.plain.closeIdle()
 	return nil
 }
 
@@ -239,6 +241,7 @@ func (p *Proxy) Close() error {
 		c.Close()
 	}
 	p.transport.CloseIdleConnections()
+	p.plain.closeIdle()
 	p.wg.Wait()
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -660,6 +661,81 @@ func TestUntrustedUpstream(t *testing.T) {
 	}
 	ev := sb.ev.wait(t, "request", func(e Event) bool { return e.Kind == EventRequest })
 	if ev.Verdict != VerdictFailed || ev.Status != 502 {
+		t.Errorf("event %+v", ev)
+	}
+}
+
+// TestPlainUpstream: plain HTTP keeps upstream connections alive, replaces
+// one the server closed while it was idle, and copies a large body socket
+// to socket without losing a byte or the sandbox's keep-alive.
+func TestPlainUpstream(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sb := newSandbox(t, w, rules())
+	c := sb.client()
+	get := func(url string) []byte {
+		t.Helper()
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d, %v", url, resp.StatusCode, err)
+		}
+		return b
+	}
+	get("http://api.example.test/small")
+	get("http://api.example.test/small")
+	if n := w.dials("203.0.113.10:80"); n != 1 {
+		t.Errorf("two requests dialed upstream %d times, want 1", n)
+	}
+	// The one-shot server closes after each response: the second request
+	// goes out on a new connection.
+	get("http://api.example.test:81/")
+	get("http://api.example.test:81/")
+	if n := w.dials("203.0.113.10:81"); n != 2 {
+		t.Errorf("one-shot server dialed %d times, want 2", n)
+	}
+	size := spliceMin*4 + 12345
+	for range 2 {
+		b := get(fmt.Sprintf("http://api.example.test/bytes/%d", size))
+		if len(b) != size || checkPattern(b) != -1 {
+			t.Fatalf("got %d bytes, first wrong at %d", len(b), checkPattern(b))
+		}
+	}
+	c.CloseIdleConnections()
+	sb.p.Close()
+	conns, bulk := 0, 0
+	for _, e := range sb.ev.all {
+		switch {
+		case e.Kind == EventConnection && e.Port == 80:
+			conns++
+		case e.Kind == EventRequest && e.BytesDown == int64(size):
+			bulk++
+		}
+	}
+	if conns != 1 || bulk != 2 {
+		t.Errorf("%d connections to port 80 and %d full bulk events, want 1 and 2: %s", conns, bulk, sb.ev.dump())
+	}
+}
+
+// TestSandboxGivesUp: a request whose upstream never answers ends when the
+// sandbox closes its connection, and is journaled.
+func TestSandboxGivesUp(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sb := newSandbox(t, w, rules())
+	c, err := sb.connect(netip.MustParseAddrPort("203.0.113.10:82"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: api.example.test\r\n\r\n")
+	w.waitDial(t, "203.0.113.10:82")
+	c.Close()
+	ev := sb.ev.wait(t, "abandoned request", func(e Event) bool { return e.Kind == EventRequest })
+	if ev.Verdict != VerdictFailed || ev.Message != "rung: the sandbox closed the request" {
 		t.Errorf("event %+v", ev)
 	}
 }
