@@ -47,6 +47,7 @@ var ranks = map[string]rank{
 	"api":             {6, "HTTP over the controller"},
 	"containers":      {6, "the container tier's adapter: implements controller.ContainerTier, as store/sqlite implements store.Store"},
 	"client":          {6, "the Go SDK (see sdkOnly)"},
+	"networks":        {6, "the network tier: implements controller.NetworkTier and containers.Network over network and egress"},
 	"bench":           {7, "side-by-side benchmarks over every part"},
 	"cmd":             {7, "the binary: wires every part"},
 }

@@ -130,6 +130,10 @@ type StartRequest struct {
 	// ResolvConf, when set, is the container's /etc/resolv.conf,
 	// bind-mounted read-only (network.Link.ResolvConf).
 	ResolvConf []byte
+	// CABundle, when set, is the container's system certificate store
+	// (CABundlePath), bind-mounted read-only: the egress proxy's
+	// certificate authority for this sandbox among the host's.
+	CABundle []byte
 }
 
 // Get returns the sandbox's running container, or nil.
@@ -209,6 +213,11 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 		}
 	}
+	if req.CABundle != nil {
+		if err := os.WriteFile(filepath.Join(dir, "ca-bundle.crt"), req.CABundle, 0o644); err != nil {
+			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+		}
+	}
 	if err := writeSpec(dir, m.bundleSpec(req, dir, env, listener != nil)); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
@@ -264,6 +273,9 @@ func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedL
 	}
 	if req.ResolvConf != nil {
 		in.ResolvConf = filepath.Join(dir, "resolv.conf")
+	}
+	if req.CABundle != nil {
+		in.CABundle = filepath.Join(dir, "ca-bundle.crt")
 	}
 	if m.cfg.Runtime.SeccompBPF {
 		// A profile the compiler cannot express (a test catches that)

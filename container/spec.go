@@ -40,6 +40,9 @@ type specInput struct {
 	// ResolvConf is the host path of a file bind-mounted read-only at
 	// /etc/resolv.conf; "" leaves the image's.
 	ResolvConf string
+	// CABundle is the host path of a file bind-mounted read-only at
+	// /etc/ssl/certs/ca-certificates.crt; "" leaves the image's.
+	CABundle string
 }
 
 // dockerCaps is Docker's default capability set without NET_RAW (raw
@@ -161,5 +164,13 @@ func buildSpec(in specInput) *specs.Spec {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: in.ResolvConf,
 			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
 	}
+	if in.CABundle != "" {
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: CABundlePath, Type: "bind", Source: in.CABundle,
+			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
+	}
 	return spec
 }
+
+// CABundlePath is where a container finds the certificate authorities it
+// trusts (Debian's system store), and where StartRequest.CABundle goes.
+const CABundlePath = "/etc/ssl/certs/ca-certificates.crt"

@@ -36,7 +36,9 @@ type Config struct {
 	// DefaultImage is started for sandboxes created without one;
 	// default "lite".
 	DefaultImage string
-	Logger       *slog.Logger // nil discards
+	// Network gives containers their network; nil: loopback only.
+	Network Network
+	Logger  *slog.Logger // nil discards
 }
 
 // Tier is the container tier: it starts a sandbox's container on the
@@ -138,9 +140,20 @@ func (t *Tier) ensure(ctx context.Context, sb rung.Sandbox) (*container.Containe
 	if err != nil {
 		return nil, fmt.Errorf("container image: %w", err)
 	}
-	ctr, err := m.Start(ctx, container.StartRequest{Sandbox: sb.ID, Subvolume: t.cfg.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size})
+	netns, resolv, bundle, err := t.prepareNetwork(ctx, sb)
 	if err != nil {
+		return nil, fmt.Errorf("network of sandbox %s: %w", sb.ID, err)
+	}
+	ctr, err := m.Start(ctx, container.StartRequest{Sandbox: sb.ID, Subvolume: t.cfg.Pool.Path(string(sb.ID)), Image: im, Size: sb.Size,
+		NetNS: netns, ResolvConf: resolv, CABundle: bundle})
+	if err != nil {
+		if t.cfg.Network != nil {
+			t.cfg.Network.Stopped(sb.ID)
+		}
 		return nil, err
+	}
+	if t.cfg.Network != nil {
+		t.cfg.Network.Started(sb.ID, ctr.InitPID())
 	}
 	if t.ev.Started != nil {
 		t.ev.Started(sb, ctr.Image.Ref(), time.Since(ctr.Started))
@@ -200,6 +213,9 @@ func (t *Tier) watch(id rung.SandboxID, ctr *container.Container) {
 		t.mu.Unlock()
 		if !deliberate {
 			why = "the container's init exited"
+		}
+		if t.cfg.Network != nil {
+			t.cfg.Network.Stopped(id)
 		}
 		if !quiet && t.ev.Exited != nil {
 			t.ev.Exited(id, deliberate, why)
@@ -375,7 +391,9 @@ func (t *Tier) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.SandboxI
 	adopted := map[rung.SandboxID][]controller.ProcessInfo{}
 	failed := map[rung.SandboxID]error{}
 	byManager := map[*container.Manager][]container.StartRequest{}
+	byID := map[rung.SandboxID]rung.Sandbox{}
 	for _, sb := range sbs {
+		byID[sb.ID] = sb
 		m, err := t.manager(sb)
 		if err != nil {
 			failed[sb.ID] = err
@@ -399,6 +417,14 @@ func (t *Tier) Adopt(ctx context.Context, sbs []rung.Sandbox) (map[rung.SandboxI
 		}
 		for _, ctr := range ctrs {
 			t.watch(ctr.Sandbox, ctr)
+			if t.cfg.Network != nil {
+				// Without its network the container keeps running: its
+				// connections are refused at once (nothing serves its
+				// redirected ports) until its next start.
+				if err := t.cfg.Network.Adopted(ctx, byID[ctr.Sandbox], ctr.InitPID()); err != nil {
+					t.log.Warn("network not restored for an adopted container", "sandbox", ctr.Sandbox, "err", err)
+				}
+			}
 			procs, err := ctr.Agent().Processes(ctx)
 			if err != nil {
 				// Adopted, but its processes are unknown: its running

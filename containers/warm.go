@@ -137,6 +137,9 @@ func (w *warmPool) unclaim(id rung.SandboxID) *spare {
 // watches it like one started cold.
 func (w *warmPool) Attach(id rung.SandboxID) {
 	if sp := w.unclaim(id); sp != nil {
+		if w.t.cfg.Network != nil {
+			w.t.cfg.Network.Started(id, sp.ctr.InitPID())
+		}
 		w.t.watch(id, sp.ctr)
 	}
 }
@@ -369,14 +372,23 @@ func (w *warmPool) start(ctx context.Context, im image.Image, size rung.Size) (*
 		err = nil // quotas are off on this pool, as for any sandbox
 	}
 	var ctr *container.Container
+	var bundle []byte
 	if err == nil {
-		ctr, err = w.t.cfg.Runc.Start(ctx, container.StartRequest{Sandbox: id, Subvolume: w.pool.Path(string(id)), Image: im, Size: size})
+		// A spare's sandbox has network none; its certificate store is
+		// the one a later switch to egress needs.
+		_, _, bundle, err = w.t.prepareNetwork(ctx, rung.Sandbox{ID: id, Network: rung.NetworkPolicy{Mode: rung.NetworkNone}})
+	}
+	if err == nil {
+		ctr, err = w.t.cfg.Runc.Start(ctx, container.StartRequest{Sandbox: id, Subvolume: w.pool.Path(string(id)), Image: im, Size: size, CABundle: bundle})
 	}
 	if err != nil {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if derr := w.pool.Delete(dctx, string(id)); derr != nil && !errors.Is(derr, rung.ErrNotFound) {
 			w.log.Warn("warm spare: subvolume left for reconcile", "sandbox", id, "err", derr)
+		}
+		if w.t.cfg.Network != nil {
+			w.t.cfg.Network.Forget(id)
 		}
 		return nil, err
 	}
@@ -397,6 +409,9 @@ func (w *warmPool) destroy(ctx context.Context, sp *spare) {
 	}
 	if err := w.pool.Delete(ctx, string(sp.id)); err != nil && !errors.Is(err, rung.ErrNotFound) {
 		w.log.Warn("warm spare: subvolume left for reconcile", "sandbox", sp.id, "err", err)
+	}
+	if w.t.cfg.Network != nil {
+		w.t.cfg.Network.Forget(sp.id)
 	}
 }
 

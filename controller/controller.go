@@ -75,7 +75,7 @@ type Config struct {
 	Store store.Store
 	Pool  *storage.Pool
 	// Container opens the container tier with the events it reports
-	// (New calls it once, first); nil: the container tier is
+	// (New calls it once, after Network); nil: the container tier is
 	// unavailable.
 	Container func(ContainerEvents) ContainerTier
 	// CheckImage validates a create request's image reference ("" for
@@ -107,8 +107,8 @@ type Config struct {
 	// rollbacks and imports (fault.go): crash tests end the process there.
 	Fault func(point string)
 	// Network opens the network tier with the events it reports (New
-	// calls it once, after Container); nil: every sandbox's network is
-	// none.
+	// calls it once, first, before Container); nil: every sandbox's
+	// network is none.
 	Network func(NetworkEvents) NetworkTier
 	// Key is the server's secret key (at least 32 random bytes): it seals
 	// tenants' secrets at rest and signs shared port URLs. Nil: secrets
@@ -168,11 +168,13 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	if c.cfg.IdleGrace <= 0 {
 		c.cfg.IdleGrace = 5 * time.Second
 	}
+	// The network tier first: the container tier gives containers their
+	// network through it.
+	if cfg.Network != nil {
+		c.net = cfg.Network(NetworkEvents{Egress: c.networkEgress, Secret: c.SecretValue, Secrets: c.ListSecrets})
+	}
 	if cfg.Container != nil {
 		c.tier = cfg.Container(c.containerEvents())
-	}
-	if cfg.Network != nil {
-		c.net = cfg.Network(NetworkEvents{Egress: c.networkEgress})
 	}
 	var err error
 	if c.warm, err = c.spares(); err != nil {

@@ -25,6 +25,9 @@ type NetworkTier interface {
 	// tiers (where the sandbox's certificate authority is for the tools
 	// that do not read the system's store), or nil.
 	Env(sb rung.Sandbox) map[string]string
+	// Forget: sandbox id is deleted; what the tier kept for it (its
+	// certificate authority) goes.
+	Forget(id rung.SandboxID)
 }
 
 // NetworkEvents is what a network tier reports to the controller, which
@@ -33,6 +36,12 @@ type NetworkEvents struct {
 	// Egress: one outbound connection or request of sandbox id ended, or
 	// was denied.
 	Egress func(id rung.SandboxID, typ rung.EntryType, e Egress)
+	// Secret opens tenant's secret name for the egress proxy (value,
+	// hosts, placeholder); Secrets lists tenant's secrets without values.
+	// What they return must reach neither a sandbox, a log nor the
+	// journal.
+	Secret  func(ctx context.Context, tenant rung.TenantID, name string) ([]byte, rung.Secret, error)
+	Secrets func(ctx context.Context, tenant rung.TenantID) ([]rung.Secret, error)
 }
 
 // Egress is the data of the egress entries ([rung.EntryEgressConnection],

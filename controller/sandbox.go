@@ -406,6 +406,9 @@ func (c *Controller) deleteLocked(ctx context.Context, a *actor, why string) err
 	if err := c.st.DeleteSandbox(ctx, sb.ID); err != nil {
 		return fmt.Errorf("delete sandbox %s: %w", sb.ID, err)
 	}
+	if c.net != nil {
+		c.net.Forget(sb.ID)
+	}
 	c.log.InfoContext(ctx, "sandbox deleted", "sandbox", sb.ID, "tenant", sb.Tenant, "reason", why)
 	c.notify(sb.ID)
 	return nil

@@ -158,3 +158,43 @@ func serial() *big.Int {
 	}
 	return n
 }
+
+// KeyPEM returns the CA's private key in PEM (PKCS #8), for the daemon to
+// keep the CA across its own restarts (a container started under it goes
+// on trusting it): the caller stores it where only the daemon reads it,
+// never in a sandbox.
+func (ca *CA) KeyPEM() ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(ca.key)
+	if err != nil {
+		return nil, fmt.Errorf("CA key: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// LoadCA is a CA from what [CA.CertPEM] and [CA.KeyPEM] returned. The key
+// must be the certificate's, an ECDSA key, and the certificate a CA's.
+func LoadCA(certPEM, keyPEM []byte) (*CA, error) {
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("load CA: no PEM block")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("load CA: %w", err)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("load CA: %w", err)
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok || !cert.IsCA || !key.PublicKey.Equal(cert.PublicKey) {
+		return nil, fmt.Errorf("load CA: the key is not the CA certificate's")
+	}
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("new leaf key: %w", err)
+	}
+	return &CA{cert: cert, key: key, certPEM: pem.EncodeToMemory(cb), leafKey: leafKey, now: time.Now,
+		leaves: map[string]*tls.Certificate{}}, nil
+}

@@ -13,9 +13,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"rung.dev/rung"
 	"rung.dev/rung/api"
 	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/egress"
+	"rung.dev/rung/network"
+	"rung.dev/rung/networks"
 	"rung.dev/rung/shell"
 	"rung.dev/rung/storage"
 	"rung.dev/rung/store/sqlite"
@@ -73,6 +77,16 @@ type DaemonConfig struct {
 	KeyFile string
 	// PreviewDomain and PublicURL: see api.Config.
 	PreviewDomain, PublicURL string
+	// Network, when set, runs the network tier (egress and open modes,
+	// the egress proxy) with these links' settings; its StateDir defaults
+	// to <Data>/network. Nil: every sandbox's network is none. It needs
+	// the container tier. `rung serve` sets it (--network); tests lease
+	// their own range and table (internal/nettest).
+	Network *network.Config
+	// OpenNetworkTenants may use network mode open ("*": all).
+	OpenNetworkTenants []rung.TenantID
+	// netResolver, in tests, resolves names for the egress proxies.
+	netResolver egress.Resolver
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,
@@ -91,7 +105,10 @@ type Daemon struct {
 	srv        *http.Server
 	// liveRestore: Close leaves the containers running (DaemonConfig).
 	liveRestore bool
-	log         *slog.Logger
+	// links and networks are the network tier, nil when off.
+	links    *network.Manager
+	networks *networks.Tier
+	log      *slog.Logger
 }
 
 // OpenDaemon opens (creating on first start) the data directory, the
@@ -137,9 +154,20 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		if tc == nil {
 			log.WarnContext(ctx, "container tier unavailable; serving the isolate tier alone", "reason", why)
 		} else {
+			if cfg.Network != nil {
+				if err := d.openNetwork(ctx, cfg, tc, &ccfg); err != nil {
+					d.pool.Close()
+					d.store.Close()
+					return nil, err
+				}
+			}
 			// The controller opens the tier first thing in New, with the
-			// events it journals.
+			// events it journals (after the network tier, which the
+			// container tier uses).
 			ccfg.Container = func(ev controller.ContainerEvents) controller.ContainerTier {
+				if d.networks != nil {
+					tc.Network = d.networks
+				}
 				d.containers = containers.New(*tc, ev)
 				return d.containers
 			}
@@ -158,9 +186,15 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		if d.containers != nil {
 			d.containers.Close(context.WithoutCancel(ctx))
 		}
+		d.closeNetwork()
 		d.pool.Close()
 		d.store.Close()
 		return nil, err
+	}
+	if d.links != nil {
+		// Links kept for sandboxes whose containers did not come back
+		// (not adopted) go now.
+		d.networks.SweepUnadopted(ctx)
 	}
 	if !d.Report.Empty() {
 		log.WarnContext(ctx, "start-up reconciliation fixed things", "report", d.Report)
@@ -246,8 +280,9 @@ func (d *Daemon) Close() error {
 	errs = append(errs, d.ctrl.Close())
 	if d.containers != nil && d.liveRestore {
 		// The containers run on for the next daemon, on the pool's files:
-		// the pool stays mounted for it to adopt.
+		// the pool stays mounted for it to adopt, and their links stay.
 		d.containers.Detach()
+		d.closeNetwork()
 		return errors.Join(append(errs, d.pool.Release(), d.store.Close())...)
 	}
 	if d.containers != nil {
@@ -255,5 +290,6 @@ func (d *Daemon) Close() error {
 		errs = append(errs, d.containers.Close(ctx))
 		cancel()
 	}
+	d.closeNetwork()
 	return errors.Join(append(errs, d.pool.Close(), d.store.Close())...)
 }

@@ -26,6 +26,8 @@ func newServe(g *globals) *cobra.Command {
 	var defaultImage string
 	var liveRestore bool
 	var keyFile, previewDomain, publicURL string
+	var noNetwork bool
+	var openTenants []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -66,7 +68,8 @@ func newServe(g *globals) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace,
-				DefaultImage: defaultImage, Terminal: os.Stderr, LiveRestore: liveRestore, KeyFile: keyFile, PreviewDomain: previewDomain, PublicURL: publicURL})
+				DefaultImage: defaultImage, Terminal: os.Stderr, LiveRestore: liveRestore, KeyFile: keyFile, PreviewDomain: previewDomain, PublicURL: publicURL,
+				Network: networkConfig(noNetwork), OpenNetworkTenants: tenantIDs(openTenants)})
 			if err != nil {
 				return err
 			}
@@ -103,6 +106,8 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().DurationVar(&stopGrace, "stop-grace", container.DefaultStopGrace, "how long a stopping container's commands get after SIGTERM before they are killed (like docker stop's -t)")
 	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default "+rung.DefaultPreset+") started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm base=2 --warm lite:basic=1)")
 	cmd.Flags().BoolVar(&liveRestore, "live-restore", false, "leave sandboxes' containers and background processes running when the daemon stops, for the next start to adopt (as docker's live-restore; off, a stop journals container.stopped with reason daemon_stop). A daemon that is killed leaves them either way, and the next start adopts them")
+	cmd.Flags().BoolVar(&noNetwork, "no-network", false, "run without the network tier: every sandbox's network is none (loopback only), and modes egress and open are unavailable")
+	cmd.Flags().StringArrayVar(&openTenants, "open-network-tenant", nil, "a tenant that may use network mode open (direct, without the egress proxy's rules), repeatable; \"*\" for every tenant")
 	cmd.Flags().StringVar(&keyFile, "key-file", "", "the server's secret key (32 bytes or more; seals tenants' secrets and signs shared port URLs); default <data>/server.key, made at the first start")
 	cmd.Flags().StringVar(&previewDomain, "preview-domain", "", "serve PORT-ID.DOMAIN as port PORT of sandbox sbx_ID (host-based preview URLs; needs a wildcard DNS name, and a wildcard certificate in front for HTTPS)")
 	cmd.Flags().StringVar(&publicURL, "public-url", "", "the API's address as clients reach it, for shared port URLs (default: each request's own scheme and host)")

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rung.dev/rung"
+	"rung.dev/rung/client"
+	"rung.dev/rung/internal/nettest"
+	"rung.dev/rung/internal/testenv"
+	"rung.dev/rung/network"
+)
+
+// upstreamNet is a server standing in for the outside world: an HTTP
+// server in a network namespace of the test's own, on a veth whose host
+// end is 198.18.N.1 (the benchmarking range: public as far as the egress
+// proxy is concerned).
+type upstreamNet struct {
+	addr netip.AddrPort
+	seen chan http.Header // each request's headers
+}
+
+func newUpstreamNet(t *testing.T, lease nettest.Lease) *upstreamNet {
+	t.Helper()
+	testenv.Require(t, "root", "ip")
+	b := lease.Upstream.Addr().As4()
+	hostIP := netip.AddrFrom4([4]byte{b[0], b[1], b[2], 1})
+	upIP := netip.AddrFrom4([4]byte{b[0], b[1], b[2], 2})
+	ns, hostIf := fmt.Sprintf("rungt-up%d", lease.N), fmt.Sprintf("rungu%d", lease.N)
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	exec.Command("ip", "link", "del", hostIf).Run() // a dead test process's
+	exec.Command("ip", "netns", "del", ns).Run()
+	run("netns", "add", ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	run("link", "add", hostIf, "type", "veth", "peer", "name", "eth0", "netns", ns)
+	t.Cleanup(func() { exec.Command("ip", "link", "del", hostIf).Run() })
+	run("addr", "add", hostIP.String()+"/30", "dev", hostIf)
+	run("link", "set", hostIf, "up")
+	run("-n", ns, "addr", "add", upIP.String()+"/30", "dev", "eth0")
+	run("-n", ns, "link", "set", "eth0", "up")
+	run("-n", ns, "link", "set", "lo", "up")
+
+	type res struct {
+		ln  net.Listener
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		// The thread enters the namespace and dies with this goroutine
+		// (it stays locked): the listener's socket stays in it.
+		runtime.LockOSThread()
+		fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			err = unix.Setns(fd, unix.CLONE_NEWNET)
+			unix.Close(fd)
+		}
+		if err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		ln, err := net.Listen("tcp4", upIP.String()+":0")
+		ch <- res{ln, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	u := &upstreamNet{addr: netip.MustParseAddrPort(r.ln.Addr().String()), seen: make(chan http.Header, 64)}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case u.seen <- r.Header.Clone():
+		default:
+		}
+		fmt.Fprintf(w, "hello from upstream %s %s\n", r.Method, r.URL.Path)
+	})}
+	go srv.Serve(r.ln)
+	t.Cleanup(func() { srv.Close() })
+	return u
+}
+
+// namesTo resolves every name in names to addr (the egress proxies'
+// resolver in these tests); other names do not exist.
+type namesTo struct {
+	names map[string]netip.Addr
+}
+
+func (n namesTo) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	if a, ok := n.names[strings.TrimSuffix(host, ".")]; ok && network != "ip6" {
+		return []netip.Addr{a}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// Egress end to end, in a real container behind a real link: an allowed
+// name answers, with the tenant's secret set in a header on the way out
+// (the sandbox holds only a placeholder); a name no rule allows does not
+// resolve; an address by itself, the host's own addresses and a program
+// that ignores proxies get nowhere, at once; every attempt is journaled;
+// the mode switches on the running container, to none and back.
+func TestEgress(t *testing.T) {
+	lease := nettest.Take(t)
+	up := newUpstreamNet(t, lease)
+	c, _, addr := startContainerDaemonWith(t, DaemonConfig{
+		Network:     &network.Config{Range: lease.Range, Table: lease.Table},
+		netResolver: namesTo{names: map[string]netip.Addr{"api.example.test": up.addr.Addr(), "other.example.test": up.addr.Addr()}},
+	})
+	ctx := t.Context()
+	const value = "tok-3f9a-never-inside"
+	sec, err := c.PutSecret(ctx, "API_TOKEN", value, []string{"api.example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := rung.NetworkPolicy{Mode: rung.NetworkEgress,
+		Rules:   []rung.NetworkRule{{Action: rung.RuleAllow, Domain: "api.example.test"}},
+		Headers: []rung.HeaderRule{{Domain: "api.example.test", Header: "Authorization", Value: "Bearer {{secret:API_TOKEN}}"}}}
+	sb, err := c.Create(ctx, client.CreateRequest{Network: policy, Env: map[string]string{"TOKEN": "{{secret:API_TOKEN}}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(sb.ID)
+	port := up.addr.Port()
+	run := func(cmd string) client.ExecResult {
+		t.Helper()
+		res, err := c.Exec(ctx, id, client.ExecRequest{Command: cmd, Backend: rung.BackendContainer, TimeoutMS: 30000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	res := run(fmt.Sprintf("wget -q -O - http://api.example.test:%d/x", port))
+	if res.ExitCode != 0 || res.Stdout != "hello from upstream GET /x\n" {
+		t.Fatalf("allowed name: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	select {
+	case h := <-up.seen:
+		if h.Get("Authorization") != "Bearer "+value {
+			t.Errorf("upstream saw Authorization %q, want the secret's value", h.Get("Authorization"))
+		}
+	case <-ctx.Done():
+		t.Fatal("upstream saw no request")
+	}
+	// The placeholder in the sandbox's env goes out as the value, to the
+	// secret's host only.
+	res = run(fmt.Sprintf(`wget -q -O - --header "X-Key: $TOKEN" http://api.example.test:%d/p`, port))
+	if h := <-up.seen; res.ExitCode != 0 || h.Get("X-Key") != value {
+		t.Errorf("placeholder: exit %d, upstream saw X-Key %q", res.ExitCode, h.Get("X-Key"))
+	}
+	if res := run(`echo "$TOKEN"; env; cat /etc/ssl/certs/ca-certificates.crt`); strings.Contains(res.Stdout, value) || !strings.Contains(res.Stdout, sec.Placeholder) {
+		t.Errorf("the sandbox's env and files: value inside %v, placeholder inside %v", strings.Contains(res.Stdout, value), strings.Contains(res.Stdout, sec.Placeholder))
+	}
+
+	// Denied: a name no rule allows does not resolve; an address by
+	// itself gets rung's message; raw TCP and the host's own address
+	// are refused at once.
+	start := time.Now()
+	if res := run(fmt.Sprintf("wget -q -O - http://other.example.test:%d/", port)); res.ExitCode == 0 {
+		t.Errorf("a name no rule allows answered: %q", res.Stdout)
+	}
+	res = run(fmt.Sprintf("wget -S -O - http://%s/ 2>&1", up.addr))
+	if res.ExitCode == 0 || !strings.Contains(res.Stdout, "403") {
+		t.Errorf("an address no rule allows: exit %d, %q", res.ExitCode, res.Stdout)
+	}
+	if res := run(fmt.Sprintf("echo hi | nc %s %d", up.addr.Addr(), port)); strings.Contains(res.Stdout, "hello") {
+		t.Errorf("raw TCP past the policy: %q", res.Stdout)
+	}
+	_, apiPort, _ := net.SplitHostPort(addr)
+	if res := run("wget -q -O - http://192.0.2.2:" + apiPort + "/v1/openapi.json; wget -q -O - http://169.254.169.254/"); res.ExitCode == 0 || strings.Contains(res.Stdout, "openapi") {
+		t.Errorf("the host's API or metadata reached: %q", res.Stdout)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the refusals took %s: something hung", took)
+	}
+	types := journalTypes(t, c, id)
+	if !contains(types, "egress.request") || !contains(types, "egress.denied") {
+		t.Errorf("journal %v: want egress.request and egress.denied", types)
+	}
+	evs, _ := c.Journal(ctx, id, 0)
+	for _, e := range evs {
+		if strings.Contains(string(e.Data), value) {
+			t.Errorf("journal entry %s holds the secret's value", e.Type)
+		}
+	}
+
+	// Mode none on the running container: no route at all; egress again:
+	// back, without a restart.
+	none := rung.NetworkPolicy{Mode: rung.NetworkNone}
+	if _, err := c.Update(ctx, id, client.UpdateRequest{Network: &none}); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(fmt.Sprintf("wget -q -T 5 -O - http://api.example.test:%d/x", port)); res.ExitCode == 0 {
+		t.Errorf("mode none still reaches out: %q", res.Stdout)
+	}
+	if _, err := c.Update(ctx, id, client.UpdateRequest{Network: &policy}); err != nil {
+		t.Fatal(err)
+	}
+	if res := run(fmt.Sprintf("wget -q -O - http://api.example.test:%d/again", port)); res.ExitCode != 0 || !strings.Contains(res.Stdout, "/again") {
+		t.Errorf("back to egress: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if !contains(journalTypes(t, c, id), "network.updated") {
+		t.Error("no network.updated entry")
+	}
+
+	// Bad policies are refused naming the rule; open needs the tenant's
+	// permission.
+	bad := rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, CIDR: "10.0.0.1/8"}}}
+	if _, err := c.Update(ctx, id, client.UpdateRequest{Network: &bad}); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("a CIDR with host bits: %v", err)
+	}
+	open := rung.NetworkPolicy{Mode: rung.NetworkOpen}
+	if _, err := c.Create(ctx, client.CreateRequest{Network: open}); !errors.Is(err, rung.ErrPermission) {
+		t.Errorf("mode open without the tenant's permission: %v", err)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+
+	"rung.dev/rung"
+	"rung.dev/rung/containers"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/network"
+	"rung.dev/rung/networks"
+	"rung.dev/rung/store"
+)
+
+// openNetwork opens the network tier: the host's links (reconciled with
+// what an earlier daemon left: the links of sandboxes whose rows say
+// running are kept for adoption, the rest go) and the tier over them,
+// which the controller opens with its events.
+func (d *Daemon) openNetwork(ctx context.Context, cfg DaemonConfig, tc *containers.Config, ccfg *controller.Config) error {
+	ncfg := *cfg.Network
+	ncfg.StateDir = cmp.Or(ncfg.StateDir, filepath.Join(cfg.Data, "network"))
+	ncfg.Logger = d.log
+	links, err := network.Open(ncfg)
+	if err != nil {
+		return fmt.Errorf("network: %w", err)
+	}
+	running, err := d.store.ListSandboxes(ctx, store.Filter{State: rung.StateRunning})
+	if err != nil {
+		links.Close()
+		return err
+	}
+	keep := map[rung.SandboxID]bool{}
+	for _, sb := range running {
+		keep[sb.ID] = true
+	}
+	if removed, err := links.Reconcile(ctx, func(id rung.SandboxID) bool { return keep[id] }); err != nil {
+		d.log.WarnContext(ctx, "network reconcile", "removed", removed, "err", err)
+	}
+	d.links = links
+	proxyPort, dnsPort := cmp.Or(ncfg.ProxyPort, network.DefaultProxyPort), cmp.Or(ncfg.DNSPort, network.DefaultDNSPort)
+	ccfg.Network = func(ev controller.NetworkEvents) controller.NetworkTier {
+		t, err := networks.New(networks.Config{Dir: filepath.Join(ncfg.StateDir, "ca"), Links: links, ProxyPort: proxyPort, DNSPort: dnsPort,
+			OpenTenants: cfg.OpenNetworkTenants, Resolver: cfg.netResolver, Forbidden: []netip.Prefix{cmp.Or(ncfg.Range, network.DefaultRange)}, Logger: d.log}, ev)
+		if err != nil {
+			d.log.ErrorContext(ctx, "network tier unavailable: every sandbox's network is none", "err", err)
+			return nil
+		}
+		d.networks = t
+		return t
+	}
+	return nil
+}
+
+// closeNetwork stops the proxies; the links stay for the next daemon
+// (they are removed with their containers, or by its Reconcile).
+func (d *Daemon) closeNetwork() {
+	if d.networks != nil {
+		d.networks.Close()
+	}
+	if d.links != nil {
+		d.links.Close()
+	}
+}
+
+// networkConfig is `rung serve`'s network tier: the default range,
+// ports and table, or none with --no-network.
+func networkConfig(off bool) *network.Config {
+	if off {
+		return nil
+	}
+	return &network.Config{}
+}
+
+func tenantIDs(ss []string) []rung.TenantID {
+	out := make([]rung.TenantID, len(ss))
+	for i, s := range ss {
+		out[i] = rung.TenantID(s)
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package networks
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rung.dev/rung"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/internal/nettest"
+	"rung.dev/rung/internal/testenv"
+	"rung.dev/rung/network"
+)
+
+func newTier(t *testing.T, dir string, open ...rung.TenantID) *Tier {
+	t.Helper()
+	testenv.Require(t, "root")
+	lease := nettest.Take(t)
+	links, err := network.Open(network.Config{StateDir: filepath.Join(dir, "links"), Range: lease.Range, Table: lease.Table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { links.Uninstall(t.Context()); links.Close() })
+	tr, err := New(Config{Dir: filepath.Join(dir, "ca"), Links: links, OpenTenants: open}, controller.NetworkEvents{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// Check refuses what egress refuses, and mode open to a tenant the
+// server does not allow it.
+func TestCheck(t *testing.T) {
+	tr := newTier(t, t.TempDir(), "trusted")
+	if err := tr.Check("a", rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: "maybe", Domain: "x.com"}}}); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("an unknown action: %v", err)
+	}
+	if err := tr.Check("a", rung.NetworkPolicy{Mode: rung.NetworkOpen}); !errors.Is(err, rung.ErrPermission) {
+		t.Errorf("open for a tenant not allowed it: %v", err)
+	}
+	if err := tr.Check("trusted", rung.NetworkPolicy{Mode: rung.NetworkOpen}); err != nil {
+		t.Errorf("open for an allowed tenant: %v", err)
+	}
+	lp := linkPolicy(rung.NetworkPolicy{Mode: rung.NetworkOpen, Rules: []rung.NetworkRule{
+		{Action: rung.RuleAllow, CIDR: "10.1.0.0/16"}, {Action: rung.RuleDeny, CIDR: "10.2.0.0/16"}, {Action: rung.RuleAllow, Domain: "x.com"}}})
+	if len(lp.Allow) != 1 || lp.Allow[0] != netip.MustParsePrefix("10.1.0.0/16") {
+		t.Errorf("open mode's allowed private prefixes: %v", lp.Allow)
+	}
+}
+
+// A sandbox's CA is made once, kept with its key readable only by the
+// daemon, loaded again by a new tier (a restarted daemon), in the
+// container's store, and removed by Forget.
+func TestCAKept(t *testing.T) {
+	dir := t.TempDir()
+	tr := newTier(t, dir)
+	sb := rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "a", Network: rung.NetworkPolicy{Mode: rung.NetworkNone}}
+	netns, resolv, bundle, err := tr.Prepare(t.Context(), sb)
+	if err != nil || netns != "" || resolv != nil {
+		t.Fatalf("Prepare in mode none: %q %q %v", netns, resolv, err)
+	}
+	crt, err := os.ReadFile(filepath.Join(dir, "ca", string(sb.ID)+".crt"))
+	if err != nil || !strings.HasSuffix(string(bundle), string(crt)) {
+		t.Fatalf("the bundle does not end with the sandbox's CA: %v", err)
+	}
+	if strings.Contains(string(bundle), "PRIVATE KEY") {
+		t.Fatal("the bundle holds a key")
+	}
+	st, err := os.Stat(filepath.Join(dir, "ca", string(sb.ID)+".key"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v, %v", st, err)
+	}
+	again, err := New(Config{Dir: filepath.Join(dir, "ca"), Links: tr.cfg.Links}, controller.NetworkEvents{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, bundle2, err := again.Prepare(t.Context(), sb)
+	if err != nil || string(bundle2) != string(bundle) {
+		t.Errorf("a new tier made another CA: %v", err)
+	}
+	again.Forget(sb.ID)
+	if _, err := os.Stat(filepath.Join(dir, "ca", string(sb.ID)+".key")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Forget left the key: %v", err)
+	}
+}
