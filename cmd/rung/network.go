@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"rung.dev/rung"
+	"rung.dev/rung/client"
 )
 
 // newNetworkVerbs are `rung port` and `rung secret ...`.
@@ -154,5 +158,93 @@ func newNetworkVerbs(g *globals) []*cobra.Command {
 		},
 	}
 	secret.AddCommand(set, ls, rm)
-	return []*cobra.Command{port, secret}
+	return []*cobra.Command{port, secret, newNetCmd(g)}
+}
+
+// netFlags are the network policy flags of `rung create` and `rung net`.
+type netFlags struct {
+	mode        string
+	allow, deny []string
+	header      []string
+}
+
+func (f *netFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.mode, "network", "", "network mode: none (loopback only, the default), egress (through rung's proxy and rules) or open")
+	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "allow a destination: a domain (api.github.com, *.npmjs.org) or a CIDR (1.2.3.0/24), optionally :PORTS (repeatable); implies --network egress")
+	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, "deny a destination, as --allow (repeatable; deny wins)")
+	cmd.Flags().StringArrayVar(&f.header, "header", nil, "set a header on requests to a domain: DOMAIN:Header=Value, Value may hold {{secret:NAME}} (repeatable)")
+}
+
+// policy is the flags' network policy; the zero policy when none is set.
+func (f *netFlags) policy() (rung.NetworkPolicy, error) {
+	p := rung.NetworkPolicy{Mode: rung.NetworkMode(f.mode)}
+	for _, a := range f.allow {
+		p.Rules = append(p.Rules, ruleOf(rung.RuleAllow, a))
+	}
+	for _, d := range f.deny {
+		p.Rules = append(p.Rules, ruleOf(rung.RuleDeny, d))
+	}
+	for _, h := range f.header {
+		dom, hv, ok1 := strings.Cut(h, ":")
+		name, val, ok2 := strings.Cut(hv, "=")
+		if !ok1 || !ok2 || dom == "" || name == "" {
+			return p, fmt.Errorf("--header %q: want DOMAIN:Header=Value", h)
+		}
+		p.Headers = append(p.Headers, rung.HeaderRule{Domain: dom, Header: name, Value: val})
+	}
+	if p.Mode == "" && (len(p.Rules) > 0 || len(p.Headers) > 0) {
+		p.Mode = rung.NetworkEgress
+	}
+	return p, nil
+}
+
+// ruleOf reads DEST[:PORTS], DEST a domain or a CIDR.
+func ruleOf(action rung.RuleAction, s string) rung.NetworkRule {
+	r := rung.NetworkRule{Action: action}
+	dest, ports, _ := strings.Cut(s, ":")
+	r.Ports = ports
+	if strings.Contains(dest, "/") || net.ParseIP(dest) != nil {
+		if net.ParseIP(dest) != nil {
+			dest += "/32"
+		}
+		r.CIDR = dest
+	} else {
+		r.Domain = dest
+	}
+	return r
+}
+
+// newNetCmd is `rung net SANDBOX`: show, or with flags replace, a
+// sandbox's network policy, applied to its running container at once.
+func newNetCmd(g *globals) *cobra.Command {
+	var f netFlags
+	cmd := &cobra.Command{
+		Use:   "net SANDBOX [--network MODE] [--allow D]... [--deny D]... [--header DOMAIN:H=V]...",
+		Short: "Show a sandbox's network policy, or replace it (applied to its running container at once)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.client()
+			if err != nil {
+				return err
+			}
+			if f.mode == "" && len(f.allow)+len(f.deny)+len(f.header) == 0 {
+				sb, err := c.Get(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return printJSON(sb.Network)
+			}
+			p, err := f.policy()
+			if err != nil {
+				return err
+			}
+			sb, err := c.Update(cmd.Context(), args[0], client.UpdateRequest{Network: &p})
+			if err != nil {
+				return err
+			}
+			return printJSON(sb.Network)
+		},
+	}
+	f.add(cmd)
+	return cmd
 }

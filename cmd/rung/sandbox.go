@@ -38,10 +38,11 @@ func parseKV(list []string, what string) (map[string]string, error) {
 func newCreate(g *globals) *cobra.Command {
 	var req client.CreateRequest
 	var size string
-	var labels []string
+	var labels, env []string
 	var asJSON bool
+	var net netFlags
 	cmd := &cobra.Command{
-		Use:   "create [--name N] [--image I] [--user U] [--size S] [--label k=v]...",
+		Use:   "create [--name N] [--image I] [--user U] [--size S] [--label k=v]... [--network MODE [--allow D]... [--deny D]...]",
 		Short: "Create a sandbox and print its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -54,6 +55,12 @@ func newCreate(g *globals) *cobra.Command {
 			}
 			if size != "" {
 				req.Size = rung.Size{Preset: size}
+			}
+			if req.Env, err = parseKV(env, "env"); err != nil {
+				return err
+			}
+			if req.Network, err = net.policy(); err != nil {
+				return err
 			}
 			sb, err := c.Create(cmd.Context(), req)
 			if err != nil {
@@ -74,6 +81,8 @@ func newCreate(g *globals) *cobra.Command {
 	cmd.Flags().Int64Var(&req.TTLMS, "ttl-ms", 0, "delete the sandbox this many milliseconds after creation")
 	cmd.Flags().StringVar(&req.FromSnapshot, "from", "", "restore this snapshot (id or name): its files, on its image digest")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sandbox as JSON")
+	cmd.Flags().StringArrayVar(&env, "env", nil, "environment variable KEY=VALUE for every command (repeatable; {{secret:NAME}} becomes the secret's placeholder)")
+	net.add(cmd)
 	return cmd
 }
 
