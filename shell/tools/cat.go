@@ -194,7 +194,13 @@ func (st *catState) copy(w *bufio.Writer, r io.Reader) error {
 				w.Write(num)
 				w.WriteByte('\t')
 			}
-			st.writeBody(w, body)
+			if st.ends && nl && len(body) > 0 && body[len(body)-1] == '\r' && !st.nonprint {
+				// GNU cat 9 shows the \r of a \r\n line ending as ^M.
+				st.writeBody(w, body[:len(body)-1])
+				w.WriteString("^M")
+			} else {
+				st.writeBody(w, body)
+			}
 			if nl {
 				if st.ends {
 					w.WriteByte('$')

@@ -109,6 +109,13 @@ func txQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// txLocQuote quotes s as GNU's quote() does in the C.UTF-8 locale, for
+// an argument inside a message ("invalid number of lines: ‘x’"); file
+// names are quoted by txQuote.
+func txLocQuote(s string) string {
+	return "‘" + s + "’"
+}
+
 // txName is the name GNU prints for an operand: "standard input" for "-".
 func txName(name string) string {
 	if name == "-" {
