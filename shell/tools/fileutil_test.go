@@ -220,7 +220,13 @@ func TestFilesCheck(t *testing.T) {
 		args []string
 		ok   bool
 	}{
-		{[]string{"ls", "-la", "--color=never", "x"}, true},
+		{[]string{"ls", "-la", "--color=never", "x"}, false},
+		{[]string{"ls", "-lan", "--color=never", "x"}, true},
+		{[]string{"ls", "-Fl1", "x"}, false},
+		{[]string{"stat", "x"}, false},
+		{[]string{"stat", "-c", "%U", "x"}, false},
+		{[]string{"stat", "-c", "%.3Y", "x"}, false},
+		{[]string{"stat", "-t", "x"}, true},
 		{[]string{"ls", "-lhRtrSXvUcu1dFpinGog", shell.Unknown}, true},
 		{[]string{"ls", "-L"}, false},
 		{[]string{"ls", "--sort=size"}, true},

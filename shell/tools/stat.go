@@ -94,7 +94,7 @@ func statDefault(st fuStat) string {
 // statCheck is stat's Check: besides unknown options, a format with a
 // directive the tool lacks, and owner names (%U, %G, and the default
 // format), which come from the image's /etc/passwd and /etc/group,
-// outside the isolate tier's view.
+// outside the isolate tier's view; see statFormatRefused for the rest.
 func statCheck(args []string) error {
 	if err := statSpec.check(args); err != nil {
 		return err
@@ -122,14 +122,17 @@ func statCheck(args []string) error {
 	if d := statCheckFormat(format); d != "" {
 		return fmt.Errorf("stat format directive %s: %w", d, shell.ErrUnsupported)
 	}
-	if statFormatNames(format) {
-		return fmt.Errorf("stat %%U or %%G (owner names): %w", shell.ErrUnsupported)
+	if d := statFormatRefused(format); d != "" {
+		return fmt.Errorf("stat %s: %w", d, shell.ErrUnsupported)
 	}
 	return nil
 }
 
-// statFormatNames reports whether format has %U or %G.
-func statFormatNames(f string) bool {
+// statFormatRefused returns the first directive of format the Check
+// refuses though the tool has it: %U and %G (owner names from the
+// image's /etc/passwd and /etc/group, outside the isolate view), %w and
+// %W (the view's stat(2) has no birth time), and a precision (%.3Y).
+func statFormatRefused(f string) string {
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
 			continue
@@ -138,12 +141,12 @@ func statFormatNames(f string) bool {
 		for j < len(f) && strings.IndexByte("-#0 +'.0123456789", f[j]) >= 0 {
 			j++
 		}
-		if j < len(f) && (f[j] == 'U' || f[j] == 'G') {
-			return true
+		if j < len(f) && f[j] != '%' && (strings.IndexByte("UGwW", f[j]) >= 0 || strings.Contains(f[i+1:j], ".")) {
+			return f[i : j+1]
 		}
 		i = j
 	}
-	return false
+	return ""
 }
 
 // statCheckFormat returns the first directive we do not implement, or "".
