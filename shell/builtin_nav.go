@@ -133,13 +133,21 @@ func biCd(r *runner, args []string) int {
 
 func biPwd(r *runner, args []string) int {
 	physical := false
+	// Like bash, options end at the first operand or "--", and operands
+	// are ignored.
+opts:
 	for _, a := range args[1:] {
 		switch a {
 		case "-P":
 			physical = true
 		case "-L":
 			physical = false
+		case "--":
+			break opts
 		default:
+			if a == "-" || !strings.HasPrefix(a, "-") {
+				break opts
+			}
 			r.errorf("pwd: %s: invalid option", a)
 			return 2
 		}

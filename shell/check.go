@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -269,8 +270,32 @@ func (c *checker) stmt(st *syntax.Stmt) bool {
 		c.fail("background job (&)")
 	case st.Coprocess || st.Disown:
 		c.fail("coprocess")
+	case catAppendsInput(st):
+		c.fail("cat appending a file to itself")
 	}
 	return true
+}
+
+// catAppendsInput reports cat FILE... >> FILE: GNU cat refuses to read
+// the file its output appends to ("input file is output file"), a check
+// the tool cannot make through its output stream.
+func catAppendsInput(st *syntax.Stmt) bool {
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) < 2 || staticWord(call.Args[0]) != "cat" {
+		return false
+	}
+	for _, rd := range st.Redirs {
+		if rd.Op != syntax.AppOut && rd.Op != syntax.AppAll {
+			continue
+		}
+		target := staticWord(rd.Word)
+		for _, a := range call.Args[1:] {
+			if w := staticWord(a); w == Unknown || target == Unknown || path.Clean(w) == path.Clean(target) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // topLevel reports whether the node being visited runs unconditionally

@@ -15,7 +15,7 @@ import (
 // never ends within an exec's deadline the way an agent expects.
 
 var tailOpts = NewOptions("c,bytes=", "n,lines=", "q,quiet,silent", "v,verbose", "z,zero-terminated",
-	"f,follow=?", "F", "retry", "s,sleep-interval=", "pid=", "max-unchanged-stats=")
+	"f,follow=*", "F", "retry", "s,sleep-interval=", "pid=", "max-unchanged-stats=")
 
 var tailUnimpl = []string{"follow", "F", "retry", "sleep-interval", "pid", "max-unchanged-stats"}
 
