@@ -331,6 +331,26 @@ func fuErr(err error) string {
 	return shell.ErrText(err)
 }
 
+// fuQuotef quotes a file name as GNU's quotef does in "name: error"
+// messages (shell-escape style): as is unless the shell would need it
+// quoted, then as fuQuote does.
+func fuQuotef(name string) string {
+	for i := 0; i < len(name); i++ {
+		switch ch := name[i]; {
+		case ch < 0x20 || ch == 0x7f || strings.IndexByte(" !\"$&'()*;<=>?[\\^`|", ch) >= 0:
+			return fuQuote(name)
+		case (ch == '#' || ch == '~') && i == 0:
+			return fuQuote(name)
+		case (ch == '{' || ch == '}') && len(name) == 1:
+			return fuQuote(name)
+		}
+	}
+	if name == "" {
+		return "''"
+	}
+	return name
+}
+
 // fuQuote quotes a file name as GNU's shell-escape-always style does
 // (stat %N, -v messages, error messages): 'name'; "name" when it holds a
 // single quote and nothing special inside double quotes; control

@@ -42,7 +42,7 @@ func runFold(ctx context.Context, c *shell.Call) int {
 		case "width":
 			n, err := strconv.ParseUint(o.Value, 10, 31)
 			if err != nil || n == 0 {
-				c.Errorf("invalid number of columns: %s", txQuote(o.Value))
+				c.Errorf("invalid number of columns: %s", locQuote(o.Value))
 				return 1
 			}
 			width = int(n)

@@ -59,7 +59,7 @@ func runMkdir(ctx context.Context, c *shell.Call) int {
 		}
 		if parents {
 			if err := mkdirParents(c, a, verbose); err != nil {
-				c.Errorf("cannot create directory %s: %s", fuQuote(fuErrPath(err, a)), fuErr(err))
+				c.Errorf("cannot create directory %s: %s", locQuote(fuErrPath(err, a)), fuErr(err))
 				status = 1
 				continue
 			}
@@ -77,7 +77,7 @@ func runMkdir(ctx context.Context, c *shell.Call) int {
 					continue
 				}
 			}
-			c.Errorf("cannot create directory %s: %s", fuQuote(a), fuErr(err))
+			c.Errorf("cannot create directory %s: %s", locQuote(a), fuErr(err))
 			status = 1
 			continue
 		}

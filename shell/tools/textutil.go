@@ -109,6 +109,28 @@ func txQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// locQuote quotes s as GNU's quote() does in the C.UTF-8 locale: ‘s’,
+// with backslashes and control characters escaped as in C.
+func locQuote(s string) string {
+	var sb strings.Builder
+	sb.WriteString("‘")
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if j := strings.IndexByte("\\\a\b\f\n\r\t\v", ch); j >= 0 {
+			sb.WriteByte('\\')
+			sb.WriteByte("\\abfnrtv"[j])
+			continue
+		}
+		if ch < 0x20 || ch == 0x7f {
+			fmt.Fprintf(&sb, "\\%03o", ch)
+			continue
+		}
+		sb.WriteByte(ch)
+	}
+	sb.WriteString("’")
+	return sb.String()
+}
+
 // txName is the name GNU prints for an operand: "standard input" for "-".
 func txName(name string) string {
 	if name == "-" {
