@@ -579,7 +579,7 @@ func biGetopts(r *runner, args []string) int {
 			r.setVar(name, "?")
 			r.setVar("OPTARG", string(c))
 		} else {
-			r.errorf("illegal option -- %c", c)
+			fmt.Fprintf(r.stderr(), "%s: illegal option -- %c\n", r.arg0, c) // $0, no line: sh_getopt's message
 			r.setVar(name, "?")
 			r.unsetVar("OPTARG")
 		}
@@ -599,7 +599,7 @@ func biGetopts(r *runner, args []string) int {
 					r.setVar(name, ":")
 					r.setVar("OPTARG", string(c))
 				} else {
-					r.errorf("option requires an argument -- %c", c)
+					fmt.Fprintf(r.stderr(), "%s: option requires an argument -- %c\n", r.arg0, c)
 					r.setVar(name, "?")
 					r.unsetVar("OPTARG")
 				}

@@ -99,6 +99,7 @@ func biRead(r *runner, args []string) int {
 					a = a[1:]
 				} else {
 					r.errorf("read: -%c: option requires an argument", c)
+					r.write(2, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n")
 					return 2
 				}
 			}

@@ -201,6 +201,13 @@ func (c *checker) node(n syntax.Node) bool {
 		if len(n.Names) > 0 {
 			c.fail("function with several names")
 		}
+		switch n.Body.Cmd.(type) {
+		case *syntax.Block, *syntax.Subshell, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause,
+			*syntax.CaseClause, *syntax.TestClause, *syntax.ArithmCmd:
+		default:
+			// f() echo x: bash wants a compound command (a syntax error).
+			c.fail("function body that is not a compound command")
+		}
 		return true
 	case *syntax.Word:
 		c.word(n)

@@ -91,7 +91,7 @@ func runCat(ctx context.Context, c *shell.Call) int {
 		}
 		if err != nil {
 			w.Flush()
-			c.Errorf("%s: %s", f, fuErr(err))
+			c.Errorf("%s: %s", fuQuotef(f), fuErr(err))
 			status = 1
 			continue
 		}
@@ -113,7 +113,7 @@ func runCat(ctx context.Context, c *shell.Call) int {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return 130
 			}
-			c.Errorf("%s: %s", f, fuErr(err))
+			c.Errorf("%s: %s", fuQuotef(f), fuErr(err))
 			status = 1
 		}
 	}

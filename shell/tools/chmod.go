@@ -274,7 +274,7 @@ func runChmod(ctx context.Context, c *shell.Call) int {
 	}
 	if len(ops) == 0 {
 		if modeArg != "" || ref != "" {
-			return usage(c, fmt.Errorf("missing operand after %s", fuLocaleQuote(modeArg)), 1)
+			return usage(c, fmt.Errorf("missing operand after %s", locQuote(modeArg)), 1)
 		}
 	}
 	var mode fuMode
@@ -288,7 +288,7 @@ func runChmod(ctx context.Context, c *shell.Call) int {
 	} else {
 		mode, err = fuParseMode(modeArg)
 		if err != nil {
-			c.Errorf("invalid mode: %s", fuLocaleQuote(modeArg))
+			c.Errorf("invalid mode: %s", locQuote(modeArg))
 			fmt.Fprintf(c.Stderr, "Try '%s --help' for more information.\n", c.Name())
 			return 1
 		}

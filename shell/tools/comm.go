@@ -77,10 +77,10 @@ func runComm(ctx context.Context, c *shell.Call) int {
 		if len(files) == 0 {
 			return txUsageMsg(c, "missing operand")
 		}
-		return txUsageMsg(c, "missing operand after "+txLocQuote(files[0]))
+		return txUsageMsg(c, "missing operand after "+locQuote(files[0]))
 	}
 	if len(files) > 2 {
-		return txUsageMsg(c, "extra operand "+txLocQuote(files[2]))
+		return txUsageMsg(c, "extra operand "+locQuote(files[2]))
 	}
 	var lrs [2]*txLineReader
 	for i, name := range files {

@@ -94,9 +94,9 @@ func cutNum(s string) (int, error) {
 
 func cutNumErr(s, what string, err error) string {
 	if err == strconv.ErrRange {
-		return what + " " + txLocQuote(s) + " is too large"
+		return what + " " + locQuote(s) + " is too large"
 	}
-	return "invalid " + what + " " + txLocQuote(s)
+	return "invalid " + what + " " + locQuote(s)
 }
 
 func cutComplement(rs []cutRange) []cutRange {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 	"rung.dev/rung/shell"
@@ -331,39 +332,27 @@ func fuErr(err error) string {
 	return shell.ErrText(err)
 }
 
-// fuLocaleQuote quotes a name as GNU's quote() does in a UTF-8 locale
-// (mkdir's and chmod's messages): ‘name’, with C escapes for
-// backslashes and control characters.
-func fuLocaleQuote(name string) string {
-	var sb strings.Builder
-	sb.WriteString("‘")
+// fuQuotef quotes a file name as GNU's quotef does in "name: error"
+// messages (shell-escape style, and a colon quoted too): as is unless
+// the shell would need it quoted, then as fuQuote does.
+func fuQuotef(name string) string {
+	if !utf8.ValidString(name) {
+		return fuQuote(name)
+	}
 	for i := 0; i < len(name); i++ {
 		switch ch := name[i]; {
-		case ch == '\\':
-			sb.WriteString(`\\`)
-		case ch == '\n':
-			sb.WriteString(`\n`)
-		case ch == '\t':
-			sb.WriteString(`\t`)
-		case ch < 0x20 || ch == 0x7f:
-			fmt.Fprintf(&sb, "\\%03o", ch)
-		default:
-			sb.WriteByte(ch)
+		case ch < 0x20 || ch == 0x7f || strings.IndexByte(" !\"$&'()*:;<=>?[\\^`|", ch) >= 0:
+			return fuQuote(name)
+		case (ch == '#' || ch == '~') && i == 0:
+			return fuQuote(name)
+		case (ch == '{' || ch == '}') && len(name) == 1:
+			return fuQuote(name)
 		}
 	}
-	sb.WriteString("’")
-	return sb.String()
-}
-
-// fuQuoteIfNeeded quotes a name as GNU's quotef() does (shell-escape
-// style): as it is when no shell would need it quoted, else as fuQuote.
-func fuQuoteIfNeeded(name string) string {
-	if name != "" && strings.IndexFunc(name, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_,.=/+:@%-", r))
-	}) < 0 {
-		return name
+	if name == "" {
+		return "''"
 	}
-	return fuQuote(name)
+	return name
 }
 
 // fuQuote quotes a file name as GNU's shell-escape-always style does

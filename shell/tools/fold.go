@@ -51,7 +51,7 @@ func runFold(ctx context.Context, c *shell.Call) int {
 				case errors.Is(err, strconv.ErrRange):
 					why = ": Value too large for defined data type"
 				}
-				c.Errorf("invalid number of columns: %s%s", txLocQuote(o.Value), why)
+				c.Errorf("invalid number of columns: %s%s", locQuote(o.Value), why)
 				return 1
 			}
 			width = int(min(n, 1<<62))

@@ -102,7 +102,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 		switch o.Key {
 		case "a", "v":
 			if o.Value != "1" && o.Value != "2" {
-				c.Errorf("invalid field number: %s", txLocQuote(o.Value))
+				c.Errorf("invalid field number: %s", locQuote(o.Value))
 				return 1
 			}
 			j.unpaired[o.Value[0]-'1'] = true
@@ -116,7 +116,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 		case "j", "1", "2":
 			n, ok := parseJoinField(o.Value)
 			if !ok {
-				c.Errorf("invalid field number: %s", txLocQuote(o.Value))
+				c.Errorf("invalid field number: %s", locQuote(o.Value))
 				return 1
 			}
 			if o.Key != "2" {
@@ -150,7 +150,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 			case o.Value == `\0`:
 				j.tab = 0
 			case len(o.Value) > 1:
-				c.Errorf("multi-character tab %s", txLocQuote(o.Value))
+				c.Errorf("multi-character tab %s", locQuote(o.Value))
 				return 1
 			default:
 				j.tab = int(o.Value[0])
@@ -171,7 +171,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 			return txUsageMsg(c, "missing operand")
 		}
 		if len(files) == 1 {
-			return txUsageMsg(c, "missing operand after "+txLocQuote(files[0]))
+			return txUsageMsg(c, "missing operand after "+locQuote(files[0]))
 		}
 		return txUsageMsg(c, "extra operand "+txQuote(files[2]))
 	}

@@ -75,13 +75,13 @@ func runNl(ctx context.Context, c *shell.Call) int {
 			}
 			if err != nil {
 				c.Errorf("invalid %s style: %s", map[string]string{"header-numbering": "header", "body-numbering": "body",
-					"footer-numbering": "footer"}[o.Key], txLocQuote(o.Value))
+					"footer-numbering": "footer"}[o.Key], locQuote(o.Value))
 				return 1
 			}
 			styles[map[string]int{"header-numbering": 0, "body-numbering": 1, "footer-numbering": 2}[o.Key]] = s
 		case "number-format":
 			if o.Value != "ln" && o.Value != "rn" && o.Value != "rz" {
-				c.Errorf("invalid line numbering format: %s", txLocQuote(o.Value))
+				c.Errorf("invalid line numbering format: %s", locQuote(o.Value))
 				return 1
 			}
 			format = o.Value
@@ -93,7 +93,7 @@ func runNl(ctx context.Context, c *shell.Call) int {
 				if err != nil && !errors.Is(err, strconv.ErrRange) {
 					why = ""
 				}
-				c.Errorf("invalid line number field width: %s%s", txLocQuote(o.Value), why)
+				c.Errorf("invalid line number field width: %s%s", locQuote(o.Value), why)
 				return 1
 			}
 			width = int(n)
@@ -101,17 +101,17 @@ func runNl(ctx context.Context, c *shell.Call) int {
 			sep = o.Value
 		case "starting-line-number":
 			if start, err = strconv.ParseInt(o.Value, 10, 64); err != nil {
-				c.Errorf("invalid starting line number: %s", txLocQuote(o.Value))
+				c.Errorf("invalid starting line number: %s", locQuote(o.Value))
 				return 1
 			}
 		case "line-increment":
 			if incr, err = strconv.ParseInt(o.Value, 10, 64); err != nil {
-				c.Errorf("invalid line number increment: %s", txLocQuote(o.Value))
+				c.Errorf("invalid line number increment: %s", locQuote(o.Value))
 				return 1
 			}
 		case "join-blank-lines":
 			if join, err = strconv.ParseInt(o.Value, 10, 64); err != nil || join < 1 {
-				c.Errorf("invalid line number of blank lines: %s", txLocQuote(o.Value))
+				c.Errorf("invalid line number of blank lines: %s", locQuote(o.Value))
 				return 1
 			}
 		case "section-delimiter":

@@ -104,7 +104,7 @@ func runSort(ctx context.Context, c *shell.Call) int {
 			case v == `\0`:
 				v = "\x00"
 			case len(v) > 1:
-				c.Errorf("multi-character tab %s", txLocQuote(v))
+				c.Errorf("multi-character tab %s", locQuote(v))
 				return 2
 			}
 			if s.tab >= 0 && s.tab != int(v[0]) {

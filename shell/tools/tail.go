@@ -81,7 +81,7 @@ func runTail(ctx context.Context, c *shell.Call) int {
 				if o.Key == "bytes" {
 					what = "bytes"
 				}
-				c.Errorf("invalid number of %s: %s", what, txLocQuote(o.Value))
+				c.Errorf("invalid number of %s: %s", what, locQuote(o.Value))
 				return 1
 			}
 			if over {
