@@ -26,13 +26,6 @@ func addFind(m map[string]shell.Tool) {
 func checkFind(args []string) error {
 	f := &finder{c: &shell.Call{Args: append([]string{"find"}, args...)}, maxDepth: -1}
 	_, expr := f.splitArgs(args)
-	for i, a := range expr {
-		if (a == "-printf" || a == "-fprintf") && i+1 < len(expr) && findFormatNames(expr[i+1]) {
-			// Owner names come from the image's /etc/passwd and
-			// /etc/group, outside the isolate tier's view.
-			return fmt.Errorf("find %s %%u or %%g: %w", a, shell.ErrUnsupported)
-		}
-	}
 	p := &findParser{f: f, args: expr}
 	_, err := p.parse()
 	var un *findUnsupported
@@ -416,25 +409,4 @@ func (f *finder) statRef(name string) (fs.FileInfo, error) {
 		return nil, &findUsage{fmt.Sprintf("‘%s’: %s", name, shell.ErrText(err))}
 	}
 	return fi, nil
-}
-
-// findFormatNames reports whether a -printf format has %u or %g (after
-// any flags and width), which print owner names.
-func findFormatNames(format string) bool {
-	for i := 0; i < len(format); i++ {
-		if format[i] != '%' {
-			continue
-		}
-		j := i + 1
-		for j < len(format) && strings.IndexByte("-+ #0123456789.", format[j]) >= 0 {
-			j++
-		}
-		if j < len(format) && (format[j] == 'u' || format[j] == 'g') {
-			return true
-		}
-		if j < len(format) && format[j] == '%' {
-			i = j
-		}
-	}
-	return false
 }

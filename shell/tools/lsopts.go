@@ -179,22 +179,9 @@ func lsCheck(args []string) error {
 	}
 	opts, _, _ := lsSpec.opts.Parse(args)
 	all, unsorted := false, false
-	long, numeric, noOwner, noGroup := false, false, false, false
 	for _, o := range opts {
 		bad := false
 		switch o.Key {
-		case "l", "full-time":
-			long = true
-		case "numeric-uid-gid":
-			long, numeric = true, true
-		case "o":
-			long, noGroup = true, true
-		case "g":
-			long, noOwner = true, true
-		case "no-group":
-			noGroup = true
-		case "C", "x":
-			long = false
 		case "color":
 			bad = o.Value == "" || o.Value == "always" || o.Value == "yes" || o.Value == "force"
 		case "sort":
@@ -217,11 +204,6 @@ func lsCheck(args []string) error {
 	}
 	if all && unsorted {
 		return fmt.Errorf("options -U with -a: %w", shell.ErrUnsupported)
-	}
-	if long && !numeric && !(noOwner && noGroup) {
-		// Owner and group names come from the image's /etc/passwd and
-		// /etc/group, outside the isolate tier's view.
-		return fmt.Errorf("ls -l naming owners (/etc/passwd): %w", shell.ErrUnsupported)
 	}
 	return nil
 }

@@ -92,9 +92,8 @@ func statDefault(st fuStat) string {
 }
 
 // statCheck is stat's Check: besides unknown options, a format with a
-// directive the tool lacks, and owner names (%U, %G, and the default
-// format), which come from the image's /etc/passwd and /etc/group,
-// outside the isolate tier's view; see statFormatRefused for the rest.
+// directive the tool lacks, and the default format, which ends with the
+// birth time; see statFormatRefused for the rest.
 func statCheck(args []string) error {
 	if err := statSpec.check(args); err != nil {
 		return err
@@ -115,7 +114,7 @@ func statCheck(args []string) error {
 	}
 	switch {
 	case !hasFormat && !terse:
-		return fmt.Errorf("stat's default format (owner names): %w", shell.ErrUnsupported)
+		return fmt.Errorf("stat's default format (birth time): %w", shell.ErrUnsupported)
 	case !hasFormat || format == shell.Unknown:
 		return nil
 	}
@@ -129,9 +128,8 @@ func statCheck(args []string) error {
 }
 
 // statFormatRefused returns the first directive of format the Check
-// refuses though the tool has it: %U and %G (owner names from the
-// image's /etc/passwd and /etc/group, outside the isolate view), %w and
-// %W (the view's stat(2) has no birth time), and a precision (%.3Y).
+// refuses though the tool has it: %w and %W (the view's stat(2) has no
+// birth time), and a precision (%.3Y).
 func statFormatRefused(f string) string {
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
@@ -141,7 +139,7 @@ func statFormatRefused(f string) string {
 		for j < len(f) && strings.IndexByte("-#0 +'.0123456789", f[j]) >= 0 {
 			j++
 		}
-		if j < len(f) && f[j] != '%' && (strings.IndexByte("UGwW", f[j]) >= 0 || strings.Contains(f[i+1:j], ".")) {
+		if j < len(f) && f[j] != '%' && (strings.IndexByte("wW", f[j]) >= 0 || strings.Contains(f[i+1:j], ".")) {
 			return f[i : j+1]
 		}
 		i = j
