@@ -38,6 +38,15 @@ func (t *Tier) ImageUser(ref string) (string, error) {
 	return im.Config.User, nil
 }
 
+// AccountFile implements [controller.ContainerImages].
+func (t *Tier) AccountFile(ref, upper, name string) ([]byte, error) {
+	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
+	}
+	return t.cfg.Images.AccountFile(im, upper, name)
+}
+
 // HasImage implements [controller.ContainerImages].
 func (t *Tier) HasImage(ref string) bool {
 	_, err := t.cfg.Images.Get(ref)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,6 +140,20 @@ func (c *Controller) rootInfo(id rung.SandboxID) func() (fs.FileInfo, error) {
 	}
 }
 
+// rootFile reads /etc/passwd and /etc/group for the isolate tier of a's
+// sandbox (shell.Config.RootFile, owner names in ls -l, stat, find) as
+// its container sees them: the overlay's upper directory's copy when the
+// container changed one, else the image's.
+func (c *Controller) rootFile(a *actor) func(string) ([]byte, error) {
+	if c.tier == nil {
+		return nil
+	}
+	upper := filepath.Join(c.pool.Path(string(a.id)), "rootfs", "upper")
+	return func(name string) ([]byte, error) {
+		return c.tier.AccountFile(c.sandbox(a).Image, upper, strings.TrimPrefix(name, "/"))
+	}
+}
+
 // init opens the sandbox's file view and shell once.
 func (a *actor) init(c *Controller) error {
 	a.initOnce.Do(func() {
@@ -149,7 +164,7 @@ func (a *actor) init(c *Controller) error {
 		}
 		a.root = root
 		a.ownFiles(c)
-		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Memory: c.mem, User: a.ident.User, RootInfo: c.rootInfo(a.id),
+		a.sh = shell.New(shell.Config{FS: root, Tools: c.tools, Memory: c.mem, User: a.ident.User, RootInfo: c.rootInfo(a.id), RootFile: c.rootFile(a),
 			Limits: shell.Limits{OutputBytes: c.lim.OutputBytes, CPUTime: c.lim.ExecCPUTime, MemoryBytes: c.lim.ExecMemoryBytes}})
 	})
 	if a.initErr != nil {

@@ -92,6 +92,12 @@ type ContainerImages interface {
 	// PATH, for the isolate tier's check, and the shell its execs run
 	// under; nil and "" when the isolate tier does not model the image.
 	ImagePath(ref string) (lookPath func(string) string, shell string)
+	// AccountFile is /etc/passwd or /etc/group (name "etc/passwd",
+	// "etc/group") as a container of image ref sees it, upper being the
+	// sandbox's overlay upper directory: the container's own copy, nil
+	// when it removed the file, else the image's. An error means it
+	// cannot tell.
+	AccountFile(ref, upper, name string) ([]byte, error)
 	// HasImage reports whether the image store keeps ref; true when it
 	// cannot tell.
 	HasImage(ref string) bool

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -60,6 +61,9 @@ func (f *fakeTier) Identity(ref, user string) (controller.Identity, error) {
 func (f *fakeTier) ImageUser(string) (string, error) { return "", nil }
 
 func (f *fakeTier) ImagePath(string) (func(string) string, string) { return nil, "" }
+func (f *fakeTier) AccountFile(string, string, string) ([]byte, error) {
+	return nil, errors.ErrUnsupported
+}
 
 func (f *fakeTier) Adopt(context.Context, []rung.Sandbox) (map[rung.SandboxID][]controller.ProcessInfo, map[rung.SandboxID]error) {
 	return nil, nil

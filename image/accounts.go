@@ -160,3 +160,107 @@ func readInRoot(dir, name string) (b []byte, found bool, err error) {
 	}
 	return b, true, err
 }
+
+// AccountFile returns /etc/passwd or /etc/group (name "etc/passwd" or
+// "etc/group") as a running container of im sees it, upper being its
+// overlay's upper directory: the upper directory's copy when the
+// container changed the file, nil when it removed it, else the image's.
+// What only the merged mount could answer (a symlink on the way in the
+// upper directory, or an opaque /etc there) is an error, and so is any
+// other name. Every lookup stays inside its directory, as in layerFile.
+// It is safe for concurrent use.
+func (s *Store) AccountFile(im Image, upper, name string) ([]byte, error) {
+	if name != "etc/passwd" && name != "etc/group" {
+		return nil, rung.Errorf(rung.ErrInvalid, "read /%s of an image: not an account file", name)
+	}
+	if upper != "" {
+		b, found, err := readUpper(upper, name)
+		if err != nil || found {
+			return b, err
+		}
+	}
+	acc, err := s.layerFile(im, name)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: read /%s: %w", im.Name, name, err)
+	}
+	return acc, nil
+}
+
+// errMerged is what readUpper cannot tell without the merged mount.
+var errMerged = errors.New("needs the container's merged root")
+
+// readUpper reads etc/NAME of an overlay's upper directory: found is
+// false when the upper directory does not have it (the lower layers'
+// file shows). /etc and the file must be what they seem: a directory that
+// is not opaque, and a regular file or a whiteout.
+func readUpper(upper, name string) (b []byte, found bool, err error) {
+	root, err := unix.Open(upper, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unix.Close(root)
+	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: resolveInRoot | unix.RESOLVE_NO_SYMLINKS}
+	etc, err := unix.Openat2(root, "etc", how)
+	switch err {
+	case nil:
+	case unix.ENOENT:
+		return nil, false, nil
+	default:
+		return nil, false, fmt.Errorf("upper /etc: %w", errMerged)
+	}
+	defer unix.Close(etc)
+	var st unix.Stat_t
+	if err := unix.Fstat(etc, &st); err != nil {
+		return nil, false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, false, fmt.Errorf("upper /etc is not a directory: %w", errMerged)
+	}
+	if v, err := fgetxattrPath(etc, "trusted.overlay.opaque"); err == nil && v == "y" {
+		return nil, false, fmt.Errorf("upper /etc is opaque: %w", errMerged)
+	}
+	fd, err := unix.Openat2(etc, name[len("etc/"):], how)
+	switch err {
+	case nil:
+	case unix.ENOENT:
+		return nil, false, nil
+	default:
+		return nil, false, fmt.Errorf("upper /%s: %w", name, errMerged)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFCHR:
+		if st.Rdev == 0 {
+			return nil, true, nil // a whiteout: the container removed it
+		}
+		return nil, false, fmt.Errorf("upper /%s is a device: %w", name, errMerged)
+	default:
+		return nil, false, fmt.Errorf("upper /%s is not a regular file: %w", name, errMerged)
+	}
+	f, err := os.Open("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	b, err = io.ReadAll(io.LimitReader(f, maxAccountFile+1))
+	if err == nil && len(b) > maxAccountFile {
+		err = fmt.Errorf("/%s is larger than %d MiB", name, maxAccountFile>>20)
+	}
+	return b, true, err
+}
+
+// fgetxattrPath reads attribute attr of the file an O_PATH descriptor
+// refers to (fgetxattr does not take O_PATH descriptors; getxattr
+// follows the descriptor's /proc link to it).
+func fgetxattrPath(fd int, attr string) (string, error) {
+	buf := make([]byte, 16)
+	n, err := unix.Getxattr("/proc/self/fd/"+strconv.Itoa(fd), attr, buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"rung.dev/rung"
 	"rung.dev/rung/image"
@@ -97,4 +98,68 @@ func TestAccount(t *testing.T) {
 func owner(fi os.FileInfo) (uid, gid uint32) {
 	st := fi.Sys().(*syscall.Stat_t)
 	return st.Uid, st.Gid
+}
+
+// A container's account files are its overlay's upper directory's copy
+// when it changed them, none when it removed them, else the image's;
+// what only the merged mount could answer (a symlink in the upper
+// directory, an opaque /etc) is an error, never a host file.
+func TestAccountFile(t *testing.T) {
+	testenv.Require(t, "root")
+	s := newStore(t)
+	d, _, err := s.AddLayer(t.Context(), bytes.NewReader(tarOf(t, entry{name: "etc/", typ: tar.TypeDir},
+		entry{name: "etc/passwd", body: "image\n", typ: tar.TypeReg}, entry{name: "etc/group", body: "igroup\n", typ: tar.TypeReg})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := s.Put("accounts", []string{d}, image.Config{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper := func(t *testing.T, setup func(etc string)) string {
+		u := t.TempDir()
+		if setup != nil {
+			etc := filepath.Join(u, "etc")
+			if err := os.Mkdir(etc, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			setup(etc)
+		}
+		return u
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		setup func(etc string) // nil: the upper directory has no /etc
+		file  string
+		want  string
+		err   bool
+	}{
+		{"image's", nil, "etc/passwd", "image\n", false},
+		{"image's group", func(string) {}, "etc/group", "igroup\n", false},
+		{"changed by the container", func(etc string) { must(os.WriteFile(filepath.Join(etc, "passwd"), []byte("mine\n"), 0o644)) }, "etc/passwd", "mine\n", false},
+		{"removed by the container", func(etc string) { must(unix.Mknod(filepath.Join(etc, "passwd"), unix.S_IFCHR, 0)) }, "etc/passwd", "", false},
+		{"symlink in the upper directory", func(etc string) { must(os.Symlink("/etc/shadow", filepath.Join(etc, "passwd"))) }, "etc/passwd", "", true},
+		{"opaque /etc", func(etc string) { must(unix.Setxattr(etc, "trusted.overlay.opaque", []byte("y"), 0)) }, "etc/passwd", "", true},
+		{"not an account file", nil, "etc/shadow", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := s.AccountFile(im, upper(t, tc.setup), tc.file)
+			if (err != nil) != tc.err || string(b) != tc.want {
+				t.Errorf("AccountFile(%s) = %q, %v; want %q, error %v", tc.file, b, err, tc.want, tc.err)
+			}
+		})
+	}
+	t.Run("symlinked /etc", func(t *testing.T) {
+		u := t.TempDir()
+		must(os.Symlink("/etc", filepath.Join(u, "etc")))
+		if b, err := s.AccountFile(im, u, "etc/passwd"); err == nil {
+			t.Errorf("AccountFile through a symlinked upper /etc = %q, want an error", b)
+		}
+	})
 }

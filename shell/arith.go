@@ -117,7 +117,9 @@ func (r *runner) arithExpr(s string) int64 {
 		p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 		e, err := p.Arithmetic(strings.NewReader(s))
 		if err != nil || e == nil {
-			panic(arithErr{msg: fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s)})
+			// bash names the failing token ("operand expected (error
+			// token is "+")" for "1 +"), which the parse error does not.
+			panic(arithErr{msg: fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s), inexact: true})
 		}
 		if end := int(e.End().Offset()); end < len(s) {
 			// The parser stops after one expression: "a b" leaves "b".

@@ -420,6 +420,13 @@ func (r *runner) assignArray(name string, as *syntax.Assign, v *variable) error 
 				r.grow(int64(2*len(key)+len(val)) + 64)
 				continue
 			}
+			if as.Array.Elems[0].Index != nil {
+				// Key-value pairs only when the list starts with one.
+				for _, w := range vals[i] {
+					r.errorf("%s: %s: must use subscript when assigning associative array", name, w)
+				}
+				continue
+			}
 			pending = append(pending, vals[i]...)
 		}
 		for i := 0; i < len(pending); i += 2 {
@@ -631,6 +638,7 @@ func biUnset(r *runner, args []string) int {
 				explicit = true
 			default:
 				r.errorf("unset: -%c: invalid option", c)
+				r.write(2, "unset: usage: unset [-f] [-v] [-n] [name ...]\n")
 				return 2
 			}
 		}
@@ -660,12 +668,24 @@ func biUnset(r *runner, args []string) int {
 			case v.kind == kindAssoc:
 				v.unsetAssoc(idx)
 			case v.kind == kindIndexed:
-				v.arr.unset(r.arrayIndex(v, idx))
+				i, ok := r.arrayIndex(v, idx)
+				if !ok {
+					r.errorf("unset: [%s]: bad array subscript", idx)
+					status = 1
+					continue
+				}
+				v.arr.unset(i)
 			default:
 				if r.arithExpr(idx) == 0 {
 					r.unsetVar(base)
 				}
 			}
+			continue
+		}
+		if !validName(name) && !explicit {
+			// Without -v, a name that cannot be a variable's is taken
+			// as a function's.
+			delete(r.funcsW(), name)
 			continue
 		}
 		if !validName(name) {

@@ -133,13 +133,21 @@ func biCd(r *runner, args []string) int {
 
 func biPwd(r *runner, args []string) int {
 	physical := false
+	// Like bash, options end at the first operand or "--", and operands
+	// are ignored.
+opts:
 	for _, a := range args[1:] {
 		switch a {
 		case "-P":
 			physical = true
 		case "-L":
 			physical = false
+		case "--":
+			break opts
 		default:
+			if a == "-" || !strings.HasPrefix(a, "-") {
+				break opts
+			}
 			r.errorf("pwd: %s: invalid option", a)
 			return 2
 		}
@@ -571,7 +579,7 @@ func biGetopts(r *runner, args []string) int {
 			r.setVar(name, "?")
 			r.setVar("OPTARG", string(c))
 		} else {
-			r.errorf("illegal option -- %c", c)
+			fmt.Fprintf(r.stderr(), "%s: illegal option -- %c\n", r.arg0, c) // $0, no line: sh_getopt's message
 			r.setVar(name, "?")
 			r.unsetVar("OPTARG")
 		}
@@ -591,7 +599,7 @@ func biGetopts(r *runner, args []string) int {
 					r.setVar(name, ":")
 					r.setVar("OPTARG", string(c))
 				} else {
-					r.errorf("option requires an argument -- %c", c)
+					fmt.Fprintf(r.stderr(), "%s: option requires an argument -- %c\n", r.arg0, c)
 					r.setVar(name, "?")
 					r.unsetVar("OPTARG")
 				}

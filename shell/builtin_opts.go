@@ -424,6 +424,9 @@ func biTrap(r *runner, args []string) int {
 			r.errorf("trap: %s: invalid signal specification", s)
 			return 1
 		}
+		if name == "ERR" {
+			r.errTrapOff = false
+		}
 		if action == "-" {
 			delete(r.trapsW(), name)
 		} else {

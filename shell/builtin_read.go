@@ -2,6 +2,7 @@ package shell
 
 import (
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,6 +99,7 @@ func biRead(r *runner, args []string) int {
 					a = a[1:]
 				} else {
 					r.errorf("read: -%c: option requires an argument", c)
+					r.write(2, "read: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n")
 					return 2
 				}
 			}
@@ -423,6 +425,15 @@ func biMapfile(r *runner, args []string) int {
 }
 
 var _ io.Reader = (*fdesc)(nil)
+
+// StatFile describes the file a file-backed descriptor reads (wc sizes
+// its columns from it as GNU does from fstat); it fails on pipes.
+func (d *fdesc) StatFile() (fs.FileInfo, error) {
+	if d.file == nil {
+		return nil, syscall.ESPIPE
+	}
+	return d.file.Stat()
+}
 
 // Seek lets a tool that reads from a file-backed descriptor reposition it
 // (GNU head and read seek back past what they did not use), taking the

@@ -234,7 +234,10 @@ func biEval(r *runner, args []string) int {
 		return 126
 	}
 	r.depth++
-	defer func() { r.depth-- }()
+	// eval's text numbers its lines ($LINENO) from the eval's own line.
+	savedShift := r.lineShift
+	r.lineShift = r.lineno - 1
+	defer func() { r.depth--; r.lineShift = savedShift }()
 	r.status = 0
 	return r.evalString(src, "eval")
 }
@@ -242,6 +245,7 @@ func biEval(r *runner, args []string) int {
 func biSource(r *runner, args []string) int {
 	if len(args) < 2 {
 		r.errorf("%s: filename argument required", args[0])
+		r.write(2, args[0]+": usage: "+args[0]+" filename [arguments]\n")
 		return 2
 	}
 	name := args[1]

@@ -62,7 +62,9 @@ func (c *Call) Fail(what string) int {
 
 // Open opens name for reading: "-" and /dev/stdin are c.Stdin, /dev/null is
 // empty, /dev/zero is endless zero bytes, /dev/fd/N is descriptor N;
-// anything else is a file in c.FS. The caller closes the result.
+// /etc/passwd and /etc/group, in a view without the container's root,
+// are the container's (see [Config].RootFile); anything else is a file
+// in c.FS. The caller closes the result.
 func (c *Call) Open(name string) (io.ReadCloser, error) {
 	switch name {
 	case "-", "/dev/stdin", "/dev/fd/0":
@@ -77,6 +79,14 @@ func (c *Call) Open(name string) (io.ReadCloser, error) {
 			return io.NopCloser(r), nil
 		}
 		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EBADF}
+	}
+	if t, ok := c.FS.(*trackFS); ok {
+		if b, ok, err := t.rootFile(c.Abs(name)); ok {
+			if err != nil {
+				return nil, err
+			}
+			return io.NopCloser(bytes.NewReader(b)), nil
+		}
 	}
 	return c.FS.OpenFile(c.Abs(name), os.O_RDONLY, 0)
 }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -200,6 +201,13 @@ func (c *checker) node(n syntax.Node) bool {
 		if len(n.Names) > 0 {
 			c.fail("function with several names")
 		}
+		switch n.Body.Cmd.(type) {
+		case *syntax.Block, *syntax.Subshell, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause,
+			*syntax.CaseClause, *syntax.TestClause, *syntax.ArithmCmd:
+		default:
+			// f() echo x: bash wants a compound command (a syntax error).
+			c.fail("function body that is not a compound command")
+		}
 		return true
 	case *syntax.Word:
 		c.word(n)
@@ -269,8 +277,32 @@ func (c *checker) stmt(st *syntax.Stmt) bool {
 		c.fail("background job (&)")
 	case st.Coprocess || st.Disown:
 		c.fail("coprocess")
+	case catAppendsInput(st):
+		c.fail("cat appending a file to itself")
 	}
 	return true
+}
+
+// catAppendsInput reports cat FILE... >> FILE: GNU cat refuses to read
+// the file its output appends to ("input file is output file"), a check
+// the tool cannot make through its output stream.
+func catAppendsInput(st *syntax.Stmt) bool {
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) < 2 || staticWord(call.Args[0]) != "cat" {
+		return false
+	}
+	for _, rd := range st.Redirs {
+		if rd.Op != syntax.AppOut && rd.Op != syntax.AppAll {
+			continue
+		}
+		target := staticWord(rd.Word)
+		for _, a := range call.Args[1:] {
+			if w := staticWord(a); w == Unknown || target == Unknown || path.Clean(w) == path.Clean(target) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // topLevel reports whether the node being visited runs unconditionally

@@ -250,7 +250,20 @@ func (c *checker) redirect(rd *syntax.Redirect) {
 		}
 	}
 	switch rd.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+	case syntax.Hdoc, syntax.DashHdoc:
+		if rd.Hdoc != nil && staticWord(rd.Word) != rd.Word.Lit() {
+			// A quoted delimiter (E"O"F as much as 'EOF'): the body is
+			// literal, but the parser splits a partly quoted one's
+			// body into expansions the run cannot give back as text.
+			for _, p := range rd.Hdoc.Parts {
+				if _, ok := p.(*syntax.Lit); !ok {
+					c.fail("here-document with a partly quoted delimiter")
+					return
+				}
+			}
+		}
+		return
+	case syntax.WordHdoc:
 		return
 	case syntax.DplIn, syntax.DplOut:
 		switch staticWord(rd.Word) {

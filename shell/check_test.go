@@ -81,6 +81,11 @@ func TestCheck(t *testing.T) {
 		{"arith and test", "(( x++ )); [[ a == b ]]; [ -f x ]; let y=1", nil},
 		{"declare family", "declare -A m; local x; export Y=1; readonly Z", nil},
 		{"heredoc", "upper <<EOF\nhi\nEOF", nil},
+		{"heredoc quoted", "upper <<'EOF'\n$x\nEOF", nil},
+		{"heredoc partly quoted", "upper <<E\"O\"F\n$x\nEOF", shell.ErrUnsupported},
+		{"tilde after =", "echo foo=~/x", shell.ErrUnsupported},
+		{"function body simple", "f() echo x", shell.ErrUnsupported},
+		{"function body compound", "f() ( echo x ); g() [[ -n x ]]", nil},
 		{"process subst", "upper < <(echo x)", nil},
 		{"empty", "", nil},
 	}

@@ -197,6 +197,34 @@ var toolRules = map[string]func(c *checker, args []string){
 	"tar":  checkTarForm,
 	"gzip": checkGzipForm,
 	"df":   func(c *checker, args []string) { c.fail("df (the container's mounts differ)") },
+	"awk":  checkAwkImpl,
+	"join": checkJoinForm,
+}
+
+// checkJoinForm refuses join --check-order: GNU join fails at the first
+// unsorted line before it prints the pairs it has read; the tool prints
+// them first.
+func checkJoinForm(c *checker, args []string) {
+	for _, a := range args[1:] {
+		if a == "--" {
+			return
+		}
+		if len(a) > 2 && strings.HasPrefix("--check-order", a) {
+			c.fail("join --check-order")
+			return
+		}
+	}
+}
+
+// checkAwkImpl refuses awk where the image has gawk: Debian's
+// alternatives then make awk gawk (priority 10 over mawk's 5), and the
+// tool follows mawk, which prints numbers, orders for-in, counts
+// characters and words errors otherwise (the parity suite's text-awk
+// cases show each).
+func checkAwkImpl(c *checker, args []string) {
+	if c.lookPath != nil && c.lookPath("gawk") != "" {
+		c.fail("awk (gawk in this image; the isolate tier's awk is mawk)")
+	}
 }
 
 // checkTarForm refuses creating an archive: the bytes GNU tar writes

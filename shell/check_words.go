@@ -223,11 +223,20 @@ func isGlob(s string) bool {
 }
 
 // hasTilde reports whether a word starts with an unquoted ~ (a home
-// directory) or holds one after = or : in an assignment-like word.
+// directory) or holds one after = or : (bash expands those in a word
+// that looks like an assignment, such as the argument foo=~/x).
 func hasTilde(w *syntax.Word) bool {
 	if len(w.Parts) == 0 {
 		return false
 	}
 	l, ok := w.Parts[0].(*syntax.Lit)
-	return ok && strings.HasPrefix(l.Value, "~")
+	if ok && strings.HasPrefix(l.Value, "~") {
+		return true
+	}
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && (strings.Contains(l.Value, "=~") || strings.Contains(l.Value, ":~")) {
+			return true
+		}
+	}
+	return false
 }

@@ -159,6 +159,24 @@ func (t *trackFS) rootInfo(op, name string) (fi fs.FileInfo, ok bool, err error)
 	return nil, true, t.refuse(op, name, syscall.ENOENT)
 }
 
+// rootFiles are the files of the container's root that a view without
+// it serves through Config.RootFile.
+var rootFiles = map[string]bool{"/etc/passwd": true, "/etc/group": true}
+
+// rootFile reads name through Config.RootFile when the view does not
+// hold the container's root and name is one of rootFiles; ok is false
+// otherwise (the caller opens name as usual).
+func (t *trackFS) rootFile(name string) (b []byte, ok bool, err error) {
+	f := t.sh.sh.cfg.RootFile
+	if f == nil || !rootFiles[path.Clean(name)] || t.seesRoot() {
+		return nil, false, nil
+	}
+	if b, err := f(path.Clean(name)); err == nil {
+		return b, true, nil
+	}
+	return nil, true, t.refuse("open", name, syscall.ENOENT)
+}
+
 func (t *trackFS) Stat(name string) (fs.FileInfo, error) {
 	if fi, ok, err := t.rootInfo("stat", name); ok {
 		return fi, err

@@ -459,8 +459,12 @@ func escapePattern(s string) string {
 	return sb.String()
 }
 
-// ansiC decodes the body of $'...'.
+// ansiC decodes the body of $'...'. Bash's strings are C strings: a NUL
+// (\0, \x00) ends the value there.
 func ansiC(s string) string {
 	out, _ := decodeEscapes(s, escapeANSI)
+	if i := strings.IndexByte(out, 0); i >= 0 {
+		out = out[:i]
+	}
 	return out
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"io/fs"
 	"sort"
 	"strings"
 )
@@ -142,6 +143,10 @@ func (r *runner) globStar(dir, prefix string, rest []string, out *[]string) {
 		walk(dir, prefix)
 		return
 	}
+	if len(rest) == 1 && rest[0] == "" {
+		r.globStarDirs(dir, prefix, out)
+		return
+	}
 	r.globWalk(dir, prefix, rest, out)
 	ents, err := r.sh.sh.cfg.FS.ReadDir(dir)
 	if err != nil {
@@ -152,6 +157,33 @@ func (r *runner) globStar(dir, prefix string, rest []string, out *[]string) {
 			continue
 		}
 		r.globStar(joinPath(dir, e.Name()), prefix+e.Name()+"/", rest, out)
+	}
+}
+
+// globStarDirs matches **/ : every directory below, a symlink to one
+// too (but not what is below it); the starting directory itself only
+// when it has a name (src/**/ matches src/, **/ does not match "").
+func (r *runner) globStarDirs(dir, prefix string, out *[]string) {
+	if prefix != "" {
+		*out = append(*out, prefix)
+	}
+	ents, err := r.sh.sh.cfg.FS.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") && !r.shopts["dotglob"] {
+			continue
+		}
+		p := joinPath(dir, e.Name())
+		switch {
+		case e.IsDir():
+			r.globStarDirs(p, prefix+e.Name()+"/", out)
+		case e.Type()&fs.ModeSymlink != 0:
+			if fi, err := r.sh.sh.cfg.FS.Stat(p); err == nil && fi.IsDir() {
+				*out = append(*out, prefix+e.Name()+"/")
+			}
+		}
 	}
 }
 

@@ -44,6 +44,10 @@ type shared struct {
 	// the run reads are checked as it was (see verifyScript).
 	program *Program
 
+	// funcSrc maps a function's body (*syntax.Stmt) to the file bash
+	// names in errors inside it: where it was defined (see funcSource).
+	funcSrc sync.Map
+
 	mu          sync.Mutex // guards the fields below
 	unsupported error
 	limit       string

@@ -119,7 +119,7 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, indexStr *str
 	case kindIndexed:
 		var i int
 		if indexStr != nil {
-			i = r.arrayIndex(v, sub)
+			i, _ = r.arrayIndex(v, sub)
 		} else {
 			i = int(r.arith(index))
 			if !special {
@@ -130,6 +130,10 @@ func (r *runner) lookupParam(name string, index syntax.ArithmExpr, indexStr *str
 			}
 			if i < 0 {
 				i += v.maxIndex() + 1
+				if i < 0 {
+					r.errorf("%s: bad array subscript", name)
+					return paramVal{}
+				}
 			}
 		}
 		s, ok := v.arr.get(i)
@@ -267,6 +271,10 @@ func (e *expander) param(pe *syntax.ParamExp, inDQ bool) {
 }
 
 func paramName(pe *syntax.ParamExp, name string) string {
+	if pe.Short && isDigits(name) {
+		// bash names $1 so, but ${1} as 1.
+		return "$" + name
+	}
 	if pe.Index != nil {
 		if w, ok := pe.Index.(*syntax.Word); ok {
 			return name + "[" + w.Lit() + "]"

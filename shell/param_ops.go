@@ -275,6 +275,11 @@ func (r *runner) atOp(op, name string, vals []string, pv paramVal) []string {
 			r.fatalf(1, "${%s@%s}: bad substitution", name, op)
 		}
 	}
+	if op == "a" && len(vals) == 0 && v != nil && !pv.list {
+		// An empty array, or a variable declared without a value, still
+		// has its attributes.
+		out = append(out, attrString(v))
+	}
 	if op == "A" || op == "a" {
 		if len(out) > 1 {
 			out = out[:1]

@@ -13,17 +13,25 @@ import (
 
 func biPrintf(r *runner, args []string) int {
 	a := args[1:]
-	varName := ""
+	varName, hasV := "", false
 	if len(a) > 0 && a[0] == "-v" {
 		if len(a) < 2 {
 			r.errorf("printf: -v: option requires an argument")
+			r.write(2, "printf: usage: printf [-v var] format [arguments]\n")
 			return 2
 		}
-		varName = a[1]
+		varName, hasV = a[1], true
 		a = a[2:]
 	} else if len(a) > 0 && strings.HasPrefix(a[0], "-v") && len(a[0]) > 2 {
-		varName = a[0][2:]
+		varName, hasV = a[0][2:], true
 		a = a[1:]
+	}
+	if hasV {
+		base, idx, isElem := strings.Cut(varName, "[")
+		if !validName(base) || isElem && (len(idx) < 2 || !strings.HasSuffix(idx, "]")) {
+			r.errorf("printf: `%s': not a valid identifier", varName)
+			return 2
+		}
 	}
 	if len(a) > 0 && a[0] == "--" {
 		a = a[1:]
@@ -45,7 +53,7 @@ func biPrintf(r *runner, args []string) int {
 	}
 	out := p.out.String()
 	r.checkString(out)
-	if varName != "" {
+	if hasV {
 		name, idx, hasIdx := strings.Cut(varName, "[")
 		var ip *string
 		if hasIdx {

@@ -94,6 +94,27 @@ type runner struct {
 	expandingAlias map[string]bool // aliases being expanded, against recursion
 	lineAliases    map[string]bool // aliases defined on the line being run: not yet in effect
 	noVarFD        bool            // redirection-only command: {var} is not set
+
+	// errTrapOff: the ERR trap came from the parent shell without
+	// errtrace (set -E); trap -p lists it but it does not run.
+	errTrapOff bool
+	// scriptName is what bash calls this shell's own script in errors
+	// inside the functions it defines: "" for a -c string (bash says
+	// "environment"), the file of bash FILE, "main" for standard input.
+	scriptName string
+}
+
+// funcSource is the name bash gives, in errors inside a function, to
+// where a function being defined now is: the sourced file being read,
+// else the shell's script.
+func (r *runner) funcSource() string {
+	if len(r.sources) > 0 {
+		return r.sources[len(r.sources)-1]
+	}
+	if r.scriptName == "" {
+		return "environment"
+	}
+	return r.scriptName
 }
 
 func (r *runner) stdout() io.Writer { return r.writerFD(1) }
@@ -113,8 +134,9 @@ func (r *runner) errorf(format string, args ...any) {
 // fatalf reports an error that ends this shell (an expansion error in a
 // non-interactive bash).
 func (r *runner) fatalf(status int, format string, args ...any) {
-	if status == 127 && r.subshell > 0 {
-		// bash -c exits 127 on these at top level, 1 in a subshell.
+	if status == 127 && (r.subshell > 0 || r.errexit) {
+		// bash -c exits 127 on these at top level, 1 in a subshell or
+		// with set -e on.
 		status = 1
 	}
 	r.errorf(format, args...)
@@ -149,6 +171,7 @@ func (r *runner) copyState() *runner {
 	if _, ok := c.traps["EXIT"]; ok {
 		delete(c.trapsW(), "EXIT")
 	}
+	c.errTrapOff = r.errTrapOff || !r.optionOn("errtrace")
 	c.fds = maps.Clone(r.fds)
 	c.params = append([]string(nil), r.params...)
 	c.funcNames = append([]string(nil), r.funcNames...)
@@ -284,6 +307,7 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		return
 	}
 	r.lineno = int(st.Pos().Line()) + r.lineShift
+	line := r.lineno
 	r.stmtEnd = st.End().Line()
 	if r.noexec {
 		return
@@ -315,7 +339,7 @@ func (r *runner) stmt(st *syntax.Stmt) {
 		return
 	}
 	if r.noErrExit == 0 {
-		r.runErrTrap()
+		r.runErrTrap(line)
 	}
 	if r.errexit && r.noErrExit == 0 && !r.inCmdSubst {
 		r.exiting = true
@@ -348,16 +372,19 @@ func failureCounts(cmd syntax.Command) bool {
 	return true
 }
 
-func (r *runner) runErrTrap() {
+// runErrTrap runs the ERR trap for a command that failed on line: the
+// trap's $LINENO is that line.
+func (r *runner) runErrTrap(line int) {
 	cmd, ok := r.traps["ERR"]
-	if !ok || cmd == "" || r.inTrap || r.inFunc > 0 && !r.optionOn("errtrace") {
+	if !ok || cmd == "" || r.inTrap || r.errTrapOff || r.inFunc > 0 && !r.optionOn("errtrace") {
 		return
 	}
-	saved := r.status
+	saved, savedShift := r.status, r.lineShift
 	r.inTrap = true
+	r.lineno, r.lineShift = line, line-1
 	r.evalString(cmd, "trap")
 	r.inTrap = false
-	r.status = saved
+	r.status, r.lineShift = saved, savedShift
 }
 
 // command runs the command of a statement (redirections already applied).
@@ -389,6 +416,7 @@ func (r *runner) command(cmd syntax.Command) int {
 			return 2
 		}
 		r.funcsW()[c.Name.Value] = c.Body
+		r.sh.funcSrc.Store(c.Body, r.funcSource())
 		return 0
 	case *syntax.ArithmCmd:
 		if !r.tick() {

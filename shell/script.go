@@ -162,6 +162,13 @@ func runChildShell(r *runner, args []string) int {
 	c := r.childShell(params)
 	defer c.uncount()
 	c.arg0 = arg0
+	switch {
+	case haveC:
+	case name != "":
+		c.scriptName = name
+	default:
+		c.scriptName = "main"
+	}
 	for i := 0; i < len(opts); i++ {
 		o := opts[i]
 		on := o[0] == '-'
@@ -205,6 +212,7 @@ func (r *runner) childShell(params []string) *runner {
 	c.funcs = map[string]*syntax.Stmt{}
 	c.alias = map[string]string{}
 	c.traps = map[string]string{}
+	c.errTrapOff = false
 	c.params = params
 	c.inFunc, c.funcNames, c.callLines, c.sources = 0, nil, nil, nil
 	c.errexit, c.xtrace, c.nounset, c.pipefail, c.noglob, c.noclobber, c.allexport = false, false, false, false, false, false, false

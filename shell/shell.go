@@ -38,6 +38,14 @@ type Config struct {
 	// path at run time, so the exec goes to the container. Nil (no
 	// container tier) answers with the view's own root.
 	RootInfo func() (fs.FileInfo, error)
+	// RootFile, when the view does not hold the container's root file
+	// system, reads one of the files of it that tools consult (the
+	// account files /etc/passwd and /etc/group, which ls -l, stat and
+	// find -printf name owners from) as the container's commands would
+	// see it; an error refuses the path at run time, so the exec goes to
+	// the container. Nil refuses them as any path outside /workspace and
+	// /tmp.
+	RootFile func(name string) ([]byte, error)
 	// Sched shares CPU between the execs of every Shell using it; nil
 	// means one scheduler shared by the whole process, with a run slot
 	// per GOMAXPROCS.

@@ -170,9 +170,17 @@ func (r *runner) callFunc(name string, body *syntax.Stmt, args []string) int {
 	r.scopes = append(r.scopes, &scope{vars: map[string]*variable{}})
 	r.funcNames = append(r.funcNames, name)
 	r.callLines = append(r.callLines, r.lineno)
+	// Errors inside the body name the file the function was defined in.
+	src, _ := r.sh.funcSrc.Load(body)
+	name0, _ := src.(string)
+	if name0 == "" {
+		name0 = "environment"
+	}
+	r.sources = append(r.sources, name0)
 	r.inFunc++
 	defer func() {
 		r.inFunc--
+		r.sources = r.sources[:len(r.sources)-1]
 		r.funcNames = r.funcNames[:len(r.funcNames)-1]
 		r.callLines = r.callLines[:len(r.callLines)-1]
 		r.scopes = r.scopes[:len(r.scopes)-1]

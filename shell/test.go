@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"regexp"
@@ -355,6 +356,9 @@ func (r *runner) testClause(c *syntax.TestClause) int {
 	r.inCond = true
 	v, err := r.testExpr(c.X)
 	r.inCond = false
+	if err == errBadRegex {
+		return 2
+	}
 	if err != nil {
 		r.errorf("%s", err)
 		return 2
@@ -388,6 +392,10 @@ func (r *runner) testText(x syntax.TestExpr) string {
 type condErr string
 
 func (e condErr) Error() string { return string(e) }
+
+// errBadRegex is an =~ pattern that does not compile: [[ ]] returns 2
+// without a message, as bash does.
+var errBadRegex = condErr("invalid regular expression")
 
 func (r *runner) testExpr(x syntax.TestExpr) (bool, error) {
 	switch x := x.(type) {
@@ -462,7 +470,7 @@ func (r *runner) regexMatch(s string, w *syntax.Word) (bool, error) {
 	}
 	re, err := compileERE(sb.String(), r.shopts["nocasematch"])
 	if err != nil {
-		return false, nil
+		return false, errBadRegex
 	}
 	m := re.FindStringSubmatch(s)
 	r.unsetVar("BASH_REMATCH")
@@ -488,8 +496,8 @@ func compileERE(p string, nocase bool) (*regexp.Regexp, error) {
 		case '[':
 			end := bracketEnd(p, i)
 			if end < 0 {
-				sb.WriteString(`\[`)
-				continue
+				// regcomp: unmatched [ (REG_EBRACK).
+				return nil, errors.New("unmatched [")
 			}
 			body := p[i+1 : end]
 			sb.WriteByte('[')

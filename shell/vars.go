@@ -396,7 +396,10 @@ func (r *runner) assign(name string, index *string, val string, appending bool) 
 		if v.kind == kindString {
 			v.toIndexed()
 		}
-		i := r.arrayIndex(v, *index)
+		i, ok := r.arrayIndex(v, *index)
+		if !ok {
+			r.fatalf(1, "%s[%s]: bad array subscript", name, *index)
+		}
 		old, ok := v.arr.get(i)
 		val = r.transform(v, name, val, old, appending)
 		r.grow(int64(len(val) - len(old)))
@@ -411,16 +414,14 @@ func (r *runner) assign(name string, index *string, val string, appending bool) 
 }
 
 // arrayIndex evaluates an indexed-array subscript; negative indices count
-// from the end.
-func (r *runner) arrayIndex(v *variable, sub string) int {
+// from the end. It reports false for one before the first element (a
+// bad array subscript, which each caller reports as bash does).
+func (r *runner) arrayIndex(v *variable, sub string) (int, bool) {
 	i := int(r.arithExpr(sub))
 	if i < 0 {
 		i += v.maxIndex() + 1
-		if i < 0 {
-			r.fatalf(1, "%s: bad array subscript", sub)
-		}
 	}
-	return i
+	return i, i >= 0
 }
 
 // unsetVar removes name from the innermost scope that has it.

@@ -22,6 +22,10 @@ func checkAwk(args []string) error {
 	if opt := awk.Unsupported(args); opt != "" {
 		return fmt.Errorf("awk: option %s: %w", opt, shell.ErrUnsupported)
 	}
+	if err := awk.ProgramError(args, shell.Unknown); err != nil {
+		// The image's awk (gawk) words syntax errors its own way.
+		return fmt.Errorf("awk: a program with a syntax error (%v): %w", err, shell.ErrUnsupported)
+	}
 	return nil
 }
 

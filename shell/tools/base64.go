@@ -28,7 +28,7 @@ func runBase64(ctx context.Context, c *shell.Call) int {
 		case "wrap":
 			n, err := strconv.ParseUint(o.Value, 10, 63)
 			if err != nil {
-				c.Errorf("invalid wrap size: %s", txQuote(o.Value))
+				c.Errorf("invalid wrap size: %s", locQuote(o.Value))
 				return 1
 			}
 			wrap = int(min(n, 1<<40))

@@ -91,7 +91,7 @@ func runCat(ctx context.Context, c *shell.Call) int {
 		}
 		if err != nil {
 			w.Flush()
-			c.Errorf("%s: %s", f, fuErr(err))
+			c.Errorf("%s: %s", fuQuotef(f), fuErr(err))
 			status = 1
 			continue
 		}
@@ -113,7 +113,7 @@ func runCat(ctx context.Context, c *shell.Call) int {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return 130
 			}
-			c.Errorf("%s: %s", f, fuErr(err))
+			c.Errorf("%s: %s", fuQuotef(f), fuErr(err))
 			status = 1
 		}
 	}
@@ -194,7 +194,13 @@ func (st *catState) copy(w *bufio.Writer, r io.Reader) error {
 				w.Write(num)
 				w.WriteByte('\t')
 			}
-			st.writeBody(w, body)
+			if st.ends && nl && len(body) > 0 && body[len(body)-1] == '\r' && !st.nonprint {
+				// GNU cat 9 shows the \r of a \r\n line ending as ^M.
+				st.writeBody(w, body[:len(body)-1])
+				w.WriteString("^M")
+			} else {
+				st.writeBody(w, body)
+			}
 			if nl {
 				if st.ends {
 					w.WriteByte('$')

@@ -192,9 +192,55 @@ func chmodSplit(args []string) (modeArg string, rest []string) {
 	return modeArg, rest
 }
 
+// chmodCheck refuses, besides unknown options, a mode that could take
+// read or write permission from a file's owner, or search permission
+// from a directory's (with -R): the isolate tier does not enforce
+// permissions, so what follows would succeed where bash's would fail.
 func chmodCheck(args []string) error {
-	_, rest := chmodSplit(args)
-	return chmodSpec.check(rest)
+	modeArg, rest := chmodSplit(args)
+	if err := chmodSpec.check(rest); err != nil {
+		return err
+	}
+	opts, ops, err := chmodSpec.opts.Parse(rest)
+	if err != nil {
+		return nil // a usage error, which the tool reports as GNU does
+	}
+	recursive := false
+	for _, o := range opts {
+		switch o.Key {
+		case "recursive":
+			recursive = true
+		case "reference":
+			return fmt.Errorf("chmod --reference (permissions not enforced here): %w", shell.ErrUnsupported)
+		}
+	}
+	if modeArg == "" && len(ops) > 0 {
+		modeArg = ops[0]
+	}
+	if modeArg == "" {
+		return nil
+	}
+	if modeArg == shell.Unknown {
+		return fmt.Errorf("chmod with a mode only known at run time: %w", shell.ErrUnsupported)
+	}
+	m, err := fuParseMode(modeArg)
+	if err != nil {
+		return nil // GNU's "invalid mode" message
+	}
+	if !chmodKeepsOwner(m, false) || recursive && !chmodKeepsOwner(m, true) {
+		return fmt.Errorf("chmod %s (permissions not enforced here): %w", modeArg, shell.ErrUnsupported)
+	}
+	return nil
+}
+
+// chmodKeepsOwner reports whether m leaves the owner of any file read
+// and write permission (and, on a directory, search permission too).
+func chmodKeepsOwner(m fuMode, dir bool) bool {
+	typ, need := uint32(0o100000), uint32(0o600)
+	if dir {
+		typ, need = 0o040000, 0o700
+	}
+	return m.apply(typ|0o777, dir, fuUmask)&need == need
 }
 
 func runChmod(ctx context.Context, c *shell.Call) int {
@@ -228,7 +274,7 @@ func runChmod(ctx context.Context, c *shell.Call) int {
 	}
 	if len(ops) == 0 {
 		if modeArg != "" || ref != "" {
-			return usage(c, fmt.Errorf("missing operand after %s", fuQuote(modeArg)), 1)
+			return usage(c, fmt.Errorf("missing operand after %s", locQuote(modeArg)), 1)
 		}
 	}
 	var mode fuMode
@@ -242,7 +288,7 @@ func runChmod(ctx context.Context, c *shell.Call) int {
 	} else {
 		mode, err = fuParseMode(modeArg)
 		if err != nil {
-			c.Errorf("invalid mode: %s", fuQuote(modeArg))
+			c.Errorf("invalid mode: %s", locQuote(modeArg))
 			fmt.Fprintf(c.Stderr, "Try '%s --help' for more information.\n", c.Name())
 			return 1
 		}

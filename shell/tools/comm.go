@@ -20,6 +20,9 @@ type txOrderCheck struct {
 	mode     int // 0 default, 1 enabled, -1 disabled
 	warned   [2]bool
 	unpaired bool
+	// msg, when set, words the complaint about file (join names the
+	// file, line number and line).
+	msg func(file int) string
 }
 
 func (o *txOrderCheck) check(c *shell.Call, prev, cur []byte, file int, cmp func(a, b []byte) int) bool {
@@ -27,7 +30,11 @@ func (o *txOrderCheck) check(c *shell.Call, prev, cur []byte, file int, cmp func
 		return true
 	}
 	if cmp(prev, cur) > 0 {
-		c.Errorf("file %d is not in sorted order", file+1)
+		if o.msg != nil {
+			c.Errorf("%s", o.msg(file))
+		} else {
+			c.Errorf("file %d is not in sorted order", file+1)
+		}
 		o.warned[file] = true
 		return o.mode != 1
 	}
@@ -70,10 +77,10 @@ func runComm(ctx context.Context, c *shell.Call) int {
 		if len(files) == 0 {
 			return txUsageMsg(c, "missing operand")
 		}
-		return txUsageMsg(c, "missing operand after "+txQuote(files[0]))
+		return txUsageMsg(c, "missing operand after "+locQuote(files[0]))
 	}
 	if len(files) > 2 {
-		return txUsageMsg(c, "extra operand "+txQuote(files[2]))
+		return txUsageMsg(c, "extra operand "+locQuote(files[2]))
 	}
 	var lrs [2]*txLineReader
 	for i, name := range files {

@@ -15,7 +15,7 @@ import (
 
 var cpSpec = fuNewSpec([]string{
 	"a,archive", "r,R,recursive", "p", "f,force", "n,no-clobber", "v,verbose",
-	"L,dereference", "P,no-dereference", "d", "l,link", "s,symbolic-link", "u,update=?",
+	"L,dereference", "P,no-dereference", "d", "l,link", "s,symbolic-link", "u,update=*",
 	"T,no-target-directory", "t,target-directory=", "preserve=?", "no-preserve=",
 	"remove-destination", "H", "strip-trailing-slashes", "parents",
 }, "i,interactive", "b", "backup=?", "S,suffix=", "sparse=", "reflink=?", "attributes-only",

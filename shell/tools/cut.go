@@ -52,14 +52,14 @@ func parseCutList(list string, fields bool) ([]cutRange, string) {
 				}
 			}
 			if lo == 0 || hi == 0 {
-				return nil, "fields and positions are numbered from 1"
+				return nil, map[bool]string{false: "byte/character positions", true: "fields"}[fields] + " are numbered from 1"
 			}
 			if hi < lo {
 				return nil, "invalid decreasing range"
 			}
 		}
 		if lo == 0 {
-			return nil, "fields and positions are numbered from 1"
+			return nil, map[bool]string{false: "byte/character positions", true: "fields"}[fields] + " are numbered from 1"
 		}
 		rs = append(rs, cutRange{lo, hi})
 	}
@@ -94,9 +94,9 @@ func cutNum(s string) (int, error) {
 
 func cutNumErr(s, what string, err error) string {
 	if err == strconv.ErrRange {
-		return what + " " + txQuote(s) + " is too large"
+		return what + " " + locQuote(s) + " is too large"
 	}
-	return "invalid " + what + " " + txQuote(s)
+	return "invalid " + what + " " + locQuote(s)
 }
 
 func cutComplement(rs []cutRange) []cutRange {

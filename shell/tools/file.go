@@ -305,6 +305,18 @@ func fileText(b []byte) (string, string, error) {
 // fileLooksSpecial reports text that libmagic's text rules might name
 // (programs, markup, mail, patches, PostScript...).
 func fileLooksSpecial(s string) bool {
+	commaLines := 0
+	for line := range strings.SplitSeq(s, "\n") {
+		if strings.Contains(line, ",") {
+			commaLines++ // libmagic names consistent comma rows "CSV text"
+		}
+		if strings.HasPrefix(line, "all:") || fileMakeVar(line) {
+			return true // a makefile script
+		}
+	}
+	if commaLines >= 2 {
+		return true
+	}
 	for _, k := range []string{
 		"#include", "#define", "#ifndef", "#pragma", "func ", "package ", "import ", "class ", "public ",
 		"private ", "struct ", "typedef", "<?", "<!", "<html", "<HTML", "<head", "<svg", "diff ", "--- ",
@@ -317,4 +329,18 @@ func fileLooksSpecial(s string) bool {
 		}
 	}
 	return false
+}
+
+// fileMakeVar reports a line like "CFLAGS = x" or "SUBDIRS += y", which
+// libmagic's make rules look for.
+func fileMakeVar(line string) bool {
+	i := 0
+	for i < len(line) && (line[i] >= 'A' && line[i] <= 'Z' || line[i] == '_') {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	rest := strings.TrimLeft(line[i:], " \t")
+	return strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, ":=") || strings.HasPrefix(rest, "+=") || strings.HasPrefix(rest, "?=")
 }

@@ -26,5 +26,5 @@ func addFiles(m map[string]shell.Tool) {
 	m["tree"] = shell.Tool{Run: runTree, Check: treeSpec.check}
 	m["file"] = shell.Tool{Run: runFile, Check: fileSpec.check}
 	m["mktemp"] = shell.Tool{Run: runMktemp, Check: mktempSpec.check}
-	m["stat"] = shell.Tool{Run: runStat, Check: statSpec.check}
+	m["stat"] = shell.Tool{Run: runStat, Check: statCheck}
 }

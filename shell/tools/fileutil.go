@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 	"rung.dev/rung/shell"
@@ -329,6 +330,29 @@ func fuErr(err error) string {
 		return "Operation not supported"
 	}
 	return shell.ErrText(err)
+}
+
+// fuQuotef quotes a file name as GNU's quotef does in "name: error"
+// messages (shell-escape style, and a colon quoted too): as is unless
+// the shell would need it quoted, then as fuQuote does.
+func fuQuotef(name string) string {
+	if !utf8.ValidString(name) {
+		return fuQuote(name)
+	}
+	for i := 0; i < len(name); i++ {
+		switch ch := name[i]; {
+		case ch < 0x20 || ch == 0x7f || strings.IndexByte(" !\"$&'()*:;<=>?[\\^`|", ch) >= 0:
+			return fuQuote(name)
+		case (ch == '#' || ch == '~') && i == 0:
+			return fuQuote(name)
+		case (ch == '{' || ch == '}') && len(name) == 1:
+			return fuQuote(name)
+		}
+	}
+	if name == "" {
+		return "''"
+	}
+	return name
 }
 
 // fuQuote quotes a file name as GNU's shell-escape-always style does

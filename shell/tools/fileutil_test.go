@@ -220,7 +220,13 @@ func TestFilesCheck(t *testing.T) {
 		args []string
 		ok   bool
 	}{
-		{[]string{"ls", "-la", "--color=never", "x"}, true},
+		{[]string{"ls", "-la", "--color=never", "x"}, true}, // owner names: Config.RootFile
+		{[]string{"ls", "-lan", "--color=never", "x"}, true},
+		{[]string{"ls", "-Fl1", "x"}, true},
+		{[]string{"stat", "x"}, false},
+		{[]string{"stat", "-c", "%U", "x"}, true},
+		{[]string{"stat", "-c", "%.3Y", "x"}, false},
+		{[]string{"stat", "-t", "x"}, true},
 		{[]string{"ls", "-lhRtrSXvUcu1dFpinGog", shell.Unknown}, true},
 		{[]string{"ls", "-L"}, false},
 		{[]string{"ls", "--sort=size"}, true},
@@ -243,7 +249,12 @@ func TestFilesCheck(t *testing.T) {
 		{[]string{"rm", "-i", "x"}, false},
 		{[]string{"rm", "--no-preserve-root", "x"}, false},
 		{[]string{"chmod", "-R", "u+x", "x"}, true},
-		{[]string{"chmod", "-w", "x"}, true},
+		{[]string{"chmod", "-w", "x"}, false},
+		{[]string{"chmod", "go-w", "x"}, true},
+		{[]string{"chmod", "644", "x"}, true},
+		{[]string{"chmod", "-R", "644", "x"}, false},
+		{[]string{"chmod", "000", "x"}, false},
+		{[]string{"chmod", "--reference=y", "x"}, false},
 		{[]string{"touch", "-h", "x"}, false},
 		{[]string{"touch", "-d", "2020-01-01", "x"}, true},
 		{[]string{"stat", "-f", "x"}, false},

@@ -266,6 +266,9 @@ func (p *findParser) parsePrimary() (findPred, error) {
 		if err != nil {
 			return nil, err
 		}
+		if fi == nil {
+			return func(*findEnt) bool { return false }, nil
+		}
 		ref := findStatTime(fi, 'm')
 		which := byte('m')
 		if tok != "-newer" {

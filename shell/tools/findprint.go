@@ -87,6 +87,9 @@ func findParsePrintf(s string, warn func(string)) ([]findItem, error) {
 				j++
 				it.sub = s[j]
 			}
+			if it.verb == 'Z' {
+				return nil, &findUnsupported{"-printf %Z"} // SELinux context
+			}
 			if strings.IndexByte("pfhHPsmMydDlugUGnikbtacTACSYF", it.verb) < 0 {
 				// GNU warns and prints an unknown directive as it is.
 				warn(fmt.Sprintf("warning: unrecognized format directive `%%%c'", it.verb))
@@ -197,14 +200,13 @@ func (f *finder) directive(e *findEnt, it findItem) (string, bool) {
 		return "", false
 	case 'u', 'g':
 		if st != nil {
-			id := st.Uid
+			if f.own == nil {
+				f.own = newOwners(f.c)
+			}
 			if it.verb == 'g' {
-				id = st.Gid
+				return f.own.groupName(st.Gid), false
 			}
-			if id == 0 {
-				return "root", false
-			}
-			return strconv.FormatUint(uint64(id), 10), false
+			return f.own.user(st.Uid), false
 		}
 	case 'U':
 		if st != nil {

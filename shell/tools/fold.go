@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -40,12 +41,20 @@ func runFold(ctx context.Context, c *shell.Call) int {
 		case "spaces":
 			spaces = true
 		case "width":
-			n, err := strconv.ParseUint(o.Value, 10, 31)
+			n, err := strconv.ParseUint(o.Value, 10, 64)
 			if err != nil || n == 0 {
-				c.Errorf("invalid number of columns: %s", txQuote(o.Value))
+				// GNU's xdectoumax adds why a number is refused.
+				why := ""
+				switch {
+				case n == 0 && err == nil:
+					why = ": Numerical result out of range"
+				case errors.Is(err, strconv.ErrRange):
+					why = ": Value too large for defined data type"
+				}
+				c.Errorf("invalid number of columns: %s%s", locQuote(o.Value), why)
 				return 1
 			}
-			width = int(n)
+			width = int(min(n, 1<<62))
 		}
 	}
 	if len(files) == 0 {

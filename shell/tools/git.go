@@ -150,9 +150,21 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 		}
 		filtered = append(filtered, a)
 	}
-	opts, _, err := s.opts.Parse(filtered)
+	opts, ops, err := s.opts.Parse(filtered)
 	if err != nil {
 		return fmt.Errorf("%s: %w", err, shell.ErrUnsupported)
+	}
+	if sub == "log" {
+		for _, a := range ops {
+			if a == "--" {
+				break
+			}
+			if strings.Contains(a, "..") || strings.HasPrefix(a, "^") {
+				// Revision ranges are not implemented: the tool would
+				// take one for a path.
+				return fmt.Errorf("revision range %s: %w", a, shell.ErrUnsupported)
+			}
+		}
 	}
 	if sub == "commit" {
 		// Without a message git opens an editor.

@@ -286,6 +286,7 @@ func (g *gzipRun) decompressFile(name string) {
 		if errors.Is(err, io.EOF) && name == "-" {
 			g.errorf("stdin: unexpected end of file")
 		} else {
+			io.WriteString(g.c.Stderr, "\n") // gzip starts this message on a new line
 			g.errorf("%s: not in gzip format", name)
 		}
 		return

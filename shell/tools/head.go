@@ -75,7 +75,7 @@ func runHead(ctx context.Context, c *shell.Call) int {
 				what = "bytes"
 			}
 			if !ok || over {
-				msg := fmt.Sprintf("invalid number of %s: %s", what, txQuote(o.Value))
+				msg := fmt.Sprintf("invalid number of %s: %s", what, locQuote(o.Value))
 				if over {
 					msg += ": Value too large for defined data type"
 				}

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ type joiner struct {
 	out       *txOut
 	order     txOrderCheck
 	outSep    []byte
+	names     [2]string
 }
 
 func (j *joiner) split(line []byte) joinLine {
@@ -100,7 +102,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 		switch o.Key {
 		case "a", "v":
 			if o.Value != "1" && o.Value != "2" {
-				c.Errorf("invalid field number: %s", txQuote(o.Value))
+				c.Errorf("invalid field number: %s", locQuote(o.Value))
 				return 1
 			}
 			j.unpaired[o.Value[0]-'1'] = true
@@ -114,7 +116,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 		case "j", "1", "2":
 			n, ok := parseJoinField(o.Value)
 			if !ok {
-				c.Errorf("invalid field number: %s", txQuote(o.Value))
+				c.Errorf("invalid field number: %s", locQuote(o.Value))
 				return 1
 			}
 			if o.Key != "2" {
@@ -148,7 +150,7 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 			case o.Value == `\0`:
 				j.tab = 0
 			case len(o.Value) > 1:
-				c.Errorf("multi-character tab %s", txQuote(o.Value))
+				c.Errorf("multi-character tab %s", locQuote(o.Value))
 				return 1
 			default:
 				j.tab = int(o.Value[0])
@@ -169,12 +171,13 @@ func runJoin(ctx context.Context, c *shell.Call) int {
 			return txUsageMsg(c, "missing operand")
 		}
 		if len(files) == 1 {
-			return txUsageMsg(c, "missing operand after "+txQuote(files[0]))
+			return txUsageMsg(c, "missing operand after "+locQuote(files[0]))
 		}
 		return txUsageMsg(c, "extra operand "+txQuote(files[2]))
 	}
 	var lrs [2]*txLineReader
 	for i, name := range files {
+		j.names[i] = name
 		r, err := txOpen(ctx, c, name)
 		if err != nil {
 			c.Errorf("%s: %s", name, txErr(err))
@@ -199,6 +202,8 @@ type joinReader struct {
 	file int
 	prev *joinLine
 	err  error
+	n    int    // lines read
+	text []byte // the line read last
 }
 
 func (r *joinReader) next() *joinLine {
@@ -210,6 +215,7 @@ func (r *joinReader) next() *joinLine {
 		return nil
 	}
 	l := r.j.split(append([]byte(nil), bytes.TrimSuffix(b, []byte{r.j.eol})...))
+	r.n, r.text = r.n+1, l.text
 	if r.prev != nil && !r.j.order.check(r.j.c, r.j.key(r.prev, r.file), r.j.key(&l, r.file), r.file, r.j.cmp) {
 		r.err = errCommOrder
 		return nil
@@ -220,6 +226,9 @@ func (r *joinReader) next() *joinLine {
 
 func (j *joiner) run(lrs [2]*txLineReader, header bool) int {
 	rd := [2]*joinReader{{j: j, lr: lrs[0], file: 0}, {j: j, lr: lrs[1], file: 1}}
+	j.order.msg = func(file int) string {
+		return fmt.Sprintf("%s:%d: is not sorted: %s", j.names[file], rd[file].n, rd[file].text)
+	}
 	cur := [2]*joinLine{rd[0].next(), rd[1].next()}
 	if j.auto {
 		for i := range 2 {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/itchyny/gojq"
 	"rung.dev/rung/shell"
 )
 
@@ -50,6 +52,16 @@ func checkJQ(args []string) error {
 	}
 	if o != nil && o.unsupported != "" {
 		return fmt.Errorf("jq: option %s: %w", o.unsupported, shell.ErrUnsupported)
+	}
+	if o != nil && o.filter != "" && !strings.Contains(o.filter, shell.Unknown) {
+		// gojq words syntax errors otherwise than jq 1.6.
+		q, err := gojq.Parse(o.filter)
+		if err != nil {
+			return fmt.Errorf("jq: a filter with a syntax error: %w", shell.ErrUnsupported)
+		}
+		if jqIndexesByValue(reflect.ValueOf(q)) {
+			return fmt.Errorf("jq: .[expr] (gojq indexes a string by number, jq 1.6 fails): %w", shell.ErrUnsupported)
+		}
 	}
 	return nil
 }
@@ -285,4 +297,36 @@ func runJQ(ctx context.Context, c *shell.Call) int {
 	}
 	r := &jqRun{ctx: ctx, c: c, o: o, order: order}
 	return r.run()
+}
+
+// jqIndexesByValue reports whether the query indexes with .[expr] where
+// expr is not a string literal: on a string, gojq answers a number index
+// with a character and jq 1.6 fails ("Cannot index string with number").
+func jqIndexesByValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return false
+		}
+		if x, ok := v.Interface().(*gojq.Index); ok && x.Start != nil && !x.IsSlice {
+			t := x.Start.Term
+			if x.Start.Op != 0 || t == nil || t.Str == nil || len(t.SuffixList) > 0 || len(t.Str.Queries) > 0 {
+				return true
+			}
+		}
+		return jqIndexesByValue(v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() && jqIndexesByValue(v.Field(i)) {
+				return true
+			}
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			if jqIndexesByValue(v.Index(i)) {
+				return true
+			}
+		}
+	}
+	return false
 }

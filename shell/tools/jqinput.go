@@ -108,7 +108,7 @@ func (in *jqInputs) open() bool {
 		in.idx++
 		f, err := r.c.Open(name)
 		if err != nil {
-			fmt.Fprintf(&r.errb, "jq: error: Could not open %s: %s\n", name, shell.ErrText(err))
+			fmt.Fprintf(&r.errb, "jq: error: Could not open file %s: %s\n", name, shell.ErrText(err))
 			in.failed++
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,35 +137,76 @@ func (d *jqDecoder) value(c byte) any {
 		return d.array()
 	case c == '"':
 		return d.str()
-	case c == '-' || (c >= '0' && c <= '9'):
-		return d.number(c)
-	case c >= 'a' && c <= 'z':
-		word := []byte{c}
-		for {
-			c, ok := d.read()
-			if !ok {
-				break
-			}
-			if c < 'a' || c > 'z' {
-				d.unread()
-				break
-			}
-			word = append(word, c)
-		}
-		switch string(word) {
-		case "true":
-			return true
-		case "false":
-			return false
-		case "null":
-			return nil
-		case "nan":
-			return math.NaN()
-		}
-		d.fail("Invalid literal")
+	case strings.IndexByte("[{:,]}", c) < 0:
+		return d.token(c)
 	}
 	d.fail("Invalid numeric literal")
 	return nil
+}
+
+// token reads a bare token (a number or a literal) as jq 1.6's scanner
+// does: every byte up to whitespace, a structural character or a quote.
+// A bad token is reported where the byte that ended it is.
+func (d *jqDecoder) token(c byte) any {
+	b := []byte{c}
+	for {
+		line, col := d.line, d.col
+		c, ok := d.read()
+		if !ok {
+			v, msg := jqLiteral(b)
+			if msg != "" {
+				panic(&jqParseError{fmt.Sprintf("%s at EOF at line %d, column %d", msg, d.line, d.col)})
+			}
+			return v
+		}
+		if strings.IndexByte(" \t\r\n[{:,]}\"", c) >= 0 {
+			v, msg := jqLiteral(b)
+			if msg != "" {
+				d.fail("%s", msg)
+			}
+			d.r.UnreadByte()
+			d.line, d.col = line, col
+			return v
+		}
+		b = append(b, c)
+	}
+}
+
+// jqNumberRE is what jq 1.6's strtod reads as a whole token.
+var jqNumberRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// jqLiteral is jq 1.6's check_literal: a token starting with t, f or n
+// (but a three-byte n one: nan) must be that literal; any other must be
+// a number.
+func jqLiteral(b []byte) (any, string) {
+	pattern, v := "", any(nil)
+	switch {
+	case b[0] == 't':
+		pattern, v = "true", true
+	case b[0] == 'f':
+		pattern, v = "false", false
+	case b[0] == 'n' && len(b) != 3:
+		pattern = "null"
+	}
+	if pattern != "" {
+		if string(b) != pattern {
+			return nil, "Invalid literal"
+		}
+		return v, ""
+	}
+	if string(b) == "nan" {
+		return math.NaN(), ""
+	}
+	if !jqNumberRE.Match(b) {
+		return nil, "Invalid numeric literal"
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
+			return nil, "Invalid numeric literal"
+		}
+	}
+	return f, "" // out of range: ±Inf, printed as ±DBL_MAX like jq 1.6
 }
 
 func (d *jqDecoder) object() any {
@@ -176,6 +218,11 @@ func (d *jqDecoder) object() any {
 	}
 	for {
 		if !ok || c != '"' {
+			if ok && strings.IndexByte("[{:,]}", c) < 0 {
+				// jq checks a bare key as a token first, at its end.
+				d.token(c)
+				d.read()
+			}
 			d.fail("Object keys must be strings")
 		}
 		k := d.str()
@@ -225,29 +272,6 @@ func (d *jqDecoder) array() any {
 		}
 		c, ok = d.skipSpace()
 	}
-}
-
-func (d *jqDecoder) number(c byte) any {
-	b := []byte{c}
-	for {
-		c, ok := d.read()
-		if !ok {
-			break
-		}
-		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-			d.unread()
-			break
-		}
-		b = append(b, c)
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return f // ±Inf, printed as ±DBL_MAX like jq 1.6
-		}
-		d.fail("Invalid numeric literal")
-	}
-	return f
 }
 
 func (d *jqDecoder) str() string {

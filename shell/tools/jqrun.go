@@ -54,6 +54,10 @@ type jqRun struct {
 	// false or null (-e), 14 no output; the last input's ret decides.
 	ret      int
 	parseErr bool
+	// runErr: a filter stopped with an error of gojq's own (not
+	// error(v)), which it words otherwise than jq 1.6, so the run is
+	// refused while its output can still be held back.
+	runErr bool
 }
 
 func (r *jqRun) run() int {
@@ -68,8 +72,9 @@ func (r *jqRun) run() int {
 	}
 	code, err := r.compile()
 	if err != nil {
-		fmt.Fprintf(r.c.Stderr, "jq: error: %v\njq: 1 compile error\n", err)
-		return 3
+		// gojq words compile errors otherwise than jq 1.6
+		// ("nosuchfn/0 is not defined at <top-level>, line 1:").
+		return r.c.Fail("jq 1.6's wording of a compile error")
 	}
 	r.inputs = &jqInputs{r: r}
 	if o.null {
@@ -121,6 +126,9 @@ func (r *jqRun) run() int {
 	}
 	if r.refuse() {
 		return r.c.Fail("object key order")
+	}
+	if r.runErr && !r.committed {
+		return r.c.Fail("jq 1.6's wording of a run-time error")
 	}
 	status := r.ret
 	switch {
@@ -193,6 +201,10 @@ func (r *jqRun) eval(code *gojq.Code, input any) {
 			}
 			r.errb.WriteString("jq: error (at " + r.inputs.where() + ")" + r.errText(err) + "\n")
 			r.ret = 5
+			var ve interface{ Value() any }
+			if !errors.As(err, &ve) {
+				r.runErr = true // not error(v): gojq's own wording
+			}
 			return
 		}
 		r.emit(v)
@@ -299,7 +311,8 @@ func (r *jqRun) fnFromEntries(v any, _ []any) any {
 			return fmt.Errorf("cannot index %s with \"key\"", jqTypeName(e))
 		}
 		var k any
-		for _, name := range []string{"key", "k", "name", "Name", "K", "Key"} {
+		// jq 1.6's: {(.key // .Key // .name // .Name): (if has("value") then .value else .Value end)}
+		for _, name := range []string{"key", "Key", "name", "Name"} {
 			if x, ok := em[name]; ok && x != nil && x != false {
 				k = x
 				break
@@ -312,11 +325,11 @@ func (r *jqRun) fnFromEntries(v any, _ []any) any {
 		case nil:
 			return fmt.Errorf("cannot use null (null) as object key")
 		default:
-			ks = string(r.enc.encode(nil, k, 0))
+			return fmt.Errorf("object keys must be strings")
 		}
 		val, has := em["value"]
 		if !has {
-			val = em["v"]
+			val = em["Value"]
 		}
 		if _, dup := m[ks]; !dup {
 			keys = append(keys, ks)

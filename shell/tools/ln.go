@@ -119,7 +119,7 @@ func lnOne(c *shell.Call, target, link string, o lnOpts) bool {
 				return false
 			}
 			if lst.isDir() {
-				c.Errorf("%s: cannot overwrite directory", fuQuote(link))
+				c.Errorf("%s: cannot overwrite directory", fuQuotef(link))
 				return false
 			}
 			c.FS.Remove(c.Abs(link))

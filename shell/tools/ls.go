@@ -16,7 +16,7 @@ import (
 
 var lsSpec = fuNewSpec([]string{
 	"a,all", "A,almost-all", "l", "h,human-readable", "R,recursive", "1", "d,directory",
-	"t", "S", "r,reverse", "F,classify=?", "p", "i,inode", "n,numeric-uid-gid", "G,no-group",
+	"t", "S", "r,reverse", "F,classify=*", "p", "i,inode", "n,numeric-uid-gid", "G,no-group",
 	"o", "g", "color=?", "X", "v", "U", "c", "u", "time-style=", "full-time",
 	"group-directories-first", "C", "x", "file-type", "s,size", "k,kibibytes", "sort=", "time=",
 },
@@ -199,9 +199,10 @@ func (l *lister) run(args []string) int {
 	return l.status
 }
 
-// fillLink reads a symlink's target when the format shows it.
+// fillLink reads a symlink's target when the format shows it, or when
+// --group-directories-first must know whether it names a directory.
 func (l *lister) fillLink(e *lsEntry) {
-	if !e.statOK || !e.st.isLink() || l.cfg.format != lsLong {
+	if !e.statOK || !e.st.isLink() || l.cfg.format != lsLong && !l.cfg.dirsFirst {
 		return
 	}
 	t, err := l.c.FS.Readlink(l.c.Abs(e.path))

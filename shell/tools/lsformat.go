@@ -159,7 +159,13 @@ func (l *lister) longCols(e *lsEntry) lsLongCols {
 		if l.own == nil {
 			l.own = newOwners(l.c)
 		}
-		k.owner, k.group = l.own.user(e.st.Uid), l.own.groupName(e.st.Gid)
+		// Only the names printed are looked up (ls -gG needs none).
+		if !l.cfg.noOwner {
+			k.owner = l.own.user(e.st.Uid)
+		}
+		if !l.cfg.noGroup {
+			k.group = l.own.groupName(e.st.Gid)
+		}
 	}
 	switch e.st.Mode & 0o170000 {
 	case 0o020000, 0o060000:

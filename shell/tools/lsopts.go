@@ -28,7 +28,10 @@ func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 		case "recursive":
 			cfg.recursive = true
 		case "1":
-			cfg.format = lsOnePerLine
+			// GNU: -1 has no effect after -l.
+			if cfg.format != lsLong {
+				cfg.format = lsOnePerLine
+			}
 		case "C":
 			cfg.format = lsColumns
 		case "x":

@@ -44,7 +44,7 @@ func runMkdir(ctx context.Context, c *shell.Call) int {
 	if modeSpec != "" {
 		m, err := fuParseMode(modeSpec)
 		if err != nil {
-			c.Errorf("invalid mode %s", fuQuote(modeSpec))
+			c.Errorf("invalid mode %s", locQuote(modeSpec))
 			return 1
 		}
 		// As gnulib's mkdir-p: the new directory gets the default mode
@@ -57,9 +57,14 @@ func runMkdir(ctx context.Context, c *shell.Call) int {
 		if ctx.Err() != nil {
 			return 130
 		}
+		if a == "" {
+			c.Errorf("cannot create directory %s: No such file or directory", locQuote(a))
+			status = 1
+			continue
+		}
 		if parents {
 			if err := mkdirParents(c, a, verbose); err != nil {
-				c.Errorf("cannot create directory %s: %s", fuQuote(fuErrPath(err, a)), fuErr(err))
+				c.Errorf("cannot create directory %s: %s", locQuote(fuErrPath(err, a)), fuErr(err))
 				status = 1
 				continue
 			}
@@ -77,7 +82,7 @@ func runMkdir(ctx context.Context, c *shell.Call) int {
 					continue
 				}
 			}
-			c.Errorf("cannot create directory %s: %s", fuQuote(a), fuErr(err))
+			c.Errorf("cannot create directory %s: %s", locQuote(a), fuErr(err))
 			status = 1
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 // prompts; -i and backups are refused.
 
 var mvSpec = fuNewSpec([]string{
-	"f,force", "n,no-clobber", "v,verbose", "u,update=?", "T,no-target-directory",
+	"f,force", "n,no-clobber", "v,verbose", "u,update=*", "T,no-target-directory",
 	"t,target-directory=", "strip-trailing-slashes",
 }, "i,interactive", "b", "backup=?", "S,suffix=", "Z,context", "debug", "help", "version")
 
@@ -97,6 +97,11 @@ func mvOne(ctx context.Context, c *shell.Call, src, dst string, o mvOpts) bool {
 			c.Errorf("cannot overwrite directory %s with non-directory", fuQuote(dst))
 			return false
 		}
+	}
+	if !exists && !st.isDir() && strings.HasSuffix(dst, "/") {
+		// rename(2) refuses a trailing slash on a new name for a file.
+		c.Errorf("cannot move %s to %s: Not a directory", fuQuote(src), fuQuote(dst))
+		return false
 	}
 	if st.isDir() && inside(c, src, fuParentOf(dst)) {
 		c.Errorf("cannot move %s to a subdirectory of itself, %s", fuQuote(src), fuQuote(dst))

@@ -75,13 +75,13 @@ func runNl(ctx context.Context, c *shell.Call) int {
 			}
 			if err != nil {
 				c.Errorf("invalid %s style: %s", map[string]string{"header-numbering": "header", "body-numbering": "body",
-					"footer-numbering": "footer"}[o.Key], txQuote(o.Value))
+					"footer-numbering": "footer"}[o.Key], locQuote(o.Value))
 				return 1
 			}
 			styles[map[string]int{"header-numbering": 0, "body-numbering": 1, "footer-numbering": 2}[o.Key]] = s
 		case "number-format":
 			if o.Value != "ln" && o.Value != "rn" && o.Value != "rz" {
-				c.Errorf("invalid line numbering format: %s", txQuote(o.Value))
+				c.Errorf("invalid line numbering format: %s", locQuote(o.Value))
 				return 1
 			}
 			format = o.Value
@@ -89,7 +89,11 @@ func runNl(ctx context.Context, c *shell.Call) int {
 			var n int64
 			n, err = strconv.ParseInt(o.Value, 10, 32)
 			if err != nil || n < 1 {
-				c.Errorf("invalid line number field width: %s: Numerical result out of range", txQuote(o.Value))
+				why := ": Numerical result out of range" // GNU's xdectoimax: a number out of range
+				if err != nil && !errors.Is(err, strconv.ErrRange) {
+					why = ""
+				}
+				c.Errorf("invalid line number field width: %s%s", locQuote(o.Value), why)
 				return 1
 			}
 			width = int(n)
@@ -97,17 +101,17 @@ func runNl(ctx context.Context, c *shell.Call) int {
 			sep = o.Value
 		case "starting-line-number":
 			if start, err = strconv.ParseInt(o.Value, 10, 64); err != nil {
-				c.Errorf("invalid starting line number: %s", txQuote(o.Value))
+				c.Errorf("invalid starting line number: %s", locQuote(o.Value))
 				return 1
 			}
 		case "line-increment":
 			if incr, err = strconv.ParseInt(o.Value, 10, 64); err != nil {
-				c.Errorf("invalid line number increment: %s", txQuote(o.Value))
+				c.Errorf("invalid line number increment: %s", locQuote(o.Value))
 				return 1
 			}
 		case "join-blank-lines":
 			if join, err = strconv.ParseInt(o.Value, 10, 64); err != nil || join < 1 {
-				c.Errorf("invalid line number of blank lines: %s", txQuote(o.Value))
+				c.Errorf("invalid line number of blank lines: %s", locQuote(o.Value))
 				return 1
 			}
 		case "section-delimiter":

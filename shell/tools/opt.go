@@ -16,7 +16,10 @@ import (
 //
 // A spec is a list of strings, one per option: "a,all" (flag),
 // "n,lines=" (required argument), "color=?" (long only, optional argument
-// given as --color=x), "E" (short only). The option's key is its long
+// given as --color=x), "E" (short only). A short option with "=?" takes
+// the rest of its word as the argument (sed -i.bak); "F,classify=*" gives
+// only the long form an optional argument, as GNU's getopt strings do
+// for ls -F, cp -u, tail -f. The option's key is its long
 // name, or its short letter when it has none.
 type Options struct {
 	Posix bool // stop at the first operand (env, xargs, find, timeout)
@@ -31,10 +34,12 @@ type Options struct {
 }
 
 type optSpec struct {
-	key   string
-	arg   int // 0 none, 1 required, 2 optional
-	short byte
-	long  string
+	key string
+	arg int // 0 none, 1 required, 2 optional
+	// longOnlyArg: the short form takes no argument ("=*").
+	longOnlyArg bool
+	short       byte
+	long        string
 }
 
 // Opt is one parsed option, in command-line order.
@@ -59,6 +64,8 @@ func (o *Options) index() {
 			switch {
 			case strings.HasSuffix(s, "=?"):
 				sp.arg, s = 2, strings.TrimSuffix(s, "=?")
+			case strings.HasSuffix(s, "=*"):
+				sp.arg, sp.longOnlyArg, s = 2, true, strings.TrimSuffix(s, "=*")
 			case strings.HasSuffix(s, "="):
 				sp.arg, s = 1, strings.TrimSuffix(s, "=")
 			}
@@ -123,7 +130,7 @@ func (o *Options) Parse(args []string) ([]Opt, []string, error) {
 					return nil, nil, &UsageError{fmt.Sprintf("invalid option -- '%c'", a[j])}
 				}
 				op := Opt{Key: sp.key, Name: "-" + string(a[j])}
-				if sp.arg != 0 {
+				if sp.arg != 0 && !sp.longOnlyArg {
 					if j+1 < len(a) {
 						op.Value, op.HasArg = a[j+1:], true
 					} else if sp.arg == 1 {

@@ -46,7 +46,7 @@ func runBasename(ctx context.Context, c *shell.Call) int {
 	}
 	if !multi {
 		if len(args) > 2 {
-			return usage(c, fmt.Errorf("extra operand %s", fuQuote(args[2])), 1)
+			return usage(c, fmt.Errorf("extra operand %s", locQuote(args[2])), 1)
 		}
 		if len(args) == 2 {
 			suffix, args = args[1], args[:1]

@@ -476,6 +476,22 @@ func (p *reASTParser) sedEscape(c byte) (rune, bool) {
 	return 0, false
 }
 
+// bracketSedEscape decodes a character escape (\t, \n, \xHH...) at the
+// parser's position inside a bracket expression, as GNU sed does before
+// compiling; other backslashes stay literal there.
+func (p *reASTParser) bracketSedEscape() (rune, bool) {
+	if !p.syn.sedEsc || p.s[p.pos] != '\\' || p.pos+1 >= len(p.s) {
+		return 0, false
+	}
+	save := p.pos
+	p.pos += 2
+	if r, ok := p.sedEscape(p.s[save+1]); ok {
+		return r, true
+	}
+	p.pos = save
+	return 0, false
+}
+
 func reDigitVal(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':
@@ -499,6 +515,10 @@ func (p *reASTParser) parseBracket() (*reBracket, error) {
 	if p.more() && p.s[p.pos] == '^' {
 		cls.neg = true
 		p.pos++
+	}
+	if !p.more() {
+		// GNU's message for a "[" (or "[^") that ends the pattern.
+		return nil, &rePatternError{"Invalid regular expression"}
 	}
 	first := true
 	for {
@@ -531,6 +551,8 @@ func (p *reASTParser) parseBracket() (*reBracket, error) {
 			if w == 0 || w != len(name) {
 				return nil, &rePatternError{"Invalid collation character"}
 			}
+			lo = r
+		} else if r, ok := p.bracketSedEscape(); ok {
 			lo = r
 		} else {
 			r, w := utf8.DecodeRuneInString(p.s[p.pos:])

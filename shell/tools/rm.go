@@ -99,6 +99,9 @@ func (r *remover) remove(name string) bool {
 	}
 	if !r.recursive {
 		if r.dir {
+			if r.slashLink(name) {
+				return false
+			}
 			return r.unlink(name, true)
 		}
 		c.Errorf("cannot remove %s: %s", fuQuote(name), "Is a directory")
@@ -125,6 +128,9 @@ func (r *remover) remove(name string) bool {
 		}
 	}
 	if !ok {
+		return false
+	}
+	if r.slashLink(name) {
 		return false
 	}
 	return r.unlink(name, true)
@@ -222,4 +228,19 @@ func runRmdir(ctx context.Context, c *shell.Call) int {
 		}
 	}
 	return status
+}
+
+// slashLink reports (and says) that name, a directory found through a
+// trailing slash, is a symlink: GNU rm empties the directory it names
+// but rmdir(2) of "link/" fails with ENOTDIR.
+func (r *remover) slashLink(name string) bool {
+	trimmed := strings.TrimRight(name, "/")
+	if trimmed == name || trimmed == "" {
+		return false
+	}
+	if st, err := fuLstat(r.c, trimmed); err != nil || !st.isLink() {
+		return false
+	}
+	r.c.Errorf("cannot remove %s: Not a directory", fuQuote(name))
+	return true
 }

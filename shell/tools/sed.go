@@ -47,7 +47,48 @@ func addSed(m map[string]shell.Tool) {
 	m["sed"] = shell.Tool{Run: runSed, Check: checkSed}
 }
 
-const sedUsage = "Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n"
+// sedUsage is GNU sed 4.9's usage text, written on a usage error.
+const sedUsage = "Usage: sed [OPTION]... {script-only-if-no-other-script} [input-file]...\n" +
+	"\n" +
+	"  -n, --quiet, --silent\n" +
+	"                 suppress automatic printing of pattern space\n" +
+	"      --debug\n" +
+	"                 annotate program execution\n" +
+	"  -e script, --expression=script\n" +
+	"                 add the script to the commands to be executed\n" +
+	"  -f script-file, --file=script-file\n" +
+	"                 add the contents of script-file to the commands to be executed\n" +
+	"  --follow-symlinks\n" +
+	"                 follow symlinks when processing in place\n" +
+	"  -i[SUFFIX], --in-place[=SUFFIX]\n" +
+	"                 edit files in place (makes backup if SUFFIX supplied)\n" +
+	"  -l N, --line-length=N\n" +
+	"                 specify the desired line-wrap length for the `l' command\n" +
+	"  --posix\n" +
+	"                 disable all GNU extensions.\n" +
+	"  -E, -r, --regexp-extended\n" +
+	"                 use extended regular expressions in the script\n" +
+	"                 (for portability use POSIX -E).\n" +
+	"  -s, --separate\n" +
+	"                 consider files as separate rather than as a single,\n" +
+	"                 continuous long stream.\n" +
+	"      --sandbox\n" +
+	"                 operate in sandbox mode (disable e/r/w commands).\n" +
+	"  -u, --unbuffered\n" +
+	"                 load minimal amounts of data from the input files and flush\n" +
+	"                 the output buffers more often\n" +
+	"  -z, --null-data\n" +
+	"                 separate lines by NUL characters\n" +
+	"      --help     display this help and exit\n" +
+	"      --version  output version information and exit\n" +
+	"\n" +
+	"If no -e, --expression, -f, or --file option is given, then the first\n" +
+	"non-option argument is taken as the sed script to interpret.  All\n" +
+	"remaining arguments are names of input files; if no input files are\n" +
+	"specified, then the standard input is read.\n" +
+	"\n" +
+	"GNU sed home page: <https://www.gnu.org/software/sed/>.\n" +
+	"General help using GNU software: <https://www.gnu.org/gethelp/>.\n"
 
 func runSed(ctx context.Context, c *shell.Call) int {
 	opts, operands, err := sedOpts.Parse(c.Args[1:])
@@ -58,6 +99,7 @@ func runSed(ctx context.Context, c *shell.Call) int {
 	}
 	var (
 		scripts  []string
+		fromFile bool // a script came from -f
 		haveScr  bool
 		quiet    bool
 		ere      bool
@@ -91,7 +133,7 @@ func runSed(ctx context.Context, c *shell.Call) int {
 				return 4
 			}
 			scripts = append(scripts, strings.TrimSuffix(string(b), "\n"))
-			haveScr = true
+			haveScr, fromFile = true, true
 		case "regexp-extended":
 			ere = true
 		case "in-place":
@@ -123,7 +165,12 @@ func runSed(ctx context.Context, c *shell.Call) int {
 	if strings.HasPrefix(script, "#n") && (len(script) == 2 || script[2] == '\n') {
 		quiet = true
 	}
-	cmds, err := parseSed(script, ere, sandbox)
+	var starts []int // where each -e expression starts (not with -f)
+	for i, off := 0, 0; i < len(scripts) && !fromFile; i++ {
+		starts = append(starts, off)
+		off += len(scripts[i]) + 1
+	}
+	cmds, err := parseSedExprs(script, starts, ere, sandbox)
 	if err != nil {
 		var un *sedUnsupported
 		if errors.As(err, &un) {

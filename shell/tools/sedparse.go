@@ -69,6 +69,9 @@ type sedParser struct {
 	cmds    []*sedCmd
 	blocks  []int
 	sandbox bool
+	// starts are where each -e expression begins in s (they are joined
+	// with newlines), so that errors name the expression as GNU does.
+	starts []int
 }
 
 // sedError is a script error, worded like GNU sed's.
@@ -80,7 +83,13 @@ type sedError struct {
 func (e *sedError) Error() string { return e.msg }
 
 func (p *sedParser) errf(format string, args ...any) error {
-	return &sedError{fmt.Sprintf("-e expression #1, char %d: %s", p.pos, fmt.Sprintf(format, args...)), 1}
+	n, pos := 1, p.pos
+	for i, st := range p.starts {
+		if i > 0 && p.pos >= st {
+			n, pos = i+1, p.pos-st
+		}
+	}
+	return &sedError{fmt.Sprintf("-e expression #%d, char %d: %s", n, pos, fmt.Sprintf(format, args...)), 1}
 }
 
 func (p *sedParser) more() bool { return p.pos < len(p.s) }
@@ -99,7 +108,13 @@ func (p *sedParser) skipSpace() {
 
 // parseSed parses script into commands with jumps resolved.
 func parseSed(script string, ere, sandbox bool) ([]*sedCmd, error) {
-	p := &sedParser{s: script, ere: ere, sandbox: sandbox}
+	return parseSedExprs(script, nil, ere, sandbox)
+}
+
+// parseSedExprs is parseSed for -e expressions joined with newlines,
+// starting at starts.
+func parseSedExprs(script string, starts []int, ere, sandbox bool) ([]*sedCmd, error) {
+	p := &sedParser{s: script, ere: ere, sandbox: sandbox, starts: starts}
 	for {
 		for p.more() && (strings.IndexByte(" \t\n;", p.s[p.pos]) >= 0) {
 			p.pos++
@@ -268,7 +283,6 @@ func (p *sedParser) parseCmd() error {
 	case 'v':
 		p.readLabel()
 	default:
-		p.pos--
 		return p.errf("unknown command: `%c'", c.name)
 	}
 	p.cmds = append(p.cmds, c)
@@ -491,9 +505,14 @@ func (p *sedParser) readDelimited(delim byte, regex bool) (string, bool) {
 		case ch == '[' && regex:
 			end := sedBracketEnd(p.s, p.pos)
 			if end < 0 {
-				sb.WriteByte(ch)
-				p.pos++
-				continue
+				// GNU sed reads an unclosed bracket to the end of the
+				// line, so the delimiter is never found.
+				if nl := strings.IndexByte(p.s[p.pos:], '\n'); nl >= 0 {
+					p.pos += nl
+				} else {
+					p.pos = len(p.s)
+				}
+				return "", false
 			}
 			sb.WriteString(p.s[p.pos:end])
 			p.pos = end

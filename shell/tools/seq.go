@@ -142,7 +142,7 @@ func runSeq(ctx context.Context, c *shell.Call) int {
 	case len(ops) == 0:
 		return txUsageMsg(c, "missing operand")
 	case len(ops) > 3:
-		return txUsageMsg(c, "extra operand "+txQuote(ops[3]))
+		return txUsageMsg(c, "extra operand "+locQuote(ops[3]))
 	case hasFormat && equal:
 		return txUsageMsg(c, "format string may not be specified when printing equal width strings")
 	}
@@ -163,9 +163,9 @@ func runSeq(ctx context.Context, c *shell.Call) int {
 		op, ok := seqScan(a)
 		if !ok {
 			if op.value.nan {
-				return txUsageMsg(c, fmt.Sprintf("invalid 'not-a-number' argument: %s", txQuote(a)))
+				return txUsageMsg(c, fmt.Sprintf("invalid 'not-a-number' argument: %s", locQuote(a)))
 			}
-			return txUsageMsg(c, "invalid floating point argument: "+txQuote(a))
+			return txUsageMsg(c, "invalid floating point argument: "+locQuote(a))
 		}
 		operands[i] = op
 	}
@@ -178,7 +178,7 @@ func runSeq(ctx context.Context, c *shell.Call) int {
 	if len(operands) == 3 {
 		step = operands[1]
 		if !step.value.nan && step.value.f.Sign() == 0 {
-			return txUsageMsg(c, "invalid Zero increment value: "+txQuote(ops[1]))
+			return txUsageMsg(c, "invalid Zero increment value: "+locQuote(ops[1]))
 		}
 	}
 	out := newTxOut(c.Stdout)
@@ -250,7 +250,7 @@ func seqFormat(f string) (string, cSpec, string, error) {
 		pre.WriteByte(f[i])
 	}
 	if i == len(f) {
-		return "", cSpec{}, "", fmt.Errorf("format %s has no %% directive", txQuote(f))
+		return "", cSpec{}, "", fmt.Errorf("format %s has no %% directive", locQuote(f))
 	}
 	i++
 	var sp cSpec
@@ -285,9 +285,9 @@ func seqFormat(f string) (string, cSpec, string, error) {
 			return "", cSpec{}, "", errUnsupportedf("format %%a")
 		}
 		if i >= len(f) {
-			return "", cSpec{}, "", fmt.Errorf("format %s ends in %%", txQuote(f))
+			return "", cSpec{}, "", fmt.Errorf("format %s ends in %%", locQuote(f))
 		}
-		return "", cSpec{}, "", fmt.Errorf("format %s has unknown %%%c directive", txQuote(f), f[i])
+		return "", cSpec{}, "", fmt.Errorf("format %s has unknown %%%c directive", locQuote(f), f[i])
 	}
 	sp.verb = f[i]
 	var suf strings.Builder
@@ -298,7 +298,7 @@ func seqFormat(f string) (string, cSpec, string, error) {
 				j++
 				continue
 			}
-			return "", cSpec{}, "", fmt.Errorf("format %s has too many %% directives", txQuote(f))
+			return "", cSpec{}, "", fmt.Errorf("format %s has too many %% directives", locQuote(f))
 		}
 		suf.WriteByte(f[j])
 	}

@@ -24,6 +24,12 @@ var sortOpts = NewOptions("b,ignore-leading-blanks", "d,dictionary-order", "f,ig
 	"z,zero-terminated", "m,merge", "S,buffer-size=", "T,temporary-directory=", "parallel=",
 	"batch-size=", "compress-program=", "files0-from=", "debug", "random-source=")
 
+// sortLetters are the one-letter orderings of the long options (the
+// short and long spelling of one option share its Key).
+var sortLetters = map[string]string{"dictionary-order": "d", "ignore-case": "f", "general-numeric-sort": "g",
+	"human-numeric-sort": "h", "ignore-nonprinting": "i", "month-sort": "M", "numeric-sort": "n",
+	"reverse": "r", "version-sort": "V"}
+
 var sortUnimpl = []string{"random-sort", "compress-program", "files0-from", "debug", "random-source"}
 
 // sorter holds one invocation's settings.
@@ -67,7 +73,7 @@ func runSort(ctx context.Context, c *shell.Call) int {
 			g.skipSBlanks, g.skipEBlanks = true, true
 		case "dictionary-order", "ignore-case", "general-numeric-sort", "human-numeric-sort",
 			"ignore-nonprinting", "month-sort", "numeric-sort", "reverse", "version-sort":
-			g.setOrdering(o.Name[1:2], false)
+			g.setOrdering(sortLetters[o.Key], false)
 		case "sort":
 			letter := map[string]string{"general-numeric": "g", "human-numeric": "h", "month": "M",
 				"numeric": "n", "version": "V"}[o.Value]
@@ -98,7 +104,7 @@ func runSort(ctx context.Context, c *shell.Call) int {
 			case v == `\0`:
 				v = "\x00"
 			case len(v) > 1:
-				c.Errorf("multi-character tab %s", txQuote(v))
+				c.Errorf("multi-character tab %s", locQuote(v))
 				return 2
 			}
 			if s.tab >= 0 && s.tab != int(v[0]) {

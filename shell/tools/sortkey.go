@@ -90,19 +90,19 @@ func parseSortKey(spec string) (*sortKey, error) {
 	s := spec
 	n, rest, ok := sortNum(s)
 	if !ok {
-		return nil, fmt.Errorf("invalid number at field start: invalid count at start of %s", txQuote(spec))
+		return nil, fmt.Errorf("invalid number at field start: invalid count at start of %s", locQuote(spec))
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("invalid field specification %s: field number is zero", txQuote(spec))
+		return nil, fmt.Errorf("field number is zero: invalid field specification %s", locQuote(spec))
 	}
 	k.sword, s = n-1, rest
 	if len(s) > 0 && s[0] == '.' {
 		n, rest, ok = sortNum(s[1:])
 		if !ok {
-			return nil, fmt.Errorf("invalid number after '.': invalid count at start of %s", txQuote(s[1:]))
+			return nil, fmt.Errorf("invalid number after '.': invalid count at start of %s", locQuote(s[1:]))
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("invalid field specification %s: character offset is zero", txQuote(spec))
+			return nil, fmt.Errorf("character offset is zero: invalid field specification %s", locQuote(spec))
 		}
 		k.schar, s = n-1, rest
 	}
@@ -111,16 +111,16 @@ func parseSortKey(spec string) (*sortKey, error) {
 	if len(s) > 0 && s[0] == ',' {
 		n, rest, ok = sortNum(s[1:])
 		if !ok {
-			return nil, fmt.Errorf("invalid number after ',': invalid count at start of %s", txQuote(s[1:]))
+			return nil, fmt.Errorf("invalid number after ',': invalid count at start of %s", locQuote(s[1:]))
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("invalid field specification %s: field number is zero", txQuote(spec))
+			return nil, fmt.Errorf("field number is zero: invalid field specification %s", locQuote(spec))
 		}
 		k.eword, s = n-1, rest
 		if len(s) > 0 && s[0] == '.' {
 			n, rest, ok = sortNum(s[1:])
 			if !ok {
-				return nil, fmt.Errorf("invalid number after '.': invalid count at start of %s", txQuote(s[1:]))
+				return nil, fmt.Errorf("invalid number after '.': invalid count at start of %s", locQuote(s[1:]))
 			}
 			k.echar, s = n, rest
 		}
@@ -130,7 +130,7 @@ func parseSortKey(spec string) (*sortKey, error) {
 		if s[0] == 'R' {
 			return nil, errSortRandom
 		}
-		return nil, fmt.Errorf("invalid field specification %s", txQuote(spec))
+		return nil, fmt.Errorf("stray character in field spec: invalid field specification %s", locQuote(spec))
 	}
 	return k, nil
 }

@@ -91,6 +91,62 @@ func statDefault(st fuStat) string {
 		"Access: %x\nModify: %y\nChange: %z\n Birth: %w\n"
 }
 
+// statCheck is stat's Check: besides unknown options, a format with a
+// directive the tool lacks, and the default format, which ends with the
+// birth time; see statFormatRefused for the rest.
+func statCheck(args []string) error {
+	if err := statSpec.check(args); err != nil {
+		return err
+	}
+	opts, _, err := statSpec.opts.Parse(args)
+	if err != nil {
+		return nil
+	}
+	format, terse := "", false
+	hasFormat := false
+	for _, o := range opts {
+		switch o.Key {
+		case "format", "printf":
+			format, hasFormat = o.Value, true
+		case "terse":
+			terse = true
+		}
+	}
+	switch {
+	case !hasFormat && !terse:
+		return fmt.Errorf("stat's default format (birth time): %w", shell.ErrUnsupported)
+	case !hasFormat || format == shell.Unknown:
+		return nil
+	}
+	if d := statCheckFormat(format); d != "" {
+		return fmt.Errorf("stat format directive %s: %w", d, shell.ErrUnsupported)
+	}
+	if d := statFormatRefused(format); d != "" {
+		return fmt.Errorf("stat %s: %w", d, shell.ErrUnsupported)
+	}
+	return nil
+}
+
+// statFormatRefused returns the first directive of format the Check
+// refuses though the tool has it: %w and %W (the view's stat(2) has no
+// birth time), and a precision (%.3Y).
+func statFormatRefused(f string) string {
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(f) && strings.IndexByte("-#0 +'.0123456789", f[j]) >= 0 {
+			j++
+		}
+		if j < len(f) && f[j] != '%' && (strings.IndexByte("wW", f[j]) >= 0 || strings.Contains(f[i+1:j], ".")) {
+			return f[i : j+1]
+		}
+		i = j
+	}
+	return ""
+}
+
 // statCheckFormat returns the first directive we do not implement, or "".
 func statCheckFormat(f string) string {
 	for i := 0; i < len(f); i++ {

@@ -15,7 +15,7 @@ import (
 // never ends within an exec's deadline the way an agent expects.
 
 var tailOpts = NewOptions("c,bytes=", "n,lines=", "q,quiet,silent", "v,verbose", "z,zero-terminated",
-	"f,follow=?", "F", "retry", "s,sleep-interval=", "pid=", "max-unchanged-stats=")
+	"f,follow=*", "F", "retry", "s,sleep-interval=", "pid=", "max-unchanged-stats=")
 
 var tailUnimpl = []string{"follow", "F", "retry", "sleep-interval", "pid", "max-unchanged-stats"}
 
@@ -81,7 +81,7 @@ func runTail(ctx context.Context, c *shell.Call) int {
 				if o.Key == "bytes" {
 					what = "bytes"
 				}
-				c.Errorf("invalid number of %s: %s", what, txQuote(o.Value))
+				c.Errorf("invalid number of %s: %s", what, locQuote(o.Value))
 				return 1
 			}
 			if over {

@@ -41,6 +41,13 @@ func (r *tarRun) read(members []string) int {
 		}
 	}
 	br := bufio.NewReaderSize(gzipCtxReader{r.ctx, in}, 64<<10)
+	if magic, _ := br.Peek(2); r.gz && len(magic) == 2 && (magic[0] != 0x1f || magic[1] != 0x8b) {
+		// GNU tar -z runs gzip -d, which refuses the input itself.
+		io.WriteString(r.c.Stderr, "\ngzip: stdin: not in gzip format\n")
+		r.c.Errorf("Child returned status 1")
+		r.c.Errorf("Error is not recoverable: exiting now")
+		return 2
+	}
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"rung.dev/rung"
 	"rung.dev/rung/shell"
@@ -107,6 +108,39 @@ func txQuote(s string) string {
 		return "'" + s + "'"
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// locQuote quotes s as GNU's quote() does in the C.UTF-8 locale (an
+// operand or option value inside a message: "invalid number of lines:
+// ‘x’"): ‘s’, with a backslash before a backslash or a right quote, C
+// escapes for \a \b \f \n \r \t \v, and octal escapes for the other
+// control characters (C0, DEL, C1) and for bytes that are not UTF-8.
+func locQuote(s string) string {
+	var sb strings.Builder
+	sb.WriteString("‘")
+	for i := 0; i < len(s); {
+		ch := s[i]
+		if j := strings.IndexByte("\\\a\b\f\n\r\t\v", ch); j >= 0 {
+			sb.WriteByte('\\')
+			sb.WriteByte("\\abfnrtv"[j])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '’':
+			sb.WriteString(`\’`)
+		case r == utf8.RuneError && n <= 1, r < 0x20, r >= 0x7f && r < 0xa0:
+			for _, b := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&sb, "\\%03o", b)
+			}
+		default:
+			sb.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	sb.WriteString("’")
+	return sb.String()
 }
 
 // txName is the name GNU prints for an operand: "standard input" for "-".

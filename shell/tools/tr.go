@@ -186,11 +186,11 @@ func runTr(ctx context.Context, c *shell.Call) int {
 	case len(sets) == 0:
 		return txUsageMsg(c, "missing operand")
 	case !del && !squeeze && len(sets) == 1:
-		return txUsageMsg(c, fmt.Sprintf("missing operand after %s\nTwo strings must be given when translating.", txQuote(sets[0])))
+		return txUsageMsg(c, fmt.Sprintf("missing operand after %s\nTwo strings must be given when translating.", locQuote(sets[0])))
 	case del && squeeze && len(sets) == 1:
-		return txUsageMsg(c, fmt.Sprintf("missing operand after %s\nTwo strings must be given when deleting and squeezing.", txQuote(sets[0])))
+		return txUsageMsg(c, fmt.Sprintf("missing operand after %s\nTwo strings must be given when deleting and squeezing.", locQuote(sets[0])))
 	case len(sets) > 2, del && !squeeze && len(sets) > 1:
-		msg := "extra operand " + txQuote(sets[len(sets)-1])
+		msg := "extra operand " + locQuote(sets[len(sets)-1])
 		if del && !squeeze && len(sets) == 2 {
 			msg += "\nOnly one string may be given when deleting without squeezing repeats."
 		}

@@ -90,7 +90,7 @@ func runUniq(ctx context.Context, c *shell.Call) int {
 		return txUsageMsg(c, "printing all duplicated lines and repeat counts is meaningless")
 	}
 	if len(args) > 2 {
-		return txUsageMsg(c, "extra operand "+txQuote(args[2]))
+		return txUsageMsg(c, "extra operand "+locQuote(args[2]))
 	}
 	in := "-"
 	if len(args) > 0 {

@@ -164,6 +164,12 @@ func wcStat(c *shell.Call, name string) (fs.FileInfo, error) {
 		if s, ok := c.Stdin.(statter); ok {
 			return s.Stat()
 		}
+		// The shell's descriptors tell a redirected file from a pipe.
+		if s, ok := c.Stdin.(interface{ StatFile() (fs.FileInfo, error) }); ok {
+			if fi, err := s.StatFile(); err == nil {
+				return fi, nil
+			}
+		}
 		return wcPipeInfo{}, nil
 	case "/dev/null", "/dev/zero":
 		return wcPipeInfo{}, nil

@@ -121,3 +121,32 @@ func parseArgs(env *Env, args []string) (Config, int, error) {
 	cfg.Args = args[i:]
 	return cfg, 0, nil
 }
+
+// ProgramError returns the syntax error of the program text in args (a
+// command line as Main takes it), or nil when it parses, comes from -f,
+// or is a word unknown stands for (only known at run time).
+func ProgramError(args []string, unknown string) error {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == unknown:
+			return nil
+		case a == "--":
+			if i+1 < len(args) && args[i+1] != unknown {
+				_, err := parse(args[i+1])
+				return err
+			}
+			return nil
+		case a == "-F" || a == "-v":
+			i++
+		case strings.HasPrefix(a, "-F") || strings.HasPrefix(a, "-v"):
+		case len(a) >= 2 && a[0] == '-':
+			// -f, or an option Main reports itself.
+			return nil
+		default:
+			_, err := parse(a)
+			return err
+		}
+	}
+	return nil
+}
