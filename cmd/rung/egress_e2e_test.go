@@ -237,3 +237,56 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// A daemon killed with -9 and started again re-adopts an egress
+// sandbox's container with its network: the link stays, the proxy is
+// served again with the CA the container trusts, and the policy holds.
+// A sandbox whose container was gone loses its link at the restart.
+func TestEgressLiveRestore(t *testing.T) {
+	lease := nettest.Take(t)
+	up := newUpstreamNet(t, lease)
+	bin := rungBinary(t)
+	data := t.TempDir()
+	flags := []string{"--network-range", lease.Range.String(), "--network-table", lease.Table}
+	p := startServe(t, bin, data, flags...)
+	c := client.New(p.addr, client.WithToken(p.token))
+	ctx := t.Context()
+	policy := rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, CIDR: up.addr.Addr().String() + "/32"}}}
+	sb, err := c.Create(ctx, client.CreateRequest{Network: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(sb.ID)
+	fetch := func(c *client.Client) client.ExecResult {
+		t.Helper()
+		res, err := c.Exec(ctx, id, client.ExecRequest{Command: fmt.Sprintf("wget -q -O - http://%s/after; echo; cat /etc/ssl/certs/ca-certificates.crt | tail -c 200", up.addr),
+			Backend: rung.BackendContainer, TimeoutMS: 30000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	before := fetch(c)
+	if !strings.Contains(before.Stdout, "hello from upstream") {
+		t.Fatalf("before the restart: %q %q", before.Stdout, before.Stderr)
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+	p = startServe(t, bin, data, flags...)
+	defer p.stop(t)
+	c = client.New(p.addr, client.WithToken(p.token))
+	after := fetch(c)
+	if !strings.Contains(after.Stdout, "hello from upstream") {
+		t.Fatalf("after kill -9 and a restart: %q %q\n%s", after.Stdout, after.Stderr, p.logs)
+	}
+	// The same CA: the container's store did not change under it.
+	if tail := func(s string) string { return s[strings.Index(s, "\n")+1:] }; tail(before.Stdout) != tail(after.Stdout) {
+		t.Errorf("the container's CA changed across the restart")
+	}
+	if !contains(journalTypes(t, c, id), "container.adopted") {
+		t.Errorf("journal %v: no container.adopted", journalTypes(t, c, id))
+	}
+	if res, _ := c.Exec(ctx, id, client.ExecRequest{Command: "echo hi | nc 1.1.1.1 80", Backend: rung.BackendContainer}); strings.Contains(res.Stdout, "hello") {
+		t.Errorf("the policy did not hold after the restart: %q", res.Stdout)
+	}
+}

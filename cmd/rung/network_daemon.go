@@ -65,13 +65,21 @@ func (d *Daemon) closeNetwork() {
 	}
 }
 
-// networkConfig is `rung serve`'s network tier: the default range,
-// ports and table, or none with --no-network.
-func networkConfig(off bool) *network.Config {
+// networkConfig is `rung serve`'s network tier: its range and table
+// (defaults when ""), or none with --no-network.
+func networkConfig(off bool, rangeStr, table string) (*network.Config, error) {
 	if off {
-		return nil
+		return nil, nil
 	}
-	return &network.Config{}
+	cfg := &network.Config{Table: table}
+	if rangeStr != "" {
+		p, err := netip.ParsePrefix(rangeStr)
+		if err != nil || !p.Addr().Is4() {
+			return nil, fmt.Errorf("--network-range %q: want an IPv4 prefix such as 10.231.0.0/16", rangeStr)
+		}
+		cfg.Range = p
+	}
+	return cfg, nil
 }
 
 func tenantIDs(ss []string) []rung.TenantID {

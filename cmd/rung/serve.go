@@ -16,6 +16,7 @@ import (
 	"rung.dev/rung/agent"
 	"rung.dev/rung/container"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/network"
 	"rung.dev/rung/shell/tools"
 )
 
@@ -27,6 +28,7 @@ func newServe(g *globals) *cobra.Command {
 	var liveRestore bool
 	var keyFile, previewDomain, publicURL string
 	var noNetwork bool
+	var netRange, netTable string
 	var openTenants []string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -67,9 +69,13 @@ func newServe(g *globals) *cobra.Command {
 				log.Info("memory limit", "bytes", limit, "isolate_pool_bytes", limit/2)
 			}
 			ctx := cmd.Context()
+			netCfg, err := networkConfig(noNetwork, netRange, netTable)
+			if err != nil {
+				return err
+			}
 			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace,
 				DefaultImage: defaultImage, Terminal: os.Stderr, LiveRestore: liveRestore, KeyFile: keyFile, PreviewDomain: previewDomain, PublicURL: publicURL,
-				Network: networkConfig(noNetwork), OpenNetworkTenants: tenantIDs(openTenants)})
+				Network: netCfg, OpenNetworkTenants: tenantIDs(openTenants)})
 			if err != nil {
 				return err
 			}
@@ -107,6 +113,8 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default "+rung.DefaultPreset+") started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm base=2 --warm lite:basic=1)")
 	cmd.Flags().BoolVar(&liveRestore, "live-restore", false, "leave sandboxes' containers and background processes running when the daemon stops, for the next start to adopt (as docker's live-restore; off, a stop journals container.stopped with reason daemon_stop). A daemon that is killed leaves them either way, and the next start adopts them")
 	cmd.Flags().BoolVar(&noNetwork, "no-network", false, "run without the network tier: every sandbox's network is none (loopback only), and modes egress and open are unavailable")
+	cmd.Flags().StringVar(&netRange, "network-range", "", "IPv4 range carved into one /30 per sandbox link (default "+network.DefaultRange.String()+"); two daemons on one host need ranges that do not overlap")
+	cmd.Flags().StringVar(&netTable, "network-table", "", "the nftables table (family inet) this daemon owns (default rung); two daemons on one host need distinct tables")
 	cmd.Flags().StringArrayVar(&openTenants, "open-network-tenant", nil, "a tenant that may use network mode open (direct, without the egress proxy's rules), repeatable; \"*\" for every tenant")
 	cmd.Flags().StringVar(&keyFile, "key-file", "", "the server's secret key (32 bytes or more; seals tenants' secrets and signs shared port URLs); default <data>/server.key, made at the first start")
 	cmd.Flags().StringVar(&previewDomain, "preview-domain", "", "serve PORT-ID.DOMAIN as port PORT of sandbox sbx_ID (host-based preview URLs; needs a wildcard DNS name, and a wildcard certificate in front for HTTPS)")
