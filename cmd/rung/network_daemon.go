@@ -3,8 +3,11 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/netip"
+	"os"
 	"path/filepath"
 
 	"rung.dev/rung"
@@ -39,11 +42,16 @@ func (d *Daemon) openNetwork(ctx context.Context, cfg DaemonConfig, tc *containe
 	if removed, err := links.Reconcile(ctx, func(id rung.SandboxID) bool { return keep[id] }); err != nil {
 		d.log.WarnContext(ctx, "network reconcile", "removed", removed, "err", err)
 	}
+	tenants, err := loadNetworkPolicies(filepath.Join(cfg.Data, "network.json"))
+	if err != nil {
+		links.Close()
+		return err
+	}
 	d.links = links
 	proxyPort, dnsPort := cmp.Or(ncfg.ProxyPort, network.DefaultProxyPort), cmp.Or(ncfg.DNSPort, network.DefaultDNSPort)
 	ccfg.Network = func(ev controller.NetworkEvents) controller.NetworkTier {
 		t, err := networks.New(networks.Config{Dir: filepath.Join(ncfg.StateDir, "ca"), Links: links, ProxyPort: proxyPort, DNSPort: dnsPort,
-			OpenTenants: cfg.OpenNetworkTenants, Resolver: cfg.netResolver, Forbidden: []netip.Prefix{cmp.Or(ncfg.Range, network.DefaultRange)}, Logger: d.log}, ev)
+			OpenTenants: cfg.OpenNetworkTenants, Tenants: tenants, Resolver: cfg.netResolver, Forbidden: []netip.Prefix{cmp.Or(ncfg.Range, network.DefaultRange)}, Logger: d.log}, ev)
 		if err != nil {
 			d.log.ErrorContext(ctx, "network tier unavailable: every sandbox's network is none", "err", err)
 			return nil
@@ -52,6 +60,25 @@ func (d *Daemon) openNetwork(ctx context.Context, cfg DaemonConfig, tc *containe
 		return t
 	}
 	return nil
+}
+
+// loadNetworkPolicies reads the tenants' network policies from path
+// (see networks.ParseTenantPolicies), once: a change takes effect at the
+// next start. No file: no tenant rules, the default limits. A malformed
+// file stops the daemon with the file and what is wrong named.
+func loadNetworkPolicies(path string) (networks.TenantPolicies, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return networks.TenantPolicies{}, nil
+	}
+	if err != nil {
+		return networks.TenantPolicies{}, fmt.Errorf("network policy: %w", err)
+	}
+	p, err := networks.ParseTenantPolicies(b)
+	if err != nil {
+		return networks.TenantPolicies{}, fmt.Errorf("network policy %s: %w", path, err)
+	}
+	return p, nil
 }
 
 // closeNetwork stops the proxies; the links stay for the next daemon
