@@ -181,8 +181,10 @@ func TestEgress(t *testing.T) {
 		t.Errorf("raw TCP past the policy: %q", res.Stdout)
 	}
 	_, apiPort, _ := net.SplitHostPort(addr)
-	if res := run("wget -q -O - http://192.0.2.2:" + apiPort + "/v1/openapi.json; wget -q -O - http://169.254.169.254/"); res.ExitCode == 0 || strings.Contains(res.Stdout, "openapi") {
-		t.Errorf("the host's API or metadata reached: %q", res.Stdout)
+	for _, host := range append(hostAddrs(t, lease), "169.254.169.254") {
+		if res := run("wget -q -T 10 -O - http://" + net.JoinHostPort(host, apiPort) + "/v1/openapi.json"); res.ExitCode == 0 || strings.Contains(res.Stdout, "openapi") {
+			t.Errorf("the host's address %s reached: %q", host, res.Stdout)
+		}
 	}
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the refusals took %s: something hung", took)
@@ -289,4 +291,23 @@ func TestEgressLiveRestore(t *testing.T) {
 	if res, _ := c.Exec(ctx, id, client.ExecRequest{Command: "echo hi | nc 1.1.1.1 80", Backend: rung.BackendContainer}); strings.Contains(res.Stdout, "hello") {
 		t.Errorf("the policy did not hold after the restart: %q", res.Stdout)
 	}
+}
+
+// hostAddrs are the host's own IPv4 addresses outside the test's lease:
+// what a sandbox must never reach.
+func hostAddrs(t *testing.T, lease nettest.Lease) []string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range addrs {
+		p, err := netip.ParsePrefix(a.String())
+		if err != nil || !p.Addr().Is4() || lease.Range.Contains(p.Addr()) || lease.Upstream.Contains(p.Addr()) {
+			continue
+		}
+		out = append(out, p.Addr().String())
+	}
+	return out
 }
