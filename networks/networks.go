@@ -10,6 +10,7 @@ package networks
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,7 +60,10 @@ type Config struct {
 	// Resolver resolves names for the proxies and DNS servers; nil is
 	// the host's. Tests point names at servers of their own.
 	Resolver egress.Resolver
-	Logger   *slog.Logger // nil discards
+	// RootCAs verifies the servers of intercepted HTTPS; nil is the
+	// host's roots. Tests trust servers of their own.
+	RootCAs *x509.CertPool
+	Logger  *slog.Logger // nil discards
 }
 
 // Tier is the network tier. It is safe for concurrent use.
@@ -260,7 +264,7 @@ func (t *Tier) serve(id rung.SandboxID, n *sandboxNet, link network.Link) (*egre
 	return egress.New(egress.Config{
 		Sandbox: string(id), Policy: t.cfg.Tenants.effective(tenant, pol), Listener: proxyLn, DNSConn: dnsUDP, DNSListener: dnsTCP,
 		CA: ca, Secrets: secretSource{ev: t.ev, tenant: tenant}, Journal: func(e egress.Event) { t.journal(id, e) },
-		Logger: t.log, Forbidden: t.cfg.Forbidden, DNSUpstream: t.cfg.DNSUpstream, Resolver: t.cfg.Resolver,
+		Logger: t.log, Forbidden: t.cfg.Forbidden, DNSUpstream: t.cfg.DNSUpstream, Resolver: t.cfg.Resolver, RootCAs: t.cfg.RootCAs,
 	})
 }
 

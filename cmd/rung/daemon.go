@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,8 +86,10 @@ type DaemonConfig struct {
 	Network *network.Config
 	// OpenNetworkTenants may use network mode open ("*": all).
 	OpenNetworkTenants []rung.TenantID
-	// netResolver, in tests, resolves names for the egress proxies.
+	// netResolver and netRootCAs, in tests, resolve names for the egress
+	// proxies and verify the HTTPS servers they intercept for.
 	netResolver egress.Resolver
+	netRootCAs  *x509.CertPool
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,

@@ -2,7 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"math/big"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,8 +34,10 @@ import (
 // end is 198.18.N.1 (the benchmarking range: public as far as the egress
 // proxy is concerned).
 type upstreamNet struct {
-	addr netip.AddrPort
-	seen chan http.Header // each request's headers
+	ns      string // its namespace's name (/run/netns/ns)
+	addr    netip.AddrPort
+	handler http.Handler
+	seen    chan http.Header // each request's headers
 }
 
 func newUpstreamNet(t *testing.T, lease nettest.Lease) *upstreamNet {
@@ -56,6 +65,24 @@ func newUpstreamNet(t *testing.T, lease nettest.Lease) *upstreamNet {
 	run("-n", ns, "link", "set", "eth0", "up")
 	run("-n", ns, "link", "set", "lo", "up")
 
+	ln := listenIn(t, ns, upIP.String()+":0")
+	u := &upstreamNet{ns: ns, addr: netip.MustParseAddrPort(ln.Addr().String()), seen: make(chan http.Header, 64)}
+	u.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case u.seen <- r.Header.Clone():
+		default:
+		}
+		fmt.Fprintf(w, "hello from upstream %s %s\n", r.Method, r.URL.Path)
+	})
+	srv := &http.Server{Handler: u.handler}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return u
+}
+
+// listenIn listens on addr in network namespace ns (/run/netns/ns).
+func listenIn(t *testing.T, ns, addr string) net.Listener {
+	t.Helper()
 	type res struct {
 		ln  net.Listener
 		err error
@@ -74,35 +101,58 @@ func newUpstreamNet(t *testing.T, lease nettest.Lease) *upstreamNet {
 			ch <- res{nil, err}
 			return
 		}
-		ln, err := net.Listen("tcp4", upIP.String()+":0")
+		ln, err := net.Listen("tcp4", addr)
 		ch <- res{ln, err}
 	}()
 	r := <-ch
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	u := &upstreamNet{addr: netip.MustParseAddrPort(r.ln.Addr().String()), seen: make(chan http.Header, 64)}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case u.seen <- r.Header.Clone():
-		default:
-		}
-		fmt.Fprintf(w, "hello from upstream %s %s\n", r.Method, r.URL.Path)
-	})}
-	go srv.Serve(r.ln)
+	return r.ln
+}
+
+// serveTLS serves the upstream's handler over HTTPS too, with a
+// certificate for names from a CA of the test's own, and returns its
+// address and a pool holding that CA (for the egress proxy to trust).
+func (u *upstreamNet) serveTLS(t *testing.T, names ...string) (netip.AddrPort, *x509.CertPool) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "upstream test CA"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]},
+		DNSNames: names, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listenIn(t, u.ns, u.addr.Addr().String()+":0")
+	srv := &http.Server{Handler: u.handler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}}
+	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	return u
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return netip.MustParseAddrPort(ln.Addr().String()), pool
 }
 
 // namesTo resolves every name in names to addr (the egress proxies'
 // resolver in these tests); other names do not exist.
 type namesTo struct {
-	names map[string]netip.Addr
+	names    map[string]netip.Addr
+	fallback bool // other names from the host's resolver
 }
 
-func (n namesTo) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+func (n namesTo) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	if a, ok := n.names[strings.TrimSuffix(host, ".")]; ok && network != "ip6" {
 		return []netip.Addr{a}, nil
+	}
+	if n.fallback {
+		return net.DefaultResolver.LookupNetIP(ctx, network, host)
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }

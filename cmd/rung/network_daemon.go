@@ -51,7 +51,7 @@ func (d *Daemon) openNetwork(ctx context.Context, cfg DaemonConfig, tc *containe
 	proxyPort, dnsPort := cmp.Or(ncfg.ProxyPort, network.DefaultProxyPort), cmp.Or(ncfg.DNSPort, network.DefaultDNSPort)
 	ccfg.Network = func(ev controller.NetworkEvents) controller.NetworkTier {
 		t, err := networks.New(networks.Config{Dir: filepath.Join(ncfg.StateDir, "ca"), Links: links, ProxyPort: proxyPort, DNSPort: dnsPort,
-			OpenTenants: cfg.OpenNetworkTenants, Tenants: tenants, Resolver: cfg.netResolver, Forbidden: []netip.Prefix{cmp.Or(ncfg.Range, network.DefaultRange)}, Logger: d.log}, ev)
+			OpenTenants: cfg.OpenNetworkTenants, Tenants: tenants, Resolver: cfg.netResolver, RootCAs: cfg.netRootCAs, Forbidden: []netip.Prefix{cmp.Or(ncfg.Range, network.DefaultRange)}, Logger: d.log}, ev)
 		if err != nil {
 			d.log.ErrorContext(ctx, "network tier unavailable: every sandbox's network is none", "err", err)
 			return nil
