@@ -18,7 +18,8 @@ import (
 	"rung.dev/rung/store"
 )
 
-// openNetwork opens the network tier: the host's links (reconciled with
+// openNetwork opens the network tier, or logs why it cannot (no
+// nftables, not root): the host's links (reconciled with
 // what an earlier daemon left: the links of sandboxes whose rows say
 // running are kept for adoption, the rest go) and the tier over them,
 // which the controller opens with its events.
@@ -28,7 +29,9 @@ func (d *Daemon) openNetwork(ctx context.Context, cfg DaemonConfig, tc *containe
 	ncfg.Logger = d.log
 	links, err := network.Open(ncfg)
 	if err != nil {
-		return fmt.Errorf("network: %w", err)
+		// As without a container runtime: serve, with what works.
+		d.log.WarnContext(ctx, "network tier unavailable: every sandbox's network is none (loopback only)", "err", err)
+		return nil
 	}
 	running, err := d.store.ListSandboxes(ctx, store.Filter{State: rung.StateRunning})
 	if err != nil {
