@@ -45,6 +45,8 @@ var ranks = map[string]rank{
 	"router":          {4, "decides the tier per exec from what shell reports"},
 	"controller":      {5, "one actor per sandbox over the tiers and the store"},
 	"api":             {6, "HTTP over the controller"},
+	"e2b":             {6, "the E2B SDK's control plane and envd over the controller, a client of it like api"},
+	"e2b/envdpb":      {1, "envd's protocol: generated messages and Connect stubs, importing only protobuf and connect"},
 	"containers":      {6, "the container tier's adapter: implements controller.ContainerTier, as store/sqlite implements store.Store"},
 	"client":          {6, "the Go SDK (see sdkOnly)"},
 	"networks":        {6, "the network tier: implements controller.NetworkTier and containers.Network over network and egress"},
@@ -80,6 +82,8 @@ var modules = map[string]dep{
 	"github.com/google/nftables":             {[]string{"network"}, nil, "the packet policy's nftables table is network's alone"},
 	"github.com/vishvananda/netlink":         {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
 	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "egress", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
+	"connectrpc.com/connect":                 {[]string{"e2b"}, nil, "envd's Connect RPC services, served by e2b (stubs generated into e2b/envdpb)"},
+	"google.golang.org/protobuf":             {[]string{"e2b"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b"},
 	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
 }
 

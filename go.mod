@@ -3,6 +3,7 @@ module rung.dev/rung
 go 1.26.8
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/coder/websocket v1.8.15
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
@@ -16,6 +17,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/vishvananda/netlink v1.3.1
 	golang.org/x/sys v0.50.0
+	google.golang.org/protobuf v1.36.11
 	mvdan.cc/sh/v3 v3.14.1
 )
 

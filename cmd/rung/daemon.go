@@ -18,6 +18,7 @@ import (
 	"rung.dev/rung/api"
 	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/e2b"
 	"rung.dev/rung/egress"
 	"rung.dev/rung/network"
 	"rung.dev/rung/networks"
@@ -106,6 +107,10 @@ type Daemon struct {
 	containers *containers.Tier
 	handler    http.Handler
 	srv        *http.Server
+	// e2b serves the E2B SDK's surfaces: under /e2b/api and /e2b/envd of
+	// the API's port, and on a port of its own (ServeE2B).
+	e2b    *e2b.Server
+	e2bSrv *http.Server
 	// liveRestore: Close leaves the containers running (DaemonConfig).
 	liveRestore bool
 	// links and networks are the network tier, nil when off.
@@ -212,7 +217,14 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.InfoContext(ctx, "admin token created", "path", tokenPath)
 	}
 	d.Token = tok
-	d.handler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL})
+	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
+	mux := http.NewServeMux()
+	mux.Handle("/", api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL}))
+	mux.Handle("/e2b/api/", http.StripPrefix("/e2b/api", d.e2b.API()))
+	mux.Handle("/e2b/envd/", http.StripPrefix("/e2b/envd", d.e2b.Envd()))
+	d.handler = mux
+	d.e2bSrv = &http.Server{Handler: d.e2b.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	// Made here, not in Serve: a Close that runs before Serve starts must
 	// still reach it (Serve on a closed server returns at once).
 	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
@@ -260,16 +272,29 @@ func (d *Daemon) Serve(ln net.Listener) error {
 	return err
 }
 
+// ServeE2B serves the E2B SDK's control plane and envd on ln, without
+// path prefixes, told apart by the E2b-Sandbox-Id header (`rung serve
+// --e2b-addr`), until Shutdown or Close.
+func (d *Daemon) ServeE2B(ln net.Listener) error {
+	err := d.e2bSrv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
 // Shutdown stops accepting requests and waits for those in flight (or
 // ctx).
 func (d *Daemon) Shutdown(ctx context.Context) error {
-	return d.srv.Shutdown(ctx)
+	return errors.Join(d.srv.Shutdown(ctx), d.e2bSrv.Shutdown(ctx))
 }
 
 // Close stops the controller and releases the pool and the store.
 func (d *Daemon) Close() error {
 	if d.srv != nil { // nil when OpenDaemon fails part-way
 		d.srv.Close()
+		d.e2bSrv.Close()
+		d.e2b.Close() // ends the commands E2B's Start began, before the controller
 	}
 	var errs []error
 	if d.containers != nil && !d.liveRestore {

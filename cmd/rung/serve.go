@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,7 @@ func newServe(g *globals) *cobra.Command {
 	var noNetwork bool
 	var netRange, netTable string
 	var openTenants []string
+	var e2bAddr string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -92,17 +94,33 @@ func newServe(g *globals) *cobra.Command {
 				return err
 			}
 			log.Info("rung serving", "addr", ln.Addr().String(), "data", dataDir(data), "token_file", filepath.Join(dataDir(data), "token"))
-			errc := make(chan error, 1)
+			errc := make(chan error, 2)         // one per listener
 			go func() { errc <- d.Serve(ln) }() // ends when Shutdown below runs
+			serving := 1
+			if e2bAddr != "" {
+				eln, err := net.Listen("tcp", e2bAddr)
+				if err != nil {
+					d.Shutdown(ctx)
+					<-errc
+					return fmt.Errorf("--e2b-addr: %w", err)
+				}
+				log.Info("rung serving the E2B API", "addr", eln.Addr().String())
+				go func() { errc <- d.ServeE2B(eln) }() // ends when Shutdown below runs
+				serving++
+			}
+			var first error
 			select {
-			case err := <-errc:
-				return err
+			case first = <-errc:
+				serving--
 			case <-ctx.Done():
 			}
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			d.Shutdown(sctx)
-			return <-errc
+			for ; serving > 0; serving-- {
+				first = cmp.Or(first, <-errc)
+			}
+			return first
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "data directory (default $RUNG_DATA or /var/lib/rung)")
@@ -119,6 +137,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&keyFile, "key-file", "", "the server's secret key (32 bytes or more; seals tenants' secrets and signs shared port URLs); default <data>/server.key, made at the first start")
 	cmd.Flags().StringVar(&previewDomain, "preview-domain", "", "serve PORT-ID.DOMAIN as port PORT of sandbox sbx_ID (host-based preview URLs; needs a wildcard DNS name, and a wildcard certificate in front for HTTPS)")
 	cmd.Flags().StringVar(&publicURL, "public-url", "", "the API's address as clients reach it, for shared port URLs (default: each request's own scheme and host)")
+	cmd.Flags().StringVar(&e2bAddr, "e2b-addr", "", "also serve the E2B SDK's API and envd on this address, without the /e2b/api and /e2b/envd prefixes (for the SDK's uploadUrl and downloadUrl); E2B_API_URL and E2B_SANDBOX_URL both point at it")
 	cmd.Flags().StringVar(&defaultImage, "default-image", "base", "image of sandboxes created without one; a built-in image (lite, base, debian) missing from the store is built at start (base: minutes, once; if it cannot be built, lite serves until it is)")
 	return cmd
 }
