@@ -18,6 +18,7 @@ import (
 	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/egress"
+	"rung.dev/rung/mcp"
 	"rung.dev/rung/network"
 	"rung.dev/rung/networks"
 	"rung.dev/rung/shell"
@@ -102,6 +103,7 @@ type Daemon struct {
 	// after the controller and before the pool it bind-mounts from.
 	containers *containers.Tier
 	handler    http.Handler
+	mcp        *mcp.Handler // /mcp, inside handler; closed with srv
 	srv        *http.Server
 	// liveRestore: Close leaves the containers running (DaemonConfig).
 	liveRestore bool
@@ -209,11 +211,26 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.InfoContext(ctx, "admin token created", "path", tokenPath)
 	}
 	d.Token = tok
-	d.handler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL})
+	// The MCP handler calls the API handler in-process with each caller's
+	// token, and the API handler serves it at /mcp.
+	var apiHandler *api.Server
+	d.mcp = mcp.NewHandler(mcp.HandlerConfig{
+		API:    http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { apiHandler.ServeHTTP(w, r) }),
+		Logger: log,
+		Authenticate: func(ctx context.Context, token string) (rung.TenantID, error) {
+			tenant, _, err := d.ctrl.Authenticate(ctx, token)
+			return tenant, err
+		},
+	})
+	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp})
+	d.handler = apiHandler
 	// Made here, not in Serve: a Close that runs before Serve starts must
 	// still reach it (Serve on a closed server returns at once).
 	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// MCP sessions hold a stream open each: a graceful stop ends them
+	// rather than wait for their clients.
+	d.srv.RegisterOnShutdown(d.mcp.Close)
 	return d, nil
 }
 
@@ -267,6 +284,7 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 func (d *Daemon) Close() error {
 	if d.srv != nil { // nil when OpenDaemon fails part-way
 		d.srv.Close()
+		d.mcp.Close()
 	}
 	var errs []error
 	if d.containers != nil && !d.liveRestore {
