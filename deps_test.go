@@ -31,7 +31,7 @@ type rank struct {
 
 var ranks = map[string]rank{
 	"":                {0, "domain types, IDs and error classes: everything imports it"},
-	"internal":        {0, "small helpers (testenv, passwd, testsummary) that import nothing of ours"},
+	"internal":        {0, "small helpers (testenv, passwd, testsummary, inproc) that import nothing of ours"},
 	"storage":         {1, "the pool and the file view, under both tiers"},
 	"store":           {1, "the metadata store; it knows rung's types and nothing above them"},
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},
@@ -50,8 +50,9 @@ var ranks = map[string]rank{
 	"containers":      {6, "the container tier's adapter: implements controller.ContainerTier, as store/sqlite implements store.Store"},
 	"client":          {6, "the Go SDK (see sdkOnly)"},
 	"networks":        {6, "the network tier: implements controller.NetworkTier and containers.Network over network and egress"},
+	"mcp":             {7, "the MCP server: agents' tools over the Go SDK (client), as the CLI is, never around the API"},
 	"bench":           {7, "side-by-side benchmarks over every part"},
-	"cmd":             {7, "the binary: wires every part"},
+	"cmd":             {8, "the binary: wires every part, the MCP server included"},
 }
 
 // sdkOnly: the client's code imports rung, wire (the API's bodies) and the
@@ -85,6 +86,8 @@ var modules = map[string]dep{
 	"connectrpc.com/connect":                 {[]string{"e2b"}, nil, "envd's Connect RPC services, served by e2b (stubs generated into e2b/envdpb)"},
 	"google.golang.org/protobuf":             {[]string{"e2b"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b"},
 	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
+	"github.com/modelcontextprotocol/go-sdk": {[]string{"mcp"}, nil, "MCP sessions and tools are package mcp's (mcp/mcptest drives them from other packages' tests)"},
+	"github.com/google/jsonschema-go":        {[]string{"mcp"}, nil, "the MCP tools' input schemas (enums and bounds the SDK's inference cannot say)"},
 }
 
 // An edge is an import the ranks allow but the design forbids: from's

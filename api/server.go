@@ -39,6 +39,10 @@ type Config struct {
 	// PublicURL is the API's address as clients reach it, for the URLs
 	// of shares; "" takes each request's scheme and Host.
 	PublicURL string
+	// MCP, when set, is served at /mcp, outside /v1 and the route table
+	// (it authenticates its own requests: package mcp's Handler); a
+	// preview host's /mcp is still the sandbox's.
+	MCP http.Handler
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -139,6 +143,9 @@ func New(cfg Config) *Server {
 	s.ports = s.newPortProxy()
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.pattern, s.wrap(rt))
+	}
+	if cfg.MCP != nil {
+		s.mux.Handle("/mcp", cfg.MCP)
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, rung.Errorf(rung.ErrNotFound, "no such endpoint %s %s", r.Method, clip(r.URL.Path)))

@@ -20,6 +20,7 @@ import (
 	"rung.dev/rung/controller"
 	"rung.dev/rung/e2b"
 	"rung.dev/rung/egress"
+	"rung.dev/rung/mcp"
 	"rung.dev/rung/network"
 	"rung.dev/rung/networks"
 	"rung.dev/rung/shell"
@@ -106,6 +107,7 @@ type Daemon struct {
 	// after the controller and before the pool it bind-mounts from.
 	containers *containers.Tier
 	handler    http.Handler
+	mcp        *mcp.Handler // /mcp, inside handler; closed with srv
 	srv        *http.Server
 	// e2b serves the E2B SDK's surfaces: under /e2b/api and /e2b/envd of
 	// the API's port, and on a port of its own (ServeE2B).
@@ -217,9 +219,21 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.InfoContext(ctx, "admin token created", "path", tokenPath)
 	}
 	d.Token = tok
+	// The MCP handler calls the API handler in-process with each caller's
+	// token, and the API handler serves it at /mcp.
+	var apiHandler *api.Server
+	d.mcp = mcp.NewHandler(mcp.HandlerConfig{
+		API:    http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { apiHandler.ServeHTTP(w, r) }),
+		Logger: log,
+		Authenticate: func(ctx context.Context, token string) (rung.TenantID, error) {
+			tenant, _, err := d.ctrl.Authenticate(ctx, token)
+			return tenant, err
+		},
+	})
+	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp})
 	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
 	mux := http.NewServeMux()
-	mux.Handle("/", api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL}))
+	mux.Handle("/", apiHandler)
 	mux.Handle("/e2b/api/", http.StripPrefix("/e2b/api", d.e2b.API()))
 	mux.Handle("/e2b/envd/", http.StripPrefix("/e2b/envd", d.e2b.Envd()))
 	d.handler = mux
@@ -229,6 +243,9 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	// still reach it (Serve on a closed server returns at once).
 	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// MCP sessions hold a stream open each: a graceful stop ends them
+	// rather than wait for their clients.
+	d.srv.RegisterOnShutdown(d.mcp.Close)
 	return d, nil
 }
 
@@ -295,6 +312,7 @@ func (d *Daemon) Close() error {
 		d.srv.Close()
 		d.e2bSrv.Close()
 		d.e2b.Close() // ends the commands E2B's Start began, before the controller
+		d.mcp.Close()
 	}
 	var errs []error
 	if d.containers != nil && !d.liveRestore {
