@@ -195,6 +195,11 @@ func TestGitLogDateNow(t *testing.T) {
 	now := time.Now().Unix()
 	at := func(ago int64) string { return "date " + strconv.FormatInt(now-ago, 10) }
 	tod := now % 86400
+	if tod > 86400-300 {
+		// The date-only form takes the current time of day: a midnight
+		// between git's run and ours would move its boundary by a day.
+		t.Skip("within five minutes of midnight UTC")
+	}
 	day := time.Unix(now-3*86400, 0).UTC().Format("2006-01-02")
 	dayStart := now - 3*86400 - tod
 	setup := []string{"git init -q -b main", "write a 1\\n", "git add a", at(20 * 86400), "git commit -q -m old",
