@@ -59,24 +59,25 @@ var gitNetwork = map[string]bool{
 
 func gitSubs() map[string]*gitSub {
 	return map[string]*gitSub{
-		"init":      {opts: gitInitOpts, run: gitInit, noRepo: true},
-		"status":    {opts: gitStatusOpts, run: gitStatus},
-		"add":       {opts: gitAddOpts, run: gitAdd},
-		"rm":        {opts: gitRmOpts, run: gitRm},
-		"commit":    {opts: gitCommitOpts, run: gitCommit},
-		"log":       {opts: gitLogOpts, run: gitLog},
-		"show":      {opts: gitShowOpts, run: gitShow},
-		"diff":      {opts: gitDiffOpts, run: gitDiff},
-		"branch":    {opts: gitBranchOpts, run: gitBranch},
-		"rev-parse": {opts: gitRevParseOpts, run: gitRevParse},
-		"ls-files":  {opts: gitLsFilesOpts, run: gitLsFiles},
-		"config":    {opts: gitConfigOpts, run: gitConfig},
-		"tag":       {opts: gitTagOpts, run: gitTag},
-		"reset":     {opts: gitResetOpts, run: gitReset},
-		"mv":        {opts: gitMvOpts, run: gitMv},
-		"restore":   {opts: gitRestoreOpts, run: gitRestore},
-		"switch":    {opts: gitSwitchOpts, run: gitSwitch},
-		"checkout":  {opts: gitCheckOpts, run: gitSwitch},
+		"init":       {opts: gitInitOpts, run: gitInit, noRepo: true},
+		"status":     {opts: gitStatusOpts, run: gitStatus},
+		"add":        {opts: gitAddOpts, run: gitAdd},
+		"rm":         {opts: gitRmOpts, run: gitRm},
+		"commit":     {opts: gitCommitOpts, run: gitCommit},
+		"log":        {opts: gitLogOpts, run: gitLog},
+		"show":       {opts: gitShowOpts, run: gitShow},
+		"diff":       {opts: gitDiffOpts, run: gitDiff},
+		"branch":     {opts: gitBranchOpts, run: gitBranch},
+		"rev-parse":  {opts: gitRevParseOpts, run: gitRevParse},
+		"ls-files":   {opts: gitLsFilesOpts, run: gitLsFiles},
+		"config":     {opts: gitConfigOpts, run: gitConfig},
+		"tag":        {opts: gitTagOpts, run: gitTag},
+		"reset":      {opts: gitResetOpts, run: gitReset},
+		"mv":         {opts: gitMvOpts, run: gitMv},
+		"restore":    {opts: gitRestoreOpts, run: gitRestore},
+		"switch":     {opts: gitSwitchOpts, run: gitSwitch},
+		"checkout":   {opts: gitCheckOpts, run: gitSwitch},
+		"merge-base": {opts: gitMergeBaseOpts, run: gitMergeBase},
 	}
 }
 
@@ -155,6 +156,9 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 		return fmt.Errorf("%s: %w", err, shell.ErrUnsupported)
 	}
 	if sub == "log" {
+		if err := gitCheckLogFilter(opts); err != nil {
+			return fmt.Errorf("%w: %w", err, shell.ErrUnsupported)
+		}
 		for _, a := range ops {
 			if a == "--" {
 				break
@@ -165,6 +169,9 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 				return fmt.Errorf("revision range %s: %w", a, shell.ErrUnsupported)
 			}
 		}
+	}
+	if sub == "merge-base" && len(ops) != 2 {
+		return fmt.Errorf("merge-base with %d commits (only two): %w", len(ops), shell.ErrUnsupported)
 	}
 	if sub == "commit" {
 		// Without a message git opens an editor.

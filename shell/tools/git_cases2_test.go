@@ -1,6 +1,19 @@
 package tools
 
-import "testing"
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"rung.dev/rung/internal/testenv"
+	"rung.dev/rung/shell"
+	"rung.dev/rung/storage"
+)
 
 // gitHist builds a three-commit history at distinct dates.
 var gitHist = []string{"git init -q -b main", "write a one\\n", "git add a", "git commit -q -m first",
@@ -125,4 +138,153 @@ func TestGitMvRestore(t *testing.T) {
 		{name: "restore-source", setup: gitHist, steps: []string{"git restore --source=HEAD~2 a", "git status -s", "git restore -s HEAD~1 --staged --worktree a", "git status -s"}},
 		{name: "restore-missing", setup: gitHist, steps: []string{"git restore nosuch"}},
 	})
+}
+
+// gitMerged adds a side branch (commit "side", touching s and a) merged
+// back into main by a merge commit, on top of gitHist.
+var gitMerged = append(append([]string{}, gitHist...),
+	"git branch side HEAD~1", "git checkout -q side", "date 1700000300", "write s foo bar foo\\n", "write a one\\ntwo\\nfoo\\n", "git add s a",
+	"git commit -q -m 'side: add foo' -m 'Fixes #12 (regex [chars]).'", "git checkout -q main", "date 1700000400",
+	"git merge -q --no-edit side", "date 1700000500", "write c/d deep foo\\n", "git add c", "git commit -q -m 'fourth touches foo'")
+
+func TestGitLogFilter(t *testing.T) {
+	runGitCases(t, []gitScenario{
+		{name: "grep", setup: gitMerged, steps: []string{"git log --oneline --grep=foo", "git log --format=%s --grep=second", "git log --grep=nomatch",
+			"git log --format=%s --grep=Merge", "git log --format=%s --grep='^s'", "git log --format=%s --grep='with body'", "git log --format=%s --grep=body -1"}},
+		{name: "grep-regex", setup: gitMerged, steps: []string{"git log --format=%s --grep='[chars]'", "git log --format=%s --grep='\\[chars\\]'",
+			"git log --format=%s --grep='#1[0-9]'", "git log --format=%s --grep='foo|third'", "git log --format=%s -E --grep='foo|third'",
+			"git log --format=%s --grep='f\\(o\\)\\1'", "git log --format=%s -F --grep='(regex'", "git log --format=%s --grep='(regex'",
+			"git log --format=%s --grep='^$'", "git log --format=%s --grep='a\\('", "git log --format=%s -E --grep='a('", "git log --format=%s --grep='.*'"}},
+		{name: "grep-case", setup: gitMerged, steps: []string{"git log --format=%s --grep=FOO", "git log --format=%s -i --grep=FOO",
+			"git log --format=%s --regexp-ignore-case --grep=SIDE", "git log --format=%s --grep=Fixes --grep=third", "git log --format=%s --all-match --grep=side --grep=Fixes",
+			"git log --format=%s --all-match --grep=side --grep=third"}},
+		{name: "grep-invert", setup: gitMerged, steps: []string{"git log --format=%s --invert-grep --grep=foo", "git log --format=%s --invert-grep --grep=foo --grep=first",
+			"git log --format=%s --invert-grep --grep=nomatch", "git log --format=%s --invert-grep --grep=.", "git log --oneline --invert-grep --grep=foo -2"}},
+		{name: "grep-author", setup: append(append([]string{}, gitHist...), "date 1700000300", "write z z\\n", "git add z", "git -c user.name=x commit -q -m zed --author='Bob Other <bob@other.org>'"),
+			steps: []string{"git log --format=%s --author=Bob", "git log --format=%s --author=bob", "git log --format=%s -i --author=bob", "git log --format=%s --author='other.org>$'",
+				"git log --format=%s --author='^A U'", "git log --format=%s --author=1700000", "git log --format=%s --author=Bob --author=Thor", "git log --format=%s --committer=Mitter",
+				"git log --format=%s --committer=Bob", "git log --format=%s --author=Thor --grep=second", "git log --format=%s --author=Bob --grep=second",
+				"git log --format=%s --author=Thor --grep=second --grep=first --all-match", "git log --format=%s --author=Thor --invert-grep --grep=first", "git log --format=%s --author=nobody"}},
+		{name: "grep-show-stat", setup: gitMerged, steps: []string{"git log --stat --grep=third", "git log -p --grep=side --format=%s", "git log --grep=foo --reverse --format=%s", "git log --grep=foo -- s"}},
+		{name: "pickaxe", setup: gitMerged, steps: []string{"git log --format=%s -S foo", "git log --oneline -Sfoo", "git log --format=%s -S deep", "git log --format=%s -S two",
+			"git log --format=%s -S nomatch", "git log --format=%s -S 'bar foo'", "git log --format=%s -S '[ch'", "git log --format=%s -S foo -1", "git log --format=%s -S foo -- a",
+			"git log --format=%s -S one --reverse", "git log --stat --format=%s -S foo", "git log -p --format=%s -S deep", "git log --name-only --format=%s -S foo"}},
+		{name: "pickaxe-counts", files: map[string]string{"f": "x x\n"}, setup: gitOne,
+			steps: []string{"date 1700000100", "write f x\\nx\\n", "git commit -q -am same-count", "date 1700000200", "write f x\\n", "git commit -q -am fewer",
+				"date 1700000300", "write g xxxx\\n", "git add g", "git commit -q -m overlapping", "git log --format=%s -S x", "git log --format=%s -S xx", "git log --format=%s -S xxx"}},
+		{name: "pickaxe-binary", files: map[string]string{"t": "a\n"}, setup: gitOne,
+			steps: []string{"date 1700000100", "write bin key\x00x", "git add bin", "git commit -q -m bin", "git log --format=%s -S key"}},
+		{name: "pickaxe-exact-rename", files: map[string]string{"old": "key\n"}, setup: gitOne,
+			steps: []string{"date 1700000100", "git mv old new", "git commit -q -m renamed", "git log --format=%s -S key"}},
+		{name: "since-until", setup: gitMerged, steps: []string{"git log --format=%s --since='2023-11-14 22:15:00'", "git log --format=%s --after='2023-11-14 22:15:00'",
+			"git log --format=%s --until='2023-11-14 22:15:00'", "git log --format=%s --before='2023-11-14 22:15:00'", "git log --format=%s --since='2023-11-14 22:15'",
+			"git log --format=%s --since=2023-11-14T22:16:40", "git log --format=%s --until=2023-11-14T22:16:40", "git log --format=%s --since='2023-11-14 22:16:40' --until='2023-11-14 22:20:00'",
+			"git log --format=%s --since=2030-01-01", "git log --format=%s --until=2020-01-01", "git log --format=%s --since=2020-01-01", "git log --format=%s --since=2023-11-14 --grep=foo"}},
+		{name: "since-reorder", setup: []string{"git init -q -b main", "write a 1\\n", "git add a", "date 1700000300", "git commit -q -m new-root",
+			"date 1700000100", "write a 2\\n", "git commit -q -am older-child", "date 1700000400", "write a 3\\n", "git commit -q -am newest"},
+			steps: []string{"git log --format=%s --since='2023-11-14 22:16:00'", "git log --format=%s --until='2023-11-14 22:16:00'"}},
+		{name: "log-filter-empty", setup: gitBase, steps: []string{"git log --grep=x", "git log -S x", "git log --since=2020-01-01"}},
+	})
+}
+
+// TestGitLogDateNow covers the date forms that depend on the current
+// time: "N units ago", and a date without a time (git takes the current
+// time of day). The commits sit an hour either side of each boundary, so
+// the seconds between the two runs never matter.
+func TestGitLogDateNow(t *testing.T) {
+	now := time.Now().Unix()
+	at := func(ago int64) string { return "date " + strconv.FormatInt(now-ago, 10) }
+	tod := now % 86400
+	if tod > 86400-300 {
+		// The date-only form takes the current time of day: a midnight
+		// between git's run and ours would move its boundary by a day.
+		t.Skip("within five minutes of midnight UTC")
+	}
+	day := time.Unix(now-3*86400, 0).UTC().Format("2006-01-02")
+	dayStart := now - 3*86400 - tod
+	setup := []string{"git init -q -b main", "write a 1\\n", "git add a", at(20 * 86400), "git commit -q -m old",
+		"write a 2\\n", at(13*86400 + 3600), "git commit -q -am two-weeks-in",
+		"write a 3\\n", "date " + strconv.FormatInt(dayStart+tod-3600, 10), "git commit -q -am before-day-boundary",
+		"write a 4\\n", "date " + strconv.FormatInt(dayStart+tod+3600, 10), "git commit -q -am after-day-boundary",
+		"write a 5\\n", at(2 * 3600), "git commit -q -am recent", "date " + strconv.FormatInt(now, 10)}
+	runGitCases(t, []gitScenario{
+		{name: "ago", setup: setup, steps: []string{"git log --format=%s --since='2 weeks ago'", "git log --format=%s --until='2 weeks ago'",
+			"git log --format=%s --since='1 week ago'", "git log --format=%s --since='3 hours ago'", "git log --format=%s --since='1 hour ago'",
+			"git log --format=%s --since='30 days ago'", "git log --format=%s --since='90 minutes ago'", "git log --format=%s --since='20000 seconds ago'",
+			"git log --format=%s --after='1 day ago'", "git log --format=%s --before='1 day ago'"}},
+		{name: "date-only", setup: setup, steps: []string{"git log --format=%s --since=" + day, "git log --format=%s --until=" + day}},
+	})
+}
+
+func TestGitMergeBase(t *testing.T) {
+	runGitCases(t, []gitScenario{
+		{name: "merge-base", setup: append(append([]string{}, gitHist...), "git branch side HEAD~1", "git checkout -q side", "date 1700000300", "write s s\\n", "git add s", "git commit -q -m side", "git checkout -q main"),
+			steps: []string{"git merge-base main side", "git merge-base side main", "git merge-base HEAD HEAD~2", "git merge-base main main", "git merge-base --all main side",
+				"git merge-base main nosuch", "git merge-base nosuch main", "git merge-base --is-ancestor HEAD~1 main", "git merge-base --is-ancestor main HEAD~1",
+				"git merge-base --is-ancestor side main", "git merge-base --is-ancestor HEAD~2 side", "git merge-base --is-ancestor main main", "git merge-base --is-ancestor main nosuch"}},
+		{name: "merge-base-merged", setup: gitMerged, steps: []string{"git merge-base main side", "git merge-base HEAD~1 side", "git merge-base --is-ancestor side main", "git merge-base HEAD^2 HEAD~2"}},
+		{name: "merge-base-unrelated", setup: append(append([]string{}, gitHist...), "git checkout -q --orphan other", "git rm -q -r --cached .", "write o o\\n", "git add o", "git commit -q -m orphan", "git checkout -q -f main"),
+			steps: []string{"git merge-base main other", "git merge-base --is-ancestor main other"}},
+		{name: "merge-base-tag", setup: append(append([]string{}, gitHist...), "git tag -a v1 -m v1 HEAD~1"), steps: []string{"git merge-base v1 main", "git merge-base --is-ancestor v1 HEAD"}},
+		{name: "merge-base-empty", setup: gitBase, steps: []string{"git merge-base HEAD HEAD", "git merge-base --is-ancestor HEAD main"}},
+	})
+}
+
+// TestGitRefusedAtRun covers forms the static check admits but whose
+// answer, for this repository, could differ from git's: the run refuses
+// them (status 125, nothing on stdout) so that they go to a container.
+func TestGitRefusedAtRun(t *testing.T) {
+	testenv.Require(t, "bash")
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	cases := []struct {
+		name  string
+		setup []string
+		step  string
+	}{
+		// "old" and "new" are 80% alike: git pairs them as a rename and
+		// the counts of "key" cancel out; we would list the commit.
+		{name: "pickaxe-inexact-rename", setup: []string{"git init -q -b main", "write old key\\n1\\n2\\n3\\n4\\n", "git add old", "git commit -q -m one",
+			"date 1700000100", "rm old", "write new key\\n1\\n2\\n3\\n5\\n", "git add -A", "git commit -q -m renamed"}, step: "git log --format=%s -S key"},
+		// Two best common ancestors: git prints one by its walk order.
+		{name: "merge-base-criss-cross", setup: []string{"git init -q -b main", "write a 1\\n", "git add a", "git commit -q -m root", "git branch b",
+			"date 1700000100", "write a 2\\n", "git commit -q -am m1", "git checkout -q b", "date 1700000200", "write b 1\\n", "git add b", "git commit -q -m b1",
+			"date 1700000300", "git merge -q --no-edit main", "git checkout -q main", "date 1700000400", "git merge -q --no-edit b~1"}, step: "git merge-base main b"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			dir := filepath.Join(root, "workspace")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			date := 1700000000
+			for _, st := range tc.setup {
+				argv := gitSplitStep(st)
+				if gitDoDirect(t, dir, argv, &date) {
+					continue
+				}
+				if _, errs, code := runRealGit(t, dir, argv[1:], date); code != 0 {
+					t.Fatalf("setup %q: status %d: %s", st, code, errs)
+				}
+			}
+			view, err := storage.OpenRoot(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer view.Close()
+			var out, errb bytes.Buffer
+			argv := gitSplitStep(tc.step)
+			c := &shell.Call{Args: argv, Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+				Dir: "/workspace", FS: view, Env: gitEnv("/workspace", date)}
+			if err := gitCheck(argv[1:]); err != nil {
+				t.Fatalf("gitCheck(%q) = %v, want nil", argv, err)
+			}
+			if st := execTool(t.Context(), c); st != shell.ExitUnsupported || out.Len() != 0 || c.Unsupported == nil {
+				t.Errorf("%q = %d, stdout %q, unsupported %v; want a refusal", tc.step, st, out.String(), c.Unsupported)
+			}
+		})
+	}
 }

@@ -19,6 +19,10 @@ func TestGitCheck(t *testing.T) {
 		{"log", "--oneline", "-3"}, {"log", "--format=%h", "--", "a"}, {"diff", "--cached", "--stat"}, {"add", "-A"},
 		{"--no-pager", "log"}, {"reset", "--hard", "HEAD~1"}, {"switch", "-c", "x"}, {"checkout", "-b", "y"},
 		{"rev-parse", "--abbrev-ref", "HEAD"}, {"tag", "-a", "v1", "-m", "m"}, {"config", "--list"}, {"commit", "--amend", "--no-edit"}, {"log", shell.Unknown},
+		{"log", "--grep=fix", "-i", "--all-match", "--grep", "x"}, {"log", "--invert-grep", "--grep=wip"}, {"log", "-E", "--grep=a|b", "--author=Bob"},
+		{"log", "-S", "needle", "--oneline"}, {"log", "-Sneedle", "-p"}, {"log", "--since=2024-01-01"}, {"log", "--until=2024-01-01 12:00:00"},
+		{"log", "--after=2024-01-01T12:00"}, {"log", "--since=2 weeks ago"}, {"log", "--before", "3 days ago"}, {"log", "--since", shell.Unknown},
+		{"merge-base", "main", "HEAD"}, {"merge-base", "--is-ancestor", "a", "b"}, {"merge-base", "--all", "a", shell.Unknown},
 	}
 	for _, a := range ok {
 		if err := gitCheck(a); err != nil {
@@ -29,6 +33,10 @@ func TestGitCheck(t *testing.T) {
 		{"push"}, {"clone", "https://example.com/r.git"}, {"fetch"}, {"pull"}, {"stash"}, {"blame", "f"},
 		{"restore", "--patch", "a"}, {"--git-dir=x", "status"}, {"status", "--ignored"}, {"log", "--graph"}, {"diff", "--word-diff"},
 		{"commit", "--fixup=HEAD"}, {}, {"commit"}, {"commit", "-a"}, {"commit", "--amend"}, {"remote", "-v"}, {"submodule", "update"},
+		{"log", "--since=yesterday"}, {"log", "--since=2 months ago"}, {"log", "--since=2.weeks.ago"}, {"log", "--until=2024-02-30"}, {"log", "--since=2024-01-01 12:00 +0200"},
+		{"log", "--invert-grep", "--all-match", "--grep=a"}, {"log", "-S", "x", "-i"}, {"log", "-S", ""}, {"log", "-G", "x"}, {"log", "-S", "x", "--pickaxe-regex"},
+		{"log", "-S", "x", "--pickaxe-all"}, {"log", "-P", "--grep=x"}, {"merge-base", "a"}, {"merge-base", "a", "b", "c"}, {"merge-base", "--octopus", "a", "b"},
+		{"stash", "list"},
 	}
 	for _, a := range bad {
 		err := gitCheck(a)

@@ -19,7 +19,9 @@ import (
 
 var (
 	gitLogOpts = NewOptions("oneline", "n,max-count=", "p,patch", "u", "stat", "format=", "pretty=?",
-		"reverse", "all", "name-only", "name-status", "no-patch", "s", "abbrev-commit", "no-decorate", "first-parent")
+		"reverse", "all", "name-only", "name-status", "no-patch", "s", "abbrev-commit", "no-decorate", "first-parent",
+		"grep=", "author=", "committer=", "i,regexp-ignore-case", "E,extended-regexp", "F,fixed-strings", "basic-regexp",
+		"all-match", "invert-grep", "S=", "since=", "after=", "until=", "before=")
 	gitShowOpts = NewOptions("oneline", "p,patch", "u", "stat", "format=", "pretty=?", "name-only", "name-status",
 		"no-patch", "s", "abbrev-commit", "no-decorate")
 )
@@ -39,6 +41,7 @@ type gitLogSettings struct {
 	max      int
 	reverse  bool
 	all      bool
+	filter   *gitLogFilter // log only; nil for show
 }
 
 func gitParseLogOpts(g *gitCtx, opts []Opt, show bool) (*gitLogSettings, bool) {
@@ -289,6 +292,9 @@ func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	if !ok {
 		return gitExitStatus(g)
 	}
+	if lo.filter, ok = gitParseLogFilter(g, opts); !ok {
+		return gitExitStatus(g)
+	}
 	revs, paths, code := g.splitRevs(args)
 	if code != 0 {
 		return code
@@ -339,6 +345,7 @@ func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		}
 	}
 	var list []*object.Commit
+	f := lo.filter
 	for len(queue) > 0 {
 		if ctx.Err() != nil {
 			return 130
@@ -346,10 +353,18 @@ func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		sort.SliceStable(queue, func(i, j int) bool { return queue[i].Committer.When.After(queue[j].Committer.When) })
 		cm := queue[0]
 		queue = queue[1:]
+		// As git's walk without limiting: a commit older than --since
+		// ends its line of history (its parents are not queued).
+		if f.since != 0 && cm.Committer.When.Unix() < f.since {
+			continue
+		}
 		for _, p := range cm.ParentHashes {
 			if err := push(p); err != nil {
 				return g.fatal("%v", err)
 			}
+		}
+		if !f.keepDate(cm) || !f.matchMessage(cm) {
+			continue
 		}
 		if len(paths) > 0 {
 			chs, err := g.commitChanges(cm, paths)
@@ -357,6 +372,27 @@ func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 				return g.fatal("%v", err)
 			}
 			if len(chs) == 0 {
+				continue
+			}
+		}
+		if f.pickaxe != "" {
+			// git runs the pickaxe on the diff it would show, and a
+			// merge has none by default.
+			if len(cm.ParentHashes) > 1 {
+				continue
+			}
+			chs, err := g.commitChanges(cm, paths)
+			if err != nil {
+				return g.fatal("%v", err)
+			}
+			kept, refuse, err := g.pickaxeFilter(f, chs)
+			if err != nil {
+				return g.fatal("%v", err)
+			}
+			if refuse {
+				return g.c.Fail("git log -S on commit " + gitShort(cm.Hash) + " (an added and a deleted file git may pair as a rename)")
+			}
+			if len(kept) == 0 {
 				continue
 			}
 		}
@@ -449,6 +485,12 @@ func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Co
 	chs, err := g.commitChanges(cm, paths)
 	if err != nil {
 		return err
+	}
+	if lo.filter != nil && lo.filter.pickaxe != "" {
+		// Only the file pairs the pickaxe selected are shown.
+		if chs, _, err = g.pickaxeFilter(lo.filter, chs); err != nil {
+			return err
+		}
 	}
 	if len(chs) == 0 {
 		return nil
