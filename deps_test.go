@@ -35,6 +35,7 @@ var ranks = map[string]rank{
 	"storage":         {1, "the pool and the file view, under both tiers"},
 	"store":           {1, "the metadata store; it knows rung's types and nothing above them"},
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},
+	"usage":           {1, "per-sandbox usage samples in bounded rings and the loop that takes them; it knows sandbox IDs and nothing above"},
 	"image":           {2, "image store and builders, for the container tier"},
 	"agent":           {2, "the in-container agent and its protocol, for the container tier"},
 	"network":         {2, "sandboxes' links and packet policy on the host (veth, nftables), under the container tier"},
@@ -48,6 +49,7 @@ var ranks = map[string]rank{
 	"containers":      {6, "the container tier's adapter: implements controller.ContainerTier, as store/sqlite implements store.Store"},
 	"client":          {6, "the Go SDK (see sdkOnly)"},
 	"networks":        {6, "the network tier: implements controller.NetworkTier and containers.Network over network and egress"},
+	"metrics":         {6, "Prometheus metrics over the controller's, the API's and the store's hooks; wired by cmd, imported by no one else"},
 	"bench":           {7, "side-by-side benchmarks over every part"},
 	"cmd":             {7, "the binary: wires every part"},
 }
@@ -81,6 +83,7 @@ var modules = map[string]dep{
 	"github.com/vishvananda/netlink":         {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
 	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "egress", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
 	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
+	"github.com/prometheus/client_golang":    {[]string{"metrics"}, nil, "the /metrics registry and its text format; the API serves it as a plain http.Handler"},
 }
 
 // An edge is an import the ranks allow but the design forbids: from's

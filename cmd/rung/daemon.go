@@ -18,10 +18,12 @@ import (
 	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/egress"
+	"rung.dev/rung/metrics"
 	"rung.dev/rung/network"
 	"rung.dev/rung/networks"
 	"rung.dev/rung/shell"
 	"rung.dev/rung/storage"
+	"rung.dev/rung/store"
 	"rung.dev/rung/store/sqlite"
 )
 
@@ -85,6 +87,10 @@ type DaemonConfig struct {
 	Network *network.Config
 	// OpenNetworkTenants may use network mode open ("*": all).
 	OpenNetworkTenants []rung.TenantID
+	// Usage configures the per-sandbox usage sampler; the zero value
+	// samples every 5 seconds and keeps an hour. Tests shorten the
+	// interval.
+	Usage controller.UsageConfig
 	// netResolver, in tests, resolves names for the egress proxies.
 	netResolver egress.Resolver
 }
@@ -103,6 +109,9 @@ type Daemon struct {
 	containers *containers.Tier
 	handler    http.Handler
 	srv        *http.Server
+	// metrics counts what the controller, the API and the store report
+	// (GET /metrics; MetricsHandler).
+	metrics *metrics.Metrics
 	// liveRestore: Close leaves the containers running (DaemonConfig).
 	liveRestore bool
 	// links and networks are the network tier, nil when off.
@@ -134,7 +143,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{log: log, liveRestore: cfg.LiveRestore}
+	d := &Daemon{log: log, liveRestore: cfg.LiveRestore, metrics: metrics.New()}
 	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
 		return nil, err
 	}
@@ -142,7 +151,8 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("open pool: %w", err)
 	}
-	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log, Key: key}
+	ccfg := controller.Config{Store: store.Observe(d.store, d.metrics.Store), Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes,
+		Logger: log, Key: key, Observer: d.metrics.Controller(), Usage: cfg.Usage}
 	ccfg.Snapshots, ccfg.Fault = snaps, faultPoint()
 	if !cfg.NoContainers {
 		tc, why, err := openContainers(ctx, cfg, d.pool, log)
@@ -209,7 +219,9 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.InfoContext(ctx, "admin token created", "path", tokenPath)
 	}
 	d.Token = tok
-	d.handler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL})
+	d.metrics.Watch(d.ctrl)
+	d.handler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL,
+		Metrics: d.metrics.Handler(), Observe: d.metrics.API})
 	// Made here, not in Serve: a Close that runs before Serve starts must
 	// still reach it (Serve on a closed server returns at once).
 	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
@@ -246,6 +258,11 @@ func (d *Daemon) Active() int { return d.ctrl.Active() }
 
 // Handler returns the API handler.
 func (d *Daemon) Handler() http.Handler { return d.handler }
+
+// MetricsHandler serves the metrics without authentication, for
+// `rung serve --metrics-addr`'s listener; the API serves the same at GET
+// /metrics to admin tokens.
+func (d *Daemon) MetricsHandler() http.Handler { return d.metrics.Handler() }
 
 // Serve serves the API on ln until Shutdown or Close; after either it
 // returns at once.
