@@ -29,6 +29,11 @@ func BenchmarkUsagePass(b *testing.B) {
 	}
 	pool := storagetest.NewTestPool(b)
 	parent := fmt.Sprintf("rung-usage-bench-%d", os.Getpid())
+	// Cleanups run last first: the parents go after their children.
+	b.Cleanup(func() {
+		os.Remove(filepath.Join("/sys/fs/cgroup/cpuacct", parent))
+		os.Remove(filepath.Join("/sys/fs/cgroup/memory", parent))
+	})
 	const most = 100
 	ids := make([]rung.SandboxID, most)
 	for i := range ids {
@@ -44,10 +49,6 @@ func BenchmarkUsagePass(b *testing.B) {
 			b.Cleanup(func() { os.Remove(dir) })
 		}
 	}
-	b.Cleanup(func() {
-		os.Remove(filepath.Join("/sys/fs/cgroup/cpuacct", parent))
-		os.Remove(filepath.Join("/sys/fs/cgroup/memory", parent))
-	})
 	for _, n := range []int{1, 10, most} {
 		b.Run(fmt.Sprintf("containers=%d", n), func(b *testing.B) {
 			r := container.NewUsageReader(parent)
