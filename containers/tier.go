@@ -50,8 +50,7 @@ type Tier struct {
 	ev  controller.ContainerEvents // the controller's; fixed at New
 	log *slog.Logger
 
-	paths lookPaths  // the images' PATH lookups, for the isolate tier's check
-	usage usageState // the usage sampler's reader (usage.go)
+	paths lookPaths // the images' PATH lookups, for the isolate tier's check
 
 	mu sync.Mutex // guards the fields below
 	// quiet is set by Detach and Close: the controller is going away,

@@ -2,7 +2,6 @@ package containers
 
 import (
 	"context"
-	"sync"
 
 	"rung.dev/rung"
 	"rung.dev/rung/container"
@@ -12,14 +11,6 @@ import (
 )
 
 var _ controller.ContainerUsage = (*Tier)(nil)
-
-// usageState is what the tier keeps for reading usage: the cgroup reader
-// and the pass's list of sandboxes, both reused from pass to pass.
-type usageState struct {
-	mu     sync.Mutex // guards the fields below: one pass at a time
-	reader *container.UsageReader
-	ids    []rung.SandboxID
-}
 
 // Live implements [controller.ContainerUsage]: the containers the tier
 // watches for their sandboxes (warm spares have no watcher until claimed).
@@ -33,19 +24,13 @@ func (t *Tier) Live() int {
 // serves a sandbox, its cgroups' counters (runc and runsc both make
 // /rung/<sandbox>) and its subvolume's quota accounting.
 func (t *Tier) Usage(ctx context.Context, dst []usage.Reading) []usage.Reading {
-	u := &t.usage
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.reader == nil {
-		u.reader = container.NewUsageReader("rung")
-	}
-	u.ids = u.ids[:0]
 	t.mu.Lock()
+	ids := make([]rung.SandboxID, 0, len(t.followers))
 	for ctr := range t.followers {
-		u.ids = append(u.ids, ctr.Sandbox)
+		ids = append(ids, ctr.Sandbox)
 	}
 	t.mu.Unlock()
-	return readUsage(ctx, u.reader, t.cfg.Pool, u.ids, dst)
+	return readUsage(ctx, container.NewUsageReader("rung"), t.cfg.Pool, ids, dst)
 }
 
 // readUsage appends a reading of each of ids to dst: cgroups from r,

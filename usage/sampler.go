@@ -27,14 +27,12 @@ type Config struct {
 }
 
 // Sampler samples sandboxes' use every Interval and keeps each
-// sandbox's samples in a ring of Keep/Interval. It is safe for
-// concurrent use.
+// sandbox's samples in a ring of Keep/Interval. Its methods are safe for
+// concurrent use, except [Sampler.Sample] with itself.
 type Sampler struct {
 	cfg      Config
-	capacity int // samples per ring
-
-	pass sync.Mutex // held by a pass: one at a time
-	buf  []Reading  // the pass's readings, reused; guarded by pass
+	capacity int       // samples per ring
+	buf      []Reading // the pass's readings, reused: only Sample touches it
 
 	mu      sync.Mutex // guards the fields below
 	rings   map[rung.SandboxID]*ring
@@ -86,9 +84,9 @@ func (s *Sampler) Sampled() <-chan struct{} {
 
 // Sample takes one pass at time now: a reading of every sandbox the
 // Source reports, added to its ring. Rings not sampled since now-Keep go.
+// Run calls it, from one goroutine; tests and benchmarks call it instead
+// of Run. It is not safe for concurrent use with itself.
 func (s *Sampler) Sample(ctx context.Context, now time.Time) {
-	s.pass.Lock()
-	defer s.pass.Unlock()
 	start := time.Now()
 	s.buf = s.cfg.Source(ctx, s.buf[:0])
 	s.mu.Lock()
