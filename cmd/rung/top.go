@@ -94,9 +94,9 @@ func writeTop(w io.Writer, u client.UsageList, sortBy string, rows int, now time
 		sbs = sbs[:rows]
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SANDBOX\tNAME\tCPU %\tCPU TIME\tMEMORY\tPEAK\tDISK\tSAMPLED\t")
+	fmt.Fprintln(tw, "SANDBOX\tNAME\tCPU %\tCPU TIME\tMEMORY\tPEAK\tDISK\tSAMPLED")
 	for _, s := range sbs {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n", s.Sandbox, cmp.Or(s.Name, "-"), s.Usage.CPUPercent,
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", s.Sandbox, cmp.Or(s.Name, "-"), s.Usage.CPUPercent,
 			(time.Duration(s.Usage.CPUSeconds*1e3) * time.Millisecond).Round(10*time.Millisecond).String(), iec(s.Usage.MemoryBytes), iec(s.Usage.MemoryPeakBytes),
 			iec(s.Usage.DiskBytes), s.Usage.Time.Local().Format("15:04:05"))
 	}
