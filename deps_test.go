@@ -31,7 +31,7 @@ type rank struct {
 
 var ranks = map[string]rank{
 	"":                {0, "domain types, IDs and error classes: everything imports it"},
-	"internal":        {0, "small helpers (testenv, passwd, testsummary) that import nothing of ours"},
+	"internal":        {0, "small helpers (testenv, passwd, testsummary, inproc) that import nothing of ours"},
 	"storage":         {1, "the pool and the file view, under both tiers"},
 	"store":           {1, "the metadata store; it knows rung's types and nothing above them"},
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},
@@ -46,12 +46,15 @@ var ranks = map[string]rank{
 	"router":          {4, "decides the tier per exec from what shell reports"},
 	"controller":      {5, "one actor per sandbox over the tiers and the store"},
 	"api":             {6, "HTTP over the controller"},
+	"e2b":             {6, "the E2B SDK's control plane and envd over the controller, a client of it like api"},
+	"e2b/envdpb":      {1, "envd's protocol: generated messages and Connect stubs, importing only protobuf and connect"},
 	"containers":      {6, "the container tier's adapter: implements controller.ContainerTier, as store/sqlite implements store.Store"},
 	"client":          {6, "the Go SDK (see sdkOnly)"},
 	"networks":        {6, "the network tier: implements controller.NetworkTier and containers.Network over network and egress"},
 	"metrics":         {6, "Prometheus metrics over the controller's, the API's and the store's hooks; wired by cmd, imported by no one else"},
+	"mcp":             {7, "the MCP server: agents' tools over the Go SDK (client), as the CLI is, never around the API"},
 	"bench":           {7, "side-by-side benchmarks over every part"},
-	"cmd":             {7, "the binary: wires every part"},
+	"cmd":             {8, "the binary: wires every part, the MCP server included"},
 }
 
 // sdkOnly: the client's code imports rung, wire (the API's bodies) and the
@@ -82,8 +85,12 @@ var modules = map[string]dep{
 	"github.com/google/nftables":             {[]string{"network"}, nil, "the packet policy's nftables table is network's alone"},
 	"github.com/vishvananda/netlink":         {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
 	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "egress", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
+	"connectrpc.com/connect":                 {[]string{"e2b"}, nil, "envd's Connect RPC services, served by e2b (stubs generated into e2b/envdpb)"},
+	"google.golang.org/protobuf":             {[]string{"e2b"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b"},
 	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
 	"github.com/prometheus/client_golang":    {[]string{"metrics"}, nil, "the /metrics registry and its text format; the API serves it as a plain http.Handler"},
+	"github.com/modelcontextprotocol/go-sdk": {[]string{"mcp"}, nil, "MCP sessions and tools are package mcp's (mcp/mcptest drives them from other packages' tests)"},
+	"github.com/google/jsonschema-go":        {[]string{"mcp"}, nil, "the MCP tools' input schemas (enums and bounds the SDK's inference cannot say)"},
 }
 
 // An edge is an import the ranks allow but the design forbids: from's

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"net/http"
 
+	"rung.dev/rung"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/wire"
 )
@@ -39,7 +40,10 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, c caller) e
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	t, err := s.ctrl.CreateToken(r.Context(), controller.TokenRequest{Tenant: req.Tenant, Admin: req.Admin})
+	if req.Format != "" && req.Format != "e2b" {
+		return rung.Errorf(rung.ErrInvalid, "unknown token format %q (want \"e2b\" or none)", clip(req.Format))
+	}
+	t, err := s.ctrl.CreateToken(r.Context(), controller.TokenRequest{Tenant: req.Tenant, Admin: req.Admin, E2B: req.Format == "e2b"})
 	if err != nil {
 		return err
 	}

@@ -40,13 +40,18 @@ type Config struct {
 	// PublicURL is the API's address as clients reach it, for the URLs
 	// of shares; "" takes each request's scheme and Host.
 	PublicURL string
+	// MCP, when set, is served at /mcp, outside /v1 and the route table
+	// (it authenticates its own requests: package mcp's Handler); a
+	// preview host's /mcp is still the sandbox's.
+	MCP http.Handler
 	// Metrics, when set, serves GET /metrics (Prometheus's text format)
 	// to admin tokens; nil answers not_found.
 	Metrics http.Handler
 	// Observe, when set, is told of every request once it is answered:
-	// its route pattern ("GET /v1/sandboxes/{id}"; "preview" for a
-	// preview host, "unmatched" when no route matched, never the path),
-	// status code and time. It must be quick and safe for concurrent use.
+	// its route pattern ("GET /v1/sandboxes/{id}"; "/mcp" for the MCP
+	// endpoint, "preview" for a preview host, "unmatched" when no route
+	// matched, never the path), status code and time. It must be quick
+	// and safe for concurrent use.
 	Observe func(route string, code int, took time.Duration)
 }
 
@@ -151,6 +156,9 @@ func New(cfg Config) *Server {
 	s.ports = s.newPortProxy()
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.pattern, s.wrap(rt))
+	}
+	if cfg.MCP != nil {
+		s.mux.HandleFunc("/mcp", s.observed("/mcp", cfg.MCP.ServeHTTP))
 	}
 	s.mux.HandleFunc("/", s.observed("unmatched", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, rung.Errorf(rung.ErrNotFound, "no such endpoint %s %s", r.Method, clip(r.URL.Path)))

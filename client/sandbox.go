@@ -75,3 +75,11 @@ func (c *Client) CreateToken(ctx context.Context, tenant string, admin bool) (To
 	var t Token
 	return t, c.do(ctx, "POST", "/v1/tokens", nil, map[string]any{"tenant": tenant, "admin": admin}, &t)
 }
+
+// CreateE2BKey makes a token for tenant in the E2B SDK's API key form
+// ("e2b_" + hex), for E2B_API_KEY (admin token only). It is a rung token
+// like any other.
+func (c *Client) CreateE2BKey(ctx context.Context, tenant string) (Token, error) {
+	var t Token
+	return t, c.do(ctx, "POST", "/v1/tokens", nil, map[string]any{"tenant": tenant, "format": "e2b"}, &t)
+}

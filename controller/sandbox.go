@@ -39,6 +39,10 @@ type UpdateRequest struct {
 	// Network replaces the sandbox's network policy, applied to its
 	// running container at once (journaled network.updated).
 	Network *rung.NetworkPolicy `json:"network,omitempty"`
+	// ExpiresIn moves the sandbox's end: it is deleted this long from now
+	// (its TTL becomes the time from creation to then), as E2B's
+	// setTimeout does. It must be positive.
+	ExpiresIn *time.Duration `json:"-"`
 }
 
 const (
@@ -305,6 +309,9 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 	if req.IdleTimeout != nil && *req.IdleTimeout < 0 {
 		return rung.Sandbox{}, rung.Errorf(rung.ErrInvalid, "idle_timeout must not be negative")
 	}
+	if req.ExpiresIn != nil && *req.ExpiresIn <= 0 {
+		return rung.Sandbox{}, rung.Errorf(rung.ErrInvalid, "timeout must be positive")
+	}
 	if req.Network != nil {
 		p := *req.Network
 		if p.Mode == "" {
@@ -333,13 +340,18 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 			sb.Network = *req.Network
 		}
 		sb.UpdatedAt = time.Now().UTC()
+		if req.ExpiresIn != nil {
+			sb.ExpiresAt = sb.UpdatedAt.Add(*req.ExpiresIn)
+			sb.TTL = sb.ExpiresAt.Sub(sb.CreatedAt)
+			defer c.poke() // after the row is written: the alarm loop reads it
+		}
 		if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 			return fmt.Errorf("update sandbox %s: %w", sb.ID, err)
 		}
 		c.mu.Lock()
 		a.sb = sb
 		c.mu.Unlock()
-		if req.Labels != nil || req.IdleTimeout != nil {
+		if req.Labels != nil || req.IdleTimeout != nil || req.ExpiresIn != nil {
 			c.journal(ctx, sb.ID, rung.EntrySandboxUpdated, SandboxUpdated{IdleTimeoutMS: sb.IdleTimeout.Milliseconds(), Labels: sb.Labels})
 		}
 		out = sb.Sandbox

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base32"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,11 @@ import (
 type TokenRequest struct {
 	Tenant rung.TenantID
 	Admin  bool // the token may also manage tenants and tokens
+	// E2B makes the token in the E2B SDK's API key form, "e2b_" and 40
+	// hex digits (the SDK checks keys against ^e2b_[0-9a-f]+$). It is the
+	// same kind of token in the same table: the form only changes how it
+	// is spelled.
+	E2B bool
 }
 
 // Token is an API bearer token just made. Bearer is the token itself: it
@@ -31,7 +37,7 @@ type Token struct {
 	ID     string // "tok_" + 13 base32 characters, for listing and revocation
 	Tenant rung.TenantID
 	Admin  bool
-	Bearer string // "rung_" + 32 base32 characters (160 random bits)
+	Bearer string // "rung_" + 32 base32 characters, or "e2b_" + 40 hex digits (160 random bits)
 }
 
 // String returns the token's ID and tenant, never the bearer token.
@@ -46,7 +52,8 @@ func (t Token) LogValue() slog.Value {
 // tokenEnc is the lowercase base32 of rung's IDs.
 var tokenEnc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// maxTokenLen bounds a bearer token worth looking up; rung's are 37 bytes.
+// maxTokenLen bounds a bearer token worth looking up; rung's are 37
+// bytes, E2B-form ones 44.
 const maxTokenLen = 256
 
 // CreateToken makes a token for req.Tenant. A malformed tenant name is
@@ -58,6 +65,9 @@ func (c *Controller) CreateToken(ctx context.Context, req TokenRequest) (Token, 
 	var b [20]byte
 	rand.Read(b[:]) // never fails on Linux (Go 1.24+ crashes instead)
 	tok := Token{Tenant: req.Tenant, Admin: req.Admin, Bearer: "rung_" + tokenEnc.EncodeToString(b[:])}
+	if req.E2B {
+		tok.Bearer = "e2b_" + hex.EncodeToString(b[:])
+	}
 	sum := sha256.Sum256([]byte(tok.Bearer))
 	tok.ID = "tok_" + tokenEnc.EncodeToString(sum[:8])
 	// The store's message names the tenant or the token: the caller's, so

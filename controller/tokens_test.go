@@ -210,3 +210,24 @@ func TestBootstrap(t *testing.T) {
 		t.Errorf("token file holds %q, want the new token", b)
 	}
 }
+
+// TestE2BToken: an E2B-form token is "e2b_" and 40 hex digits (what the
+// E2B SDK accepts as an API key), and authenticates like any other.
+func TestE2BToken(t *testing.T) {
+	c, _ := newTokenEnv(t)
+	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := c.CreateToken(t.Context(), controller.TokenRequest{Tenant: "acme", E2B: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hex, ok := strings.CutPrefix(tok.Bearer, "e2b_")
+	if !ok || len(hex) != 40 || strings.Trim(hex, "0123456789abcdef") != "" {
+		t.Fatalf("E2B token %q: want e2b_ + 40 lowercase hex digits", tok.Bearer)
+	}
+	tenant, admin, err := c.Authenticate(t.Context(), tok.Bearer)
+	if err != nil || tenant != "acme" || admin {
+		t.Fatalf("Authenticate = %q, %v, %v; want acme, false, nil", tenant, admin, err)
+	}
+}

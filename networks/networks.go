@@ -10,6 +10,7 @@ package networks
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,9 +41,12 @@ type Config struct {
 	// ProxyPort and DNSPort are the ports Links redirects to on each
 	// link's host address (its Config's).
 	ProxyPort, DNSPort uint16
-	// OpenTenants may use mode open ("*": every tenant); others get
-	// rung.ErrPermission.
+	// OpenTenants may use mode open ("*": every tenant), as may those
+	// whose Tenants entry says so; others get rung.ErrPermission.
 	OpenTenants []rung.TenantID
+	// Tenants are the tenants' rules, header rules and limits that go
+	// with every one of their sandboxes' own (<data>/network.json).
+	Tenants TenantPolicies
 	// Forbidden are more prefixes the proxy never dials without a rule
 	// allowing them (the daemon's own API address).
 	Forbidden []netip.Prefix
@@ -56,7 +60,10 @@ type Config struct {
 	// Resolver resolves names for the proxies and DNS servers; nil is
 	// the host's. Tests point names at servers of their own.
 	Resolver egress.Resolver
-	Logger   *slog.Logger // nil discards
+	// RootCAs verifies the servers of intercepted HTTPS; nil is the
+	// host's roots. Tests trust servers of their own.
+	RootCAs *x509.CertPool
+	Logger  *slog.Logger // nil discards
 }
 
 // Tier is the network tier. It is safe for concurrent use.
@@ -132,6 +139,9 @@ func (t *Tier) Check(tenant rung.TenantID, p rung.NetworkPolicy) error {
 	if _, err := egress.Compile(p); err != nil {
 		return err
 	}
+	if _, err := egress.Compile(t.cfg.Tenants.effective(tenant, p)); err != nil {
+		return err
+	}
 	if p.Mode == rung.NetworkOpen && !t.mayOpen(tenant) {
 		return rung.Errorf(rung.ErrPermission, "tenant %s may not use network mode open on this server (rung serve --open-network-tenant); use egress with rules", tenant)
 	}
@@ -139,6 +149,9 @@ func (t *Tier) Check(tenant rung.TenantID, p rung.NetworkPolicy) error {
 }
 
 func (t *Tier) mayOpen(tenant rung.TenantID) bool {
+	if t.cfg.Tenants.of(tenant).Open {
+		return true
+	}
 	for _, o := range t.cfg.OpenTenants {
 		if o == "*" || o == tenant {
 			return true
@@ -209,9 +222,9 @@ func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, []byte, []
 // proxy.
 func (t *Tier) attach(ctx context.Context, id rung.SandboxID, n *sandboxNet, netns string) (network.Link, error) {
 	t.mu.Lock()
-	pol := n.policy
+	pol, tenant := n.policy, n.tenant
 	t.mu.Unlock()
-	link, err := t.cfg.Links.Attach(ctx, id, netns, linkPolicy(pol))
+	link, err := t.cfg.Links.Attach(ctx, id, netns, linkPolicy(t.cfg.Tenants.effective(tenant, pol)))
 	if err != nil {
 		return network.Link{}, fmt.Errorf("attach the network of sandbox %s: %w", id, err)
 	}
@@ -249,9 +262,9 @@ func (t *Tier) serve(id rung.SandboxID, n *sandboxNet, link network.Link) (*egre
 	pol, tenant, ca := n.policy, n.tenant, n.ca
 	t.mu.Unlock()
 	return egress.New(egress.Config{
-		Sandbox: string(id), Policy: pol, Listener: proxyLn, DNSConn: dnsUDP, DNSListener: dnsTCP,
+		Sandbox: string(id), Policy: t.cfg.Tenants.effective(tenant, pol), Listener: proxyLn, DNSConn: dnsUDP, DNSListener: dnsTCP,
 		CA: ca, Secrets: secretSource{ev: t.ev, tenant: tenant}, Journal: func(e egress.Event) { t.journal(id, e) },
-		Logger: t.log, Forbidden: t.cfg.Forbidden, DNSUpstream: t.cfg.DNSUpstream, Resolver: t.cfg.Resolver,
+		Logger: t.log, Forbidden: t.cfg.Forbidden, DNSUpstream: t.cfg.DNSUpstream, Resolver: t.cfg.Resolver, RootCAs: t.cfg.RootCAs,
 	})
 }
 
@@ -328,11 +341,14 @@ func (t *Tier) Apply(ctx context.Context, sb rung.Sandbox) error {
 		_, err := t.attach(ctx, sb.ID, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
 		return err
 	}
-	if err := t.cfg.Links.SetPolicy(ctx, sb.ID, linkPolicy(sb.Network)); err != nil {
+	if err := t.cfg.Links.SetPolicy(ctx, sb.ID, linkPolicy(t.cfg.Tenants.effective(sb.Tenant, sb.Network))); err != nil {
 		return fmt.Errorf("network of sandbox %s: %w", sb.ID, err)
 	}
 	if proxy != nil {
-		return proxy.SetPolicy(sb.Network)
+		t.mu.Lock()
+		tenant := n.tenant
+		t.mu.Unlock()
+		return proxy.SetPolicy(t.cfg.Tenants.effective(tenant, sb.Network))
 	}
 	return nil
 }

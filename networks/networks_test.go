@@ -86,3 +86,29 @@ func TestCAKept(t *testing.T) {
 		t.Errorf("Forget left the key: %v", err)
 	}
 }
+
+// A tenant's rules go with every sandbox's; limits come from the
+// sandbox, else the tenant, else the defaults; network.json is checked.
+func TestTenantPolicies(t *testing.T) {
+	ps, err := ParseTenantPolicies([]byte(`{"tenants": {"*": {"rules": [{"action": "deny", "domain": "*.internal.example"}], "limits": {"requests_per_second": 50}},
+		"acme": {"open": true, "limits": {"max_connections": 8}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, Domain: "api.example.com"}}, Limits: rung.NetworkLimits{BytesPerSecond: 1000}}
+	e := ps.effective("other", own)
+	if len(e.Rules) != 2 || e.Rules[0].Action != rung.RuleDeny || e.Rules[1].Domain != "api.example.com" {
+		t.Errorf("rules %+v: want the tenant's then the sandbox's", e.Rules)
+	}
+	if e.Limits != (rung.NetworkLimits{MaxConnections: DefaultLimits.MaxConnections, RequestsPerSecond: 50, BytesPerSecond: 1000}) {
+		t.Errorf("limits %+v", e.Limits)
+	}
+	if a := ps.effective("acme", own); a.Limits.MaxConnections != 8 || len(a.Rules) != 1 || !ps.of("acme").Open {
+		t.Errorf("acme's own entry: %+v", a)
+	}
+	for _, bad := range []string{`{"tenants": {"*": {"rules": [{"action": "allow", "cidr": "10.0.0.1/8"}]}}}`, `{"tenants": {"*": {"nope": 1}}}`, `{"tenants": {"Bad Name": {}}}`} {
+		if _, err := ParseTenantPolicies([]byte(bad)); err == nil {
+			t.Errorf("ParseTenantPolicies(%s) took it", bad)
+		}
+	}
+}

@@ -325,6 +325,9 @@ type TenantRequest struct {
 type TokenRequest struct {
 	Tenant rung.TenantID `json:"tenant"`
 	Admin  bool          `json:"admin,omitempty"`
+	// Format "e2b" makes an E2B SDK API key ("e2b_" + hex); "" a rung
+	// token.
+	Format string `json:"format,omitempty"`
 }
 
 // TokenResponse carries a new token; it is shown once and never stored.

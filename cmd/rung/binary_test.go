@@ -76,6 +76,15 @@ type serveProc struct {
 func startServe(t testing.TB, bin, data string, flags ...string) *serveProc {
 	t.Helper()
 	p := &serveProc{addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
+	// Daemons in tests run side by side: the network tier, which owns a
+	// host-wide table and range, only when a test gives them their own.
+	networked := false
+	for _, f := range flags {
+		networked = networked || strings.HasPrefix(f, "--network-range")
+	}
+	if !networked {
+		flags = append([]string{"--no-network"}, flags...)
+	}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", p.addr, "--data", data, "--default-image", "lite"}, flags...)...)
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {

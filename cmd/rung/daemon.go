@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,7 +18,9 @@ import (
 	"rung.dev/rung/api"
 	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/e2b"
 	"rung.dev/rung/egress"
+	"rung.dev/rung/mcp"
 	"rung.dev/rung/metrics"
 	"rung.dev/rung/network"
 	"rung.dev/rung/networks"
@@ -91,8 +94,10 @@ type DaemonConfig struct {
 	// samples every 5 seconds and keeps an hour. Tests shorten the
 	// interval.
 	Usage controller.UsageConfig
-	// netResolver, in tests, resolves names for the egress proxies.
+	// netResolver and netRootCAs, in tests, resolve names for the egress
+	// proxies and verify the HTTPS servers they intercept for.
 	netResolver egress.Resolver
+	netRootCAs  *x509.CertPool
 }
 
 // Daemon is everything `rung serve` runs, wired together: store, pool,
@@ -108,7 +113,12 @@ type Daemon struct {
 	// after the controller and before the pool it bind-mounts from.
 	containers *containers.Tier
 	handler    http.Handler
+	mcp        *mcp.Handler // /mcp, inside handler; closed with srv
 	srv        *http.Server
+	// e2b serves the E2B SDK's surfaces: under /e2b/api and /e2b/envd of
+	// the API's port, and on a port of its own (ServeE2B).
+	e2b    *e2b.Server
+	e2bSrv *http.Server
 	// metrics counts what the controller, the API and the store report
 	// (GET /metrics; MetricsHandler).
 	metrics *metrics.Metrics
@@ -220,12 +230,34 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	}
 	d.Token = tok
 	d.metrics.Watch(d.ctrl)
-	d.handler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL,
+	// The MCP handler calls the API handler in-process with each caller's
+	// token, and the API handler serves it at /mcp.
+	var apiHandler *api.Server
+	d.mcp = mcp.NewHandler(mcp.HandlerConfig{
+		API:    http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { apiHandler.ServeHTTP(w, r) }),
+		Logger: log,
+		Authenticate: func(ctx context.Context, token string) (rung.TenantID, error) {
+			tenant, _, err := d.ctrl.Authenticate(ctx, token)
+			return tenant, err
+		},
+	})
+	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
 		Metrics: d.metrics.Handler(), Observe: d.metrics.API})
+	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
+	mux := http.NewServeMux()
+	mux.Handle("/", apiHandler)
+	mux.Handle("/e2b/api/", http.StripPrefix("/e2b/api", d.e2b.API()))
+	mux.Handle("/e2b/envd/", http.StripPrefix("/e2b/envd", d.e2b.Envd()))
+	d.handler = mux
+	d.e2bSrv = &http.Server{Handler: d.e2b.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	// Made here, not in Serve: a Close that runs before Serve starts must
 	// still reach it (Serve on a closed server returns at once).
 	d.srv = &http.Server{Handler: d.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// MCP sessions hold a stream open each: a graceful stop ends them
+	// rather than wait for their clients.
+	d.srv.RegisterOnShutdown(d.mcp.Close)
 	return d, nil
 }
 
@@ -274,16 +306,30 @@ func (d *Daemon) Serve(ln net.Listener) error {
 	return err
 }
 
+// ServeE2B serves the E2B SDK's control plane and envd on ln, without
+// path prefixes, told apart by the E2b-Sandbox-Id header (`rung serve
+// --e2b-addr`), until Shutdown or Close.
+func (d *Daemon) ServeE2B(ln net.Listener) error {
+	err := d.e2bSrv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
 // Shutdown stops accepting requests and waits for those in flight (or
 // ctx).
 func (d *Daemon) Shutdown(ctx context.Context) error {
-	return d.srv.Shutdown(ctx)
+	return errors.Join(d.srv.Shutdown(ctx), d.e2bSrv.Shutdown(ctx))
 }
 
 // Close stops the controller and releases the pool and the store.
 func (d *Daemon) Close() error {
 	if d.srv != nil { // nil when OpenDaemon fails part-way
 		d.srv.Close()
+		d.e2bSrv.Close()
+		d.e2b.Close() // ends the commands E2B's Start began, before the controller
+		d.mcp.Close()
 	}
 	var errs []error
 	if d.containers != nil && !d.liveRestore {

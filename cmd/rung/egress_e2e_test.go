@@ -2,8 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
@@ -27,8 +34,10 @@ import (
 // end is 198.18.N.1 (the benchmarking range: public as far as the egress
 // proxy is concerned).
 type upstreamNet struct {
-	addr netip.AddrPort
-	seen chan http.Header // each request's headers
+	ns      string // its namespace's name (/run/netns/ns)
+	addr    netip.AddrPort
+	handler http.Handler
+	seen    chan http.Header // each request's headers
 }
 
 func newUpstreamNet(t *testing.T, lease nettest.Lease) *upstreamNet {
@@ -56,6 +65,24 @@ func newUpstreamNet(t *testing.T, lease nettest.Lease) *upstreamNet {
 	run("-n", ns, "link", "set", "eth0", "up")
 	run("-n", ns, "link", "set", "lo", "up")
 
+	ln := listenIn(t, ns, upIP.String()+":0")
+	u := &upstreamNet{ns: ns, addr: netip.MustParseAddrPort(ln.Addr().String()), seen: make(chan http.Header, 64)}
+	u.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case u.seen <- r.Header.Clone():
+		default:
+		}
+		fmt.Fprintf(w, "hello from upstream %s %s\n", r.Method, r.URL.Path)
+	})
+	srv := &http.Server{Handler: u.handler}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return u
+}
+
+// listenIn listens on addr in network namespace ns (/run/netns/ns).
+func listenIn(t *testing.T, ns, addr string) net.Listener {
+	t.Helper()
 	type res struct {
 		ln  net.Listener
 		err error
@@ -74,35 +101,58 @@ func newUpstreamNet(t *testing.T, lease nettest.Lease) *upstreamNet {
 			ch <- res{nil, err}
 			return
 		}
-		ln, err := net.Listen("tcp4", upIP.String()+":0")
+		ln, err := net.Listen("tcp4", addr)
 		ch <- res{ln, err}
 	}()
 	r := <-ch
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	u := &upstreamNet{addr: netip.MustParseAddrPort(r.ln.Addr().String()), seen: make(chan http.Header, 64)}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case u.seen <- r.Header.Clone():
-		default:
-		}
-		fmt.Fprintf(w, "hello from upstream %s %s\n", r.Method, r.URL.Path)
-	})}
-	go srv.Serve(r.ln)
+	return r.ln
+}
+
+// serveTLS serves the upstream's handler over HTTPS too, with a
+// certificate for names from a CA of the test's own, and returns its
+// address and a pool holding that CA (for the egress proxy to trust).
+func (u *upstreamNet) serveTLS(t *testing.T, names ...string) (netip.AddrPort, *x509.CertPool) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "upstream test CA"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]},
+		DNSNames: names, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listenIn(t, u.ns, u.addr.Addr().String()+":0")
+	srv := &http.Server{Handler: u.handler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}}
+	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	return u
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return netip.MustParseAddrPort(ln.Addr().String()), pool
 }
 
 // namesTo resolves every name in names to addr (the egress proxies'
 // resolver in these tests); other names do not exist.
 type namesTo struct {
-	names map[string]netip.Addr
+	names    map[string]netip.Addr
+	fallback bool // other names from the host's resolver
 }
 
-func (n namesTo) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+func (n namesTo) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	if a, ok := n.names[strings.TrimSuffix(host, ".")]; ok && network != "ip6" {
 		return []netip.Addr{a}, nil
+	}
+	if n.fallback {
+		return net.DefaultResolver.LookupNetIP(ctx, network, host)
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
@@ -181,8 +231,10 @@ func TestEgress(t *testing.T) {
 		t.Errorf("raw TCP past the policy: %q", res.Stdout)
 	}
 	_, apiPort, _ := net.SplitHostPort(addr)
-	if res := run("wget -q -O - http://192.0.2.2:" + apiPort + "/v1/openapi.json; wget -q -O - http://169.254.169.254/"); res.ExitCode == 0 || strings.Contains(res.Stdout, "openapi") {
-		t.Errorf("the host's API or metadata reached: %q", res.Stdout)
+	for _, host := range append(hostAddrs(t, lease), "169.254.169.254") {
+		if res := run("wget -q -T 10 -O - http://" + net.JoinHostPort(host, apiPort) + "/v1/openapi.json"); res.ExitCode == 0 || strings.Contains(res.Stdout, "openapi") {
+			t.Errorf("the host's address %s reached: %q", host, res.Stdout)
+		}
 	}
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the refusals took %s: something hung", took)
@@ -259,4 +311,76 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A daemon killed with -9 and started again re-adopts an egress
+// sandbox's container with its network: the link stays, the proxy is
+// served again with the CA the container trusts, and the policy holds.
+// A sandbox whose container was gone loses its link at the restart.
+func TestEgressLiveRestore(t *testing.T) {
+	lease := nettest.Take(t)
+	up := newUpstreamNet(t, lease)
+	bin := rungBinary(t)
+	data := t.TempDir()
+	flags := []string{"--network-range", lease.Range.String(), "--network-table", lease.Table}
+	p := startServe(t, bin, data, flags...)
+	c := client.New(p.addr, client.WithToken(p.token))
+	ctx := t.Context()
+	policy := rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, CIDR: up.addr.Addr().String() + "/32"}}}
+	sb, err := c.Create(ctx, client.CreateRequest{Network: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(sb.ID)
+	fetch := func(c *client.Client) client.ExecResult {
+		t.Helper()
+		res, err := c.Exec(ctx, id, client.ExecRequest{Command: fmt.Sprintf("wget -q -O - http://%s/after; echo; cat /etc/ssl/certs/ca-certificates.crt | tail -c 200", up.addr),
+			Backend: rung.BackendContainer, TimeoutMS: 30000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	before := fetch(c)
+	if !strings.Contains(before.Stdout, "hello from upstream") {
+		t.Fatalf("before the restart: %q %q", before.Stdout, before.Stderr)
+	}
+	p.cmd.Process.Kill()
+	<-p.done
+	p = startServe(t, bin, data, flags...)
+	defer p.stop(t)
+	c = client.New(p.addr, client.WithToken(p.token))
+	after := fetch(c)
+	if !strings.Contains(after.Stdout, "hello from upstream") {
+		t.Fatalf("after kill -9 and a restart: %q %q\n%s", after.Stdout, after.Stderr, p.logs)
+	}
+	// The same CA: the container's store did not change under it.
+	if tail := func(s string) string { return s[strings.Index(s, "\n")+1:] }; tail(before.Stdout) != tail(after.Stdout) {
+		t.Errorf("the container's CA changed across the restart")
+	}
+	if !contains(journalTypes(t, c, id), "container.adopted") {
+		t.Errorf("journal %v: no container.adopted", journalTypes(t, c, id))
+	}
+	if res, _ := c.Exec(ctx, id, client.ExecRequest{Command: "echo hi | nc 1.1.1.1 80", Backend: rung.BackendContainer}); strings.Contains(res.Stdout, "hello") {
+		t.Errorf("the policy did not hold after the restart: %q", res.Stdout)
+	}
+}
+
+// hostAddrs are the host's own IPv4 addresses outside the test's lease:
+// what a sandbox must never reach.
+func hostAddrs(t *testing.T, lease nettest.Lease) []string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range addrs {
+		p, err := netip.ParsePrefix(a.String())
+		if err != nil || !p.Addr().Is4() || lease.Range.Contains(p.Addr()) || lease.Upstream.Contains(p.Addr()) {
+			continue
+		}
+		out = append(out, p.Addr().String())
+	}
+	return out
 }

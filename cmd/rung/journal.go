@@ -81,7 +81,7 @@ func newEvents(g *globals) *cobra.Command {
 func newToken(g *globals) *cobra.Command {
 	tok := &cobra.Command{Use: "token", Short: "Manage API tokens (admin)"}
 	var tenant string
-	var admin bool
+	var admin, e2bKey bool
 	create := &cobra.Command{
 		Use:   "create --tenant T",
 		Short: "Create a token for a tenant and print it (shown once)",
@@ -91,7 +91,15 @@ func newToken(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t, err := c.CreateToken(cmd.Context(), tenant, admin)
+			var t client.Token
+			if e2bKey {
+				if admin {
+					return fmt.Errorf("--e2b makes a tenant's E2B API key; it cannot be --admin")
+				}
+				t, err = c.CreateE2BKey(cmd.Context(), tenant)
+			} else {
+				t, err = c.CreateToken(cmd.Context(), tenant, admin)
+			}
 			if err != nil {
 				return err
 			}
@@ -101,6 +109,7 @@ func newToken(g *globals) *cobra.Command {
 	}
 	create.Flags().StringVar(&tenant, "tenant", "", "tenant the token acts for")
 	create.Flags().BoolVar(&admin, "admin", false, "the token may manage tenants and tokens")
+	create.Flags().BoolVar(&e2bKey, "e2b", false, "print it in the E2B SDK's API key form (e2b_ + hex), for E2B_API_KEY")
 	create.MarkFlagRequired("tenant")
 	tok.AddCommand(create)
 	return tok

@@ -89,7 +89,7 @@ func reportLine(logs string) string {
 // start: it returns once the daemon accepts connections.
 func startServeFast(b *testing.B, bin, data string) *serveProc {
 	p := &serveProc{addr: freeAddr(b), logs: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, "serve", "--addr", p.addr, "--data", data, "--default-image", "lite")
+	p.cmd = exec.Command(bin, "serve", "--addr", p.addr, "--data", data, "--default-image", "lite", "--no-network")
 	p.cmd.Stderr = p.logs
 	if err := p.cmd.Start(); err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"rung.dev/rung/agent"
 	"rung.dev/rung/container"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/network"
 	"rung.dev/rung/shell/tools"
 )
 
@@ -28,8 +30,10 @@ func newServe(g *globals) *cobra.Command {
 	var liveRestore bool
 	var keyFile, previewDomain, publicURL string
 	var noNetwork bool
+	var netRange, netTable string
 	var openTenants []string
 	var metricsAddr string
+	var e2bAddr string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -69,9 +73,13 @@ func newServe(g *globals) *cobra.Command {
 				log.Info("memory limit", "bytes", limit, "isolate_pool_bytes", limit/2)
 			}
 			ctx := cmd.Context()
+			netCfg, err := networkConfig(noNetwork, netRange, netTable)
+			if err != nil {
+				return err
+			}
 			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace,
 				DefaultImage: defaultImage, Terminal: os.Stderr, LiveRestore: liveRestore, KeyFile: keyFile, PreviewDomain: previewDomain, PublicURL: publicURL,
-				Network: networkConfig(noNetwork), OpenNetworkTenants: tenantIDs(openTenants)})
+				Network: netCfg, OpenNetworkTenants: tenantIDs(openTenants)})
 			if err != nil {
 				return err
 			}
@@ -96,17 +104,33 @@ func newServe(g *globals) *cobra.Command {
 				defer stop()
 			}
 			log.Info("rung serving", "addr", ln.Addr().String(), "data", dataDir(data), "token_file", filepath.Join(dataDir(data), "token"))
-			errc := make(chan error, 1)
+			errc := make(chan error, 2)         // one per listener
 			go func() { errc <- d.Serve(ln) }() // ends when Shutdown below runs
+			serving := 1
+			if e2bAddr != "" {
+				eln, err := net.Listen("tcp", e2bAddr)
+				if err != nil {
+					d.Shutdown(ctx)
+					<-errc
+					return fmt.Errorf("--e2b-addr: %w", err)
+				}
+				log.Info("rung serving the E2B API", "addr", eln.Addr().String())
+				go func() { errc <- d.ServeE2B(eln) }() // ends when Shutdown below runs
+				serving++
+			}
+			var first error
 			select {
-			case err := <-errc:
-				return err
+			case first = <-errc:
+				serving--
 			case <-ctx.Done():
 			}
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
 			d.Shutdown(sctx)
-			return <-errc
+			for ; serving > 0; serving-- {
+				first = cmp.Or(first, <-errc)
+			}
+			return first
 		},
 	}
 	cmd.Flags().StringVar(&data, "data", "", "data directory (default $RUNG_DATA or /var/lib/rung)")
@@ -117,11 +141,14 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default "+rung.DefaultPreset+") started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm base=2 --warm lite:basic=1)")
 	cmd.Flags().BoolVar(&liveRestore, "live-restore", false, "leave sandboxes' containers and background processes running when the daemon stops, for the next start to adopt (as docker's live-restore; off, a stop journals container.stopped with reason daemon_stop). A daemon that is killed leaves them either way, and the next start adopts them")
 	cmd.Flags().BoolVar(&noNetwork, "no-network", false, "run without the network tier: every sandbox's network is none (loopback only), and modes egress and open are unavailable")
+	cmd.Flags().StringVar(&netRange, "network-range", "", "IPv4 range carved into one /30 per sandbox link (default "+network.DefaultRange.String()+"); two daemons on one host need ranges that do not overlap")
+	cmd.Flags().StringVar(&netTable, "network-table", "", "the nftables table (family inet) this daemon owns (default rung); two daemons on one host need distinct tables")
 	cmd.Flags().StringArrayVar(&openTenants, "open-network-tenant", nil, "a tenant that may use network mode open (direct, without the egress proxy's rules), repeatable; \"*\" for every tenant")
 	cmd.Flags().StringVar(&keyFile, "key-file", "", "the server's secret key (32 bytes or more; seals tenants' secrets and signs shared port URLs); default <data>/server.key, made at the first start")
 	cmd.Flags().StringVar(&previewDomain, "preview-domain", "", "serve PORT-ID.DOMAIN as port PORT of sandbox sbx_ID (host-based preview URLs; needs a wildcard DNS name, and a wildcard certificate in front for HTTPS)")
 	cmd.Flags().StringVar(&publicURL, "public-url", "", "the API's address as clients reach it, for shared port URLs (default: each request's own scheme and host)")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "", "also serve GET /metrics (Prometheus) on this address without a token, for a scraper on a private network (the API's own /metrics needs an admin token)")
+	cmd.Flags().StringVar(&e2bAddr, "e2b-addr", "", "also serve the E2B SDK's API and envd on this address, without the /e2b/api and /e2b/envd prefixes (for the SDK's uploadUrl and downloadUrl); E2B_API_URL and E2B_SANDBOX_URL both point at it")
 	cmd.Flags().StringVar(&defaultImage, "default-image", "base", "image of sandboxes created without one; a built-in image (lite, base, debian) missing from the store is built at start (base: minutes, once; if it cannot be built, lite serves until it is)")
 	return cmd
 }

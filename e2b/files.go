@@ -1,0 +1,134 @@
+package e2b
+
+import (
+	"compress/gzip"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strings"
+
+	"rung.dev/rung"
+	"rung.dev/rung/controller"
+)
+
+// fileError writes an error of envd's /files routes: the status alone
+// matters to the SDK (404 is FileNotFoundError), with a JSON message.
+func (s *Server) fileError(w http.ResponseWriter, r *http.Request, err error) {
+	code := rung.Code(err)
+	if code == rung.CodeInternal {
+		s.log.ErrorContext(r.Context(), "e2b files request failed", "method", r.Method, "err", err)
+	}
+	status := statusOf[code]
+	if code == rung.CodeLimit || code == rung.CodeTooLarge {
+		status = http.StatusInsufficientStorage // what envd answers when the disk is full
+	}
+	writeJSON(w, status, apiError{Code: status, Message: message(err)})
+}
+
+// readFile is GET /files?path=: the file's bytes, gzip-encoded when the
+// client accepts it (files.read with gzip: true).
+func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
+	c, err := s.envdCaller(r.Context(), r.Header)
+	if err != nil {
+		s.fileError(w, r, err)
+		return
+	}
+	f, _, err := s.ctrl.ReadFile(r.Context(), c.tenant, c.sandbox, sandboxPath(r.URL.Query().Get("path")))
+	if err != nil {
+		s.fileError(w, r, err)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.Copy(zw, f)
+		zw.Close()
+		return
+	}
+	io.Copy(w, f)
+}
+
+// writtenEntry is one entry of POST /files's answer.
+type writtenEntry struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Path string `json:"path"`
+}
+
+// writeFiles is POST /files in two of envd's body formats: multipart
+// (each part's filename its path unless ?path= names the one file) and
+// application/octet-stream (?path= required; Content-Encoding gzip
+// allowed). Files are written 0644, directories made 0755, both the
+// sandbox user's.
+func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request) {
+	c, err := s.envdCaller(r.Context(), r.Header)
+	if err != nil {
+		s.fileError(w, r, err)
+		return
+	}
+	body := io.Reader(r.Body)
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			s.fileError(w, r, rung.Errorf(rung.ErrInvalid, "malformed gzip body"))
+			return
+		}
+		defer zr.Close()
+		body = zr
+	}
+	qpath := r.URL.Query().Get("path")
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	out := []writtenEntry{}
+	write := func(p string, src io.Reader) error {
+		fi, err := s.ctrl.WriteFile(r.Context(), c.tenant, c.sandbox, controller.WriteRequest{Path: sandboxPath(p), MaxBytes: s.cfg.MaxFileBytes}, src)
+		if err != nil {
+			return err
+		}
+		out = append(out, writtenEntry{Name: path.Base(fi.Path), Type: "file", Path: e2bPath(fi.Path)})
+		return nil
+	}
+	switch mt {
+	case "multipart/form-data":
+		mr := multipart.NewReader(body, params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				s.fileError(w, r, rung.Errorf(rung.ErrInvalid, "malformed multipart body"))
+				return
+			}
+			p := part.FileName()
+			if qpath != "" {
+				p = qpath
+			}
+			if p == "" {
+				s.fileError(w, r, rung.Errorf(rung.ErrInvalid, "a part without a filename and no path parameter"))
+				return
+			}
+			if err := write(p, part); err != nil {
+				s.fileError(w, r, err)
+				return
+			}
+		}
+	default:
+		if qpath == "" {
+			s.fileError(w, r, rung.Errorf(rung.ErrInvalid, "path parameter required"))
+			return
+		}
+		if err := write(qpath, body); err != nil {
+			s.fileError(w, r, err)
+			return
+		}
+	}
+	if len(out) == 0 {
+		s.fileError(w, r, rung.Errorf(rung.ErrInvalid, "no file in the request"))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,41 @@
+package e2b
+
+import (
+	"path"
+	"strings"
+)
+
+// home is E2B's home directory and workspace is where its files live in
+// rung (see the package doc).
+const (
+	home      = "/home/user"
+	workspace = "/workspace"
+)
+
+// sandboxPath maps an E2B path to the controller's: "" and "~" are the
+// home; relative paths and "~/" resolve against it; the home is
+// /workspace. Other absolute paths pass through (the controller refuses
+// those outside /workspace and /tmp as invalid_argument).
+func sandboxPath(p string) string {
+	switch {
+	case p == "" || p == "~":
+		return workspace
+	case strings.HasPrefix(p, "~/"):
+		p = home + p[1:]
+	case !strings.HasPrefix(p, "/"):
+		p = home + "/" + p
+	}
+	p = path.Clean(p)
+	if rest, ok := strings.CutPrefix(p, home); ok && (rest == "" || rest[0] == '/') {
+		return workspace + rest
+	}
+	return p
+}
+
+// e2bPath maps a controller path back to what the SDK sees.
+func e2bPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, workspace); ok && (rest == "" || rest[0] == '/') {
+		return home + rest
+	}
+	return p
+}

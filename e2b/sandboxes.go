@@ -1,0 +1,357 @@
+package e2b
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"rung.dev/rung"
+	"rung.dev/rung/controller"
+)
+
+func (s *Server) routeAPI() {
+	for _, rt := range []struct {
+		pattern string
+		h       func(http.ResponseWriter, *http.Request, caller) error
+	}{
+		{"POST /sandboxes", s.create},
+		{"POST /v2/sandboxes", s.create},
+		{"GET /sandboxes", s.list},
+		{"GET /v2/sandboxes", s.list},
+		{"GET /sandboxes/{id}", s.get},
+		{"DELETE /sandboxes/{id}", s.kill},
+		{"POST /sandboxes/{id}/timeout", s.setTimeout},
+		{"POST /sandboxes/{id}/pause", s.pause},
+		{"POST /sandboxes/{id}/resume", s.resume},
+		{"POST /sandboxes/{id}/connect", s.connect},
+		{"POST /v2/sandboxes/{id}/connect", s.connect},
+	} {
+		s.api.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			c, err := s.apiCaller(r)
+			if err == nil {
+				err = rt.h(w, r, c)
+			}
+			if err != nil {
+				s.writeAPIError(w, r, err)
+			}
+		})
+	}
+	s.api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, apiError{Code: http.StatusNotFound, Message: "rung does not serve " + r.Method + " " + clip(r.URL.Path) + " of the E2B API"})
+	})
+}
+
+// apiCaller reads X-API-KEY: any rung token of the tenant, E2B-form
+// ("e2b_" + hex) for the SDK's format check.
+func (s *Server) apiCaller(r *http.Request) (caller, error) {
+	key := r.Header.Get("X-API-KEY")
+	if key == "" {
+		return caller{}, rung.Errorf(rung.ErrUnauthenticated, "missing X-API-KEY")
+	}
+	tenant, _, err := s.ctrl.Authenticate(r.Context(), key)
+	if err != nil {
+		return caller{}, rung.Errorf(rung.ErrUnauthenticated, "invalid API key")
+	}
+	return caller{tenant: tenant}, nil
+}
+
+// sandboxOut is E2B's Sandbox (create, connect, resume).
+type sandboxOut struct {
+	SandboxID          string  `json:"sandboxID"`
+	TemplateID         string  `json:"templateID"`
+	ClientID           string  `json:"clientID"`
+	Alias              string  `json:"alias,omitempty"`
+	EnvdVersion        string  `json:"envdVersion"`
+	EnvdAccessToken    string  `json:"envdAccessToken"`
+	TrafficAccessToken *string `json:"trafficAccessToken"`
+	Domain             *string `json:"domain"`
+}
+
+// detailOut is E2B's SandboxDetail and ListedSandbox.
+type detailOut struct {
+	SandboxID   string            `json:"sandboxID"`
+	TemplateID  string            `json:"templateID"`
+	ClientID    string            `json:"clientID"`
+	Alias       string            `json:"alias,omitempty"`
+	Metadata    map[string]string `json:"metadata"`
+	StartedAt   time.Time         `json:"startedAt"`
+	EndAt       time.Time         `json:"endAt"`
+	State       string            `json:"state"`
+	CPUCount    int               `json:"cpuCount"`
+	MemoryMB    int64             `json:"memoryMB"`
+	DiskSizeMB  int64             `json:"diskSizeMB"`
+	EnvdVersion string            `json:"envdVersion"`
+}
+
+func templateOf(sb rung.Sandbox) string {
+	if t := sb.Labels[templateLabel]; t != "" {
+		return t
+	}
+	name, _, _ := strings.Cut(sb.Image, "@")
+	return name
+}
+
+// sandboxOutOf answers create and connect. The envd access token is the
+// caller's own key: envd requests authenticate as the tenant, and the
+// E2b-Sandbox-Id header names the sandbox.
+func sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
+	return sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: key}
+}
+
+func detailOf(sb rung.Sandbox) detailOut {
+	state := "running"
+	if sb.State == rung.StatePaused {
+		state = "paused"
+	}
+	end := sb.CreatedAt.Add(sb.TTL)
+	if sb.TTL == 0 {
+		end = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	}
+	return detailOut{
+		SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", Metadata: metadataOf(sb.Labels),
+		StartedAt: sb.CreatedAt, EndAt: end, State: state,
+		CPUCount: max(1, int(sb.Size.MilliCPU/1000)), MemoryMB: sb.Size.MemoryBytes >> 20, DiskSizeMB: sb.Size.DiskBytes >> 20,
+		EnvdVersion: EnvdVersion,
+	}
+}
+
+// createIn is the part of E2B's NewSandbox rung reads. Network, volume,
+// MCP and auto-pause fields are accepted and not applied yet.
+type createIn struct {
+	TemplateID string            `json:"templateID"`
+	Metadata   map[string]string `json:"metadata"`
+	EnvVars    map[string]string `json:"envVars"`
+	Timeout    *int64            `json:"timeout"` // seconds
+}
+
+// defaultTimeout is E2B's server-side default sandbox lifetime.
+const defaultTimeout = 300 * time.Second
+
+func decodeBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return rung.Errorf(rung.ErrInvalid, "read body: %v", err)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return rung.Errorf(rung.ErrInvalid, "malformed JSON body: %v", err)
+	}
+	return nil
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error {
+	var in createIn
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	if in.TemplateID == "" {
+		in.TemplateID = "base"
+	}
+	labels, err := labelsOf(in.Metadata)
+	if err != nil {
+		return rung.Errorf(rung.ErrInvalid, "%v", err)
+	}
+	labels[templateLabel] = in.TemplateID
+	ttl := defaultTimeout
+	if in.Timeout != nil {
+		if *in.Timeout <= 0 {
+			return rung.Errorf(rung.ErrInvalid, "timeout must be positive")
+		}
+		ttl = time.Duration(*in.Timeout) * time.Second
+	}
+	req := controller.CreateRequest{Labels: labels, Env: in.EnvVars, TTL: ttl}
+	// A template is a snapshot of the tenant's (E2B's createSnapshot
+	// returns its id to create from) or an image.
+	if _, err := s.ctrl.GetSnapshot(r.Context(), c.tenant, in.TemplateID); err == nil {
+		req.FromSnapshot = in.TemplateID
+	} else if rung.Code(err) == rung.CodeNotFound || rung.Code(err) == rung.CodeInvalid {
+		req.Image = in.TemplateID
+	} else {
+		return err
+	}
+	sb, err := s.ctrl.Create(r.Context(), c.tenant, req)
+	if err != nil {
+		if req.Image != "" && rung.Code(err) == rung.CodeNotFound {
+			return rung.Errorf(rung.ErrNotFound, "template %q not found", clip(in.TemplateID))
+		}
+		return err
+	}
+	if req.FromSnapshot == "" {
+		if err := s.setupHome(r.Context(), c.tenant, sb); err != nil {
+			s.ctrl.Delete(context.WithoutCancel(r.Context()), c.tenant, string(sb.ID))
+			return err
+		}
+	}
+	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	return nil
+}
+
+// homeSetup makes E2B's home, /home/user, the sandbox's /workspace (see
+// the package doc). Images without /home/user are left alone.
+const homeSetup = `if [ -d /home/user ] && [ ! -L /home/user ]; then cp -a /home/user/. /workspace/ && rm -rf /home/user && ln -s /workspace /home/user; fi`
+
+// setupHome runs homeSetup as root in the sandbox's container. Without a
+// container tier there is no /home/user to replace.
+func (s *Server) setupHome(ctx context.Context, tenant rung.TenantID, sb rung.Sandbox) error {
+	res, err := s.ctrl.Exec(ctx, tenant, string(sb.ID), rung.ExecRequest{Command: homeSetup, User: "root", Backend: rung.BackendContainer}, controller.ExecOptions{})
+	if rung.Code(err) == rung.CodeUnavailable {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return errors.New("set up /home/user: " + strings.TrimSpace(string(res.Stderr)))
+	}
+	return nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller) error {
+	sb, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, detailOf(sb))
+	return nil
+}
+
+// list serves both list endpoints: ?metadata= one URL-encoded "k=v&..."
+// string, ?state= comma-joined, ?limit=, ?nextToken= (the last id of the
+// previous page; the x-next-token header carries the next one).
+func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
+	q := r.URL.Query()
+	f := controller.ListFilter{}
+	if md := q.Get("metadata"); md != "" {
+		vals, err := url.ParseQuery(md)
+		if err != nil {
+			return rung.Errorf(rung.ErrInvalid, "malformed metadata filter")
+		}
+		want := map[string]string{}
+		for k, v := range vals {
+			want[k] = v[0]
+		}
+		if f.Labels, err = labelsOf(want); err != nil {
+			return rung.Errorf(rung.ErrInvalid, "%v", err)
+		}
+	}
+	states := map[string]bool{}
+	for st := range strings.SplitSeq(q.Get("state"), ",") {
+		if st != "" {
+			states[st] = true
+		}
+	}
+	limit := 100
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n <= 0 {
+			return rung.Errorf(rung.ErrInvalid, "limit must be a positive integer")
+		}
+		limit = min(n, 1000)
+	}
+	all, err := s.ctrl.List(r.Context(), c.tenant, f)
+	if err != nil {
+		return err
+	}
+	after := q.Get("nextToken")
+	out := []detailOut{}
+	for _, sb := range all {
+		if after != "" {
+			if string(sb.ID) == after {
+				after = ""
+			}
+			continue
+		}
+		d := detailOf(sb)
+		if len(states) > 0 && !states[d.State] {
+			continue
+		}
+		if len(out) == limit {
+			w.Header().Set("x-next-token", out[len(out)-1].SandboxID)
+			break
+		}
+		out = append(out, d)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) kill(w http.ResponseWriter, r *http.Request, c caller) error {
+	s.procs.dropSandbox(r.PathValue("id"))
+	if err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c caller) error {
+	var in struct {
+		Timeout int64 `json:"timeout"` // seconds
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	d := time.Duration(in.Timeout) * time.Second
+	if _, err := s.ctrl.Update(r.Context(), c.tenant, r.PathValue("id"), controller.UpdateRequest{ExpiresIn: &d}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) pause(w http.ResponseWriter, r *http.Request, c caller) error {
+	// rung's pause keeps files, not memory, whatever the caller asks.
+	if err := s.ctrl.Pause(r.Context(), c.tenant, r.PathValue("id"), false); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error {
+	sb, err := s.ctrl.Resume(r.Context(), c.tenant, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	return nil
+}
+
+// connect answers 200 for a running sandbox and resumes a paused one
+// (201); a timeout in the body moves the sandbox's end.
+func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error {
+	var in struct {
+		Timeout *int64 `json:"timeout"`
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	sb, err := s.ctrl.Get(r.Context(), c.tenant, id)
+	if err != nil {
+		return err
+	}
+	if in.Timeout != nil && *in.Timeout > 0 {
+		d := time.Duration(*in.Timeout) * time.Second
+		if sb, err = s.ctrl.Update(r.Context(), c.tenant, id, controller.UpdateRequest{ExpiresIn: &d}); err != nil {
+			return err
+		}
+	}
+	status := http.StatusOK
+	if sb.State == rung.StatePaused {
+		if sb, err = s.ctrl.Resume(r.Context(), c.tenant, id); err != nil {
+			return err
+		}
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	return nil
+}
