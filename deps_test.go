@@ -35,6 +35,7 @@ var ranks = map[string]rank{
 	"storage":         {1, "the pool and the file view, under both tiers"},
 	"store":           {1, "the metadata store; it knows rung's types and nothing above them"},
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},
+	"usage":           {1, "per-sandbox usage samples in bounded rings and the loop that takes them; it knows sandbox IDs and nothing above"},
 	"image":           {2, "image store and builders, for the container tier"},
 	"agent":           {2, "the in-container agent and its protocol, for the container tier"},
 	"network":         {2, "sandboxes' links and packet policy on the host (veth, nftables), under the container tier"},
@@ -50,6 +51,7 @@ var ranks = map[string]rank{
 	"containers":      {6, "the container tier's adapter: implements controller.ContainerTier, as store/sqlite implements store.Store"},
 	"client":          {6, "the Go SDK (see sdkOnly)"},
 	"networks":        {6, "the network tier: implements controller.NetworkTier and containers.Network over network and egress"},
+	"metrics":         {6, "Prometheus metrics over the controller's, the API's and the store's hooks; wired by cmd, imported by no one else"},
 	"mcp":             {7, "the MCP server: agents' tools over the Go SDK (client), as the CLI is, never around the API"},
 	"bench":           {7, "side-by-side benchmarks over every part"},
 	"cmd":             {8, "the binary: wires every part, the MCP server included"},
@@ -86,6 +88,7 @@ var modules = map[string]dep{
 	"connectrpc.com/connect":                 {[]string{"e2b"}, nil, "envd's Connect RPC services, served by e2b (stubs generated into e2b/envdpb)"},
 	"google.golang.org/protobuf":             {[]string{"e2b"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b"},
 	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
+	"github.com/prometheus/client_golang":    {[]string{"metrics"}, nil, "the /metrics registry and its text format; the API serves it as a plain http.Handler"},
 	"github.com/modelcontextprotocol/go-sdk": {[]string{"mcp"}, nil, "MCP sessions and tools are package mcp's (mcp/mcptest drives them from other packages' tests)"},
 	"github.com/google/jsonschema-go":        {[]string{"mcp"}, nil, "the MCP tools' input schemas (enums and bounds the SDK's inference cannot say)"},
 }

@@ -33,6 +33,8 @@ func TestTenantIsolation(t *testing.T) {
 		{"GET", "/v1/sandboxes/%s/events", ""},
 		{"POST", "/v1/sandboxes/%s/effects", `{"key":"k"}`},
 		{"GET", "/v1/sandboxes/%s/effects", ""},
+		{"GET", "/v1/sandboxes/%s/metrics", ""},
+		{"GET", "/v1/sandboxes/%s/metrics?start=2026-01-01T00:00:00Z", ""},
 	}
 	for _, rq := range reqs {
 		t.Run(rq.method+" "+rq.path, func(t *testing.T) {
@@ -66,7 +68,7 @@ func TestTenantIsolation(t *testing.T) {
 		t.Errorf("acme's file = %q after beta's attempts", r.body)
 	}
 	// Tenant tokens cannot administer.
-	for _, p := range []struct{ method, path, body string }{{"POST", "/v1/tenants", `{"name":"x"}`}, {"GET", "/v1/tenants", ""}, {"POST", "/v1/tokens", `{"tenant":"acme"}`}} {
+	for _, p := range []struct{ method, path, body string }{{"POST", "/v1/tenants", `{"name":"x"}`}, {"GET", "/v1/tenants", ""}, {"POST", "/v1/tokens", `{"tenant":"acme"}`}, {"GET", "/metrics", ""}} {
 		if r := e.call(t, e.beta, p.method, p.path, p.body); r.status != 403 {
 			t.Errorf("%s %s as tenant: %d, want 403", p.method, p.path, r.status)
 		}

@@ -42,7 +42,8 @@ func TestOpenAPISchemasMatchWire(t *testing.T) {
 		"SecretRequest": wire.SecretRequest{}, "Secret": wire.Secret{}, "SecretList": wire.SecretList{},
 		"ShareRequest": wire.ShareRequest{}, "Share": wire.Share{}, "ShareList": wire.ShareList{},
 		"NetworkPolicy": rung.NetworkPolicy{}, "NetworkRule": rung.NetworkRule{}, "HeaderRule": rung.HeaderRule{},
-		"NetworkLimits": rung.NetworkLimits{},
+		"NetworkLimits": rung.NetworkLimits{}, "UsageSample": wire.UsageSample{}, "SandboxMetrics": wire.SandboxMetrics{},
+		"SandboxUsage": wire.SandboxUsage{}, "UsageList": wire.UsageList{},
 	}
 	for name, v := range types {
 		schema, ok := doc.Components.Schemas[name]

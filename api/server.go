@@ -16,6 +16,7 @@ import (
 	"net/http/httputil"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
@@ -43,6 +44,15 @@ type Config struct {
 	// (it authenticates its own requests: package mcp's Handler); a
 	// preview host's /mcp is still the sandbox's.
 	MCP http.Handler
+	// Metrics, when set, serves GET /metrics (Prometheus's text format)
+	// to admin tokens; nil answers not_found.
+	Metrics http.Handler
+	// Observe, when set, is told of every request once it is answered:
+	// its route pattern ("GET /v1/sandboxes/{id}"; "/mcp" for the MCP
+	// endpoint, "preview" for a preview host, "unmatched" when no route
+	// matched, never the path), status code and time. It must be quick
+	// and safe for concurrent use.
+	Observe func(route string, code int, took time.Duration)
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -84,6 +94,8 @@ var routes = []route{
 	{pattern: "GET /v1/sandboxes/{id}/events", h: (*Server).events},
 	{pattern: "POST /v1/sandboxes/{id}/effects", h: (*Server).declareEffect},
 	{pattern: "GET /v1/sandboxes/{id}/effects", h: (*Server).listEffects},
+	{pattern: "GET /v1/sandboxes/{id}/metrics", h: (*Server).sandboxMetrics},
+	{pattern: "GET /v1/usage", h: (*Server).currentUsage},
 	{pattern: "POST /v1/sandboxes/{id}/start", h: (*Server).startContainer},
 	{pattern: "POST /v1/sandboxes/{id}/stop", h: (*Server).stopContainer},
 	{pattern: "GET /v1/sandboxes/{id}/ready", h: (*Server).waitReady},
@@ -114,6 +126,7 @@ var routes = []route{
 	{pattern: "POST /v1/tenants", admin: true, h: (*Server).createTenant},
 	{pattern: "GET /v1/tenants", admin: true, h: (*Server).listTenants},
 	{pattern: "POST /v1/tokens", admin: true, h: (*Server).createToken},
+	{pattern: "GET /metrics", admin: true, h: (*Server).metrics},
 }
 
 func init() {
@@ -145,18 +158,18 @@ func New(cfg Config) *Server {
 		s.mux.HandleFunc(rt.pattern, s.wrap(rt))
 	}
 	if cfg.MCP != nil {
-		s.mux.Handle("/mcp", cfg.MCP)
+		s.mux.HandleFunc("/mcp", s.observed("/mcp", cfg.MCP.ServeHTTP))
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("/", s.observed("unmatched", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, rung.Errorf(rung.ErrNotFound, "no such endpoint %s %s", r.Method, clip(r.URL.Path)))
-	})
+	}))
 	return s
 }
 
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id, port, ok := s.previewTarget(r.Host); ok {
-		s.servePreview(w, r, id, port)
+		s.observed("preview", func(w http.ResponseWriter, r *http.Request) { s.servePreview(w, r, id, port) })(w, r)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -165,7 +178,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // wrap adds the request ID, panic recovery, authentication and error
 // writing around a route's handler.
 func (s *Server) wrap(rt route) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+	return s.observed(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 		id := newRequestID()
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		w.Header().Set("X-Request-Id", id)
@@ -193,7 +206,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		if err := rt.h(s, w, r, c); err != nil {
 			s.writeError(w, r, err)
 		}
-	}
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -40,6 +40,7 @@ func (c *Controller) containerEvents() ContainerEvents {
 // alarm armed, a journal entry.
 func (c *Controller) containerStarted(sb rung.Sandbox, image string, took time.Duration) {
 	startMS := took.Milliseconds()
+	c.observeStart(false, took)
 	c.journal(c.ctx, sb.ID, rung.EntryContainerStarted, ContainerStarted{
 		Image: image, Isolation: sb.Isolation, StartMS: &startMS,
 	})

@@ -19,6 +19,7 @@ import (
 	"rung.dev/rung/shell"
 	"rung.dev/rung/storage"
 	"rung.dev/rung/store"
+	"rung.dev/rung/usage"
 )
 
 // Limits bound what callers may use. Zero fields take the defaults.
@@ -114,6 +115,12 @@ type Config struct {
 	// tenants' secrets at rest and signs shared port URLs. Nil: secrets
 	// and shares are unavailable.
 	Key []byte
+	// Observer is told what the controller does, for metrics; the zero
+	// value tells nobody.
+	Observer Observer
+	// Usage configures the sampling of sandboxes' resource use (see
+	// [UsageConfig]); it runs when the container tier can report it.
+	Usage UsageConfig
 }
 
 // Controller manages every sandbox of one daemon. It is safe for
@@ -134,6 +141,7 @@ type Controller struct {
 	wg     sync.WaitGroup // actor and alarm goroutines
 	wake   chan struct{}  // cap 1: the alarm goroutine should re-read the next alarm
 	warm   Spares         // nil: no spares
+	usage  *usage.Sampler // nil: the container tier reports no usage (usage.go)
 	snaps  snapshots      // snapshots in use, rollbacks in progress (snapshot.go)
 	tokens tokenCache     // verified API tokens (tokens.go)
 
@@ -194,6 +202,9 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	c.wg.Go(c.alarms) // stops when Close cancels c.ctx
 	if c.warm != nil {
 		c.wg.Go(func() { c.warm.Run(c.ctx) }) // stops when Close cancels c.ctx, after destroying the spares
+	}
+	if c.usage = c.newSampler(); c.usage != nil {
+		c.wg.Go(func() { c.usage.Run(c.ctx) }) // stops when Close cancels c.ctx
 	}
 	return c, rep, nil
 }

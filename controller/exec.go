@@ -102,6 +102,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	if runErr != nil {
 		ended.Error = rung.Code(runErr)
 	}
+	c.observeExec(d, o, runErr, dur)
 	endData, _ := json.Marshal(ended)
 	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: string(rung.EntryExecEnded), Journal: true, Data: endData})
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -77,6 +77,7 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 		hold.discard()
 		d.Backend = rung.BackendContainer
 		d.Reason = "isolate tier refused at run time: " + why + "; ran in the container"
+		d.Class = router.ClassFallThrough
 		if !r.streamedStdin {
 			stdin = bytes.NewReader(req.Stdin)
 		}

@@ -62,7 +62,8 @@ func checkFork(req ForkRequest) (int, error) {
 // files, containers and journals ("sandbox.forked" with the parent). A
 // write in one is never seen in another. Failures are per fork; the error
 // is for the request as a whole (ErrInvalid, ErrNotFound, the snapshot's).
-func (c *Controller) Fork(ctx context.Context, tenant rung.TenantID, ref string, req ForkRequest) ([]ForkOutcome, error) {
+func (c *Controller) Fork(ctx context.Context, tenant rung.TenantID, ref string, req ForkRequest) (outs []ForkOutcome, err error) {
+	defer func(start time.Time) { c.observeSnapshot(OpFork, start, err, forksMade(outs)) }(time.Now())
 	n, err := checkFork(req)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (c *Controller) Fork(ctx context.Context, tenant rung.TenantID, ref string,
 			c.log.WarnContext(ctx, "fork: snapshot left for reconcile", "snapshot", src.ID, "err", err)
 		}
 	}()
-	outs := c.forkAll(ctx, tenant, src, req, n, branch{forkOf: a.id, typ: rung.EntrySandboxForked, data: SandboxForked{Parent: a.id}})
+	outs = c.forkAll(ctx, tenant, src, req, n, branch{forkOf: a.id, typ: rung.EntrySandboxForked, data: SandboxForked{Parent: a.id}})
 	var made, failed []string
 	for _, o := range outs {
 		if o.Err != nil {
@@ -104,7 +105,8 @@ func (c *Controller) Fork(ctx context.Context, tenant rung.TenantID, ref string,
 // ForkSnapshot makes req.Count independent sandboxes from tenant's
 // snapshot snapRef, as a restore makes one (same image rule), and renews
 // the snapshot's retention.
-func (c *Controller) ForkSnapshot(ctx context.Context, tenant rung.TenantID, snapRef string, req ForkRequest) ([]ForkOutcome, error) {
+func (c *Controller) ForkSnapshot(ctx context.Context, tenant rung.TenantID, snapRef string, req ForkRequest) (outs []ForkOutcome, err error) {
+	defer func(start time.Time) { c.observeSnapshot(OpFork, start, err, forksMade(outs)) }(time.Now())
 	n, err := checkFork(req)
 	if err != nil {
 		return nil, err
@@ -117,7 +119,7 @@ func (c *Controller) ForkSnapshot(ctx context.Context, tenant rung.TenantID, sna
 	if snap.Image, err = c.restoreImage(tenant, snap, ""); err != nil {
 		return nil, err
 	}
-	outs := c.forkAll(ctx, tenant, snap, req, n, branch{origin: snap.ID, typ: rung.EntrySandboxForked,
+	outs = c.forkAll(ctx, tenant, snap, req, n, branch{origin: snap.ID, typ: rung.EntrySandboxForked,
 		data: SandboxForked{Parent: snap.Sandbox, Snapshot: snap.ID}})
 	c.renew(ctx, snap)
 	c.spareFor(snap.ID)
@@ -184,4 +186,15 @@ func parallel(n int, fn func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// forksMade counts the forks outs made.
+func forksMade(outs []ForkOutcome) int {
+	n := 0
+	for _, o := range outs {
+		if o.Err == nil {
+			n++
+		}
+	}
+	return n
 }

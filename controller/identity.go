@@ -149,7 +149,7 @@ func (c *Controller) route(a *actor, req rung.ExecRequest) (router.Decision, err
 	}
 	d := router.Route(rr, a.sh)
 	if why != "" && d.Err == nil {
-		d.Reason = why
+		d.Reason, d.Class = why, router.ClassUser
 	}
 	return d, nil
 }

@@ -98,6 +98,9 @@ func (c *Controller) checkNetwork(tenant rung.TenantID, p rung.NetworkPolicy) er
 
 // networkEgress journals what the network tier reports.
 func (c *Controller) networkEgress(id rung.SandboxID, typ rung.EntryType, e Egress) {
+	if c.cfg.Observer.Egress != nil {
+		c.cfg.Observer.Egress(typ, e)
+	}
 	c.journal(c.ctx, id, typ, e)
 }
 

@@ -133,7 +133,8 @@ func (c *Controller) undoBranch(ctx context.Context, sb store.Sandbox, cause err
 // createFromSnapshot is Create with req.FromSnapshot: a new sandbox whose
 // files and root filesystem changes are the snapshot's, on the snapshot's
 // image digest.
-func (c *Controller) createFromSnapshot(ctx context.Context, tenant rung.TenantID, req CreateRequest) (rung.Sandbox, error) {
+func (c *Controller) createFromSnapshot(ctx context.Context, tenant rung.TenantID, req CreateRequest) (_ rung.Sandbox, err error) {
+	defer func(start time.Time) { c.observeSnapshot(OpRestore, start, err, 0) }(time.Now())
 	snap, err := c.findSnapshot(ctx, tenant, req.FromSnapshot)
 	if err != nil {
 		return rung.Sandbox{}, err
@@ -213,7 +214,8 @@ func (c *Controller) haveImage(ref string) bool {
 // and sequence, and journals "sandbox.restored". The snapshot must be of
 // the sandbox's image digest (ErrConflict). Errors: ErrNotFound,
 // ErrInvalid, ErrConflict.
-func (c *Controller) Rollback(ctx context.Context, tenant rung.TenantID, ref, snapRef string) (rung.Sandbox, error) {
+func (c *Controller) Rollback(ctx context.Context, tenant rung.TenantID, ref, snapRef string) (_ rung.Sandbox, err error) {
+	defer func(start time.Time) { c.observeSnapshot(OpRollback, start, err, 0) }(time.Now())
 	snap, err := c.findSnapshot(ctx, tenant, snapRef)
 	if err != nil {
 		return rung.Sandbox{}, err

@@ -194,6 +194,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	}
 	// A matching spare gives the sandbox its id, subvolume and running
 	// container (warm.go).
+	claimed := time.Now()
 	spareImage := c.claimSpare(&sb)
 	sp := spareImage != "" // the sandbox takes a spare's id, subvolume and container
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {
@@ -237,6 +238,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String(), Warm: sp})
 	if sp {
 		c.adoptSpare(ctx, sb, spareImage)
+		c.observeStart(true, time.Since(claimed))
 	}
 	if !sb.ExpiresAt.IsZero() {
 		c.poke()
@@ -420,6 +422,9 @@ func (c *Controller) deleteLocked(ctx context.Context, a *actor, why string) err
 	}
 	if c.net != nil {
 		c.net.Forget(sb.ID)
+	}
+	if c.usage != nil {
+		c.usage.Forget(sb.ID)
 	}
 	c.log.InfoContext(ctx, "sandbox deleted", "sandbox", sb.ID, "tenant", sb.Tenant, "reason", why)
 	c.notify(sb.ID)

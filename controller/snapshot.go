@@ -86,7 +86,8 @@ func checkSnapshotRequest(name string, labels map[string]string, ttl time.Durati
 // midway leaves something start-up reconciliation removes and journals.
 // Errors: ErrInvalid, ErrNotFound, ErrExists (name taken), ErrLimit (the
 // tenant's snapshot count or bytes), ErrUnavailable (freeze impossible).
-func (c *Controller) Snapshot(ctx context.Context, tenant rung.TenantID, ref string, req SnapshotRequest) (rung.Snapshot, error) {
+func (c *Controller) Snapshot(ctx context.Context, tenant rung.TenantID, ref string, req SnapshotRequest) (_ rung.Snapshot, err error) {
+	defer func(start time.Time) { c.observeSnapshot(OpSnapshot, start, err, 0) }(time.Now())
 	if err := checkSnapshotRequest(req.Name, req.Labels, req.TTL); err != nil {
 		return rung.Snapshot{}, err
 	}

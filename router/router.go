@@ -34,14 +34,32 @@ type Request struct {
 // tier is missing, rung.ErrInvalid for a bad request).
 type Decision struct {
 	Backend rung.Backend
-	Reason  string
-	Err     error
+	Reason  string // why, in words, for the journal and the result
+	// Class is Reason's class, one of a fixed few (ClassChecked, ...):
+	// what metrics count by, where Reason is free text.
+	Class string
+	Err   error
 	// Program is the script as the check parsed and admitted it, for
 	// the isolate tier to run without parsing it again; nil unless auto
 	// chose the isolate tier. An exec run from it stops at a refusal at
 	// run time, so the caller can run it in the container instead.
 	Program *shell.Program
 }
+
+// The reason classes of a [Decision]: a bounded set, unlike its Reason.
+const (
+	ClassChecked     = "checked"     // auto: the isolate tier's check admitted every command
+	ClassUnsupported = "unsupported" // auto: the check found something the isolate tier cannot run faithfully
+	ClassRequested   = "requested"   // the caller asked for the backend
+	// ClassFallThrough is set by the caller, not by Route: an auto exec
+	// the isolate tier refused at run time, before any effect, ran in
+	// the container instead.
+	ClassFallThrough = "fallthrough"
+	// ClassUser is set by the caller too: an auto exec as a user other
+	// than the sandbox's, which only the container tier switches to.
+	ClassUser    = "user"
+	ClassInvalid = "invalid" // an unknown backend: nothing runs
+)
 
 // Route picks the tier for req. The isolate tier runs a script only when
 // isolate.Check accepts it; anything else goes to the container tier, and
@@ -52,26 +70,26 @@ func Route(req Request, isolate Checker) Decision {
 	case "", rung.BackendAuto:
 		p, err := isolate.CheckProgram(shell.CheckRequest{Script: req.Script, Dir: req.Dir, Env: req.Env, LookPath: req.LookPath})
 		if err == nil {
-			return Decision{Backend: rung.BackendIsolate, Reason: "isolate tier runs every command of this script", Program: p}
+			return Decision{Backend: rung.BackendIsolate, Reason: "isolate tier runs every command of this script", Class: ClassChecked, Program: p}
 		}
 		if !req.ContainerAvailable {
-			return Decision{Backend: rung.BackendContainer, Reason: "isolate tier cannot run it: " + err.Error(),
+			return Decision{Backend: rung.BackendContainer, Reason: "isolate tier cannot run it: " + err.Error(), Class: ClassUnsupported,
 				Err: rung.Errorf(rung.ErrUnavailable, "isolate tier cannot run this faithfully (%v) and the container tier is not available on this server", err)}
 		}
-		return Decision{Backend: rung.BackendContainer, Reason: "isolate tier cannot run it: " + err.Error()}
+		return Decision{Backend: rung.BackendContainer, Reason: "isolate tier cannot run it: " + err.Error(), Class: ClassUnsupported}
 	case rung.BackendIsolate:
 		// Explicitly requested: the shell itself refuses, at run time,
 		// whatever it cannot do faithfully, so the caller sees the exact
 		// unsupported command in the result.
-		return Decision{Backend: rung.BackendIsolate, Reason: "requested"}
+		return Decision{Backend: rung.BackendIsolate, Reason: "requested", Class: ClassRequested}
 	case rung.BackendContainer:
 		if !req.ContainerAvailable {
-			return Decision{Backend: rung.BackendContainer, Reason: "requested",
+			return Decision{Backend: rung.BackendContainer, Reason: "requested", Class: ClassRequested,
 				Err: rung.Errorf(rung.ErrUnavailable, "container tier not available on this server")}
 		}
-		return Decision{Backend: rung.BackendContainer, Reason: "requested"}
+		return Decision{Backend: rung.BackendContainer, Reason: "requested", Class: ClassRequested}
 	}
-	return Decision{Reason: "invalid backend", Err: rung.Errorf(rung.ErrInvalid, "unknown backend %q (want auto, isolate or container)", req.Backend)}
+	return Decision{Reason: "invalid backend", Class: ClassInvalid, Err: rung.Errorf(rung.ErrInvalid, "unknown backend %q (want auto, isolate or container)", req.Backend)}
 }
 
 // String returns the decision for logs.

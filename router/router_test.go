@@ -30,18 +30,19 @@ func TestRoute(t *testing.T) {
 		want      rung.Backend
 		wantErr   error
 		reasonHas string
+		class     string
 	}{
-		{"auto isolate", router.Request{Script: "echo hi", LookPath: basePath}, rung.BackendIsolate, nil, "isolate"},
-		{"auto explicit", router.Request{Script: "cat f", Backend: rung.BackendAuto, LookPath: basePath}, rung.BackendIsolate, nil, "isolate"},
-		{"auto container", router.Request{Script: "python3 x.py", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "python3"},
-		{"auto wrapped", router.Request{Script: "timeout 60 python3 x.py || echo failed", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "python3"},
-		{"auto tool not in image", router.Request{Script: "column -t f", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "column"},
-		{"auto env", router.Request{Script: "ls", Env: map[string]string{"PATH": "/opt/bin"}, ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "PATH"},
-		{"auto no container", router.Request{Script: "python3 x.py", LookPath: basePath}, rung.BackendContainer, rung.ErrUnavailable, "python3"},
-		{"isolate requested", router.Request{Script: "python3 x.py", Backend: rung.BackendIsolate}, rung.BackendIsolate, nil, "requested"},
-		{"container requested", router.Request{Script: "echo hi", Backend: rung.BackendContainer, ContainerAvailable: true}, rung.BackendContainer, nil, "requested"},
-		{"container unavailable", router.Request{Script: "echo hi", Backend: rung.BackendContainer}, rung.BackendContainer, rung.ErrUnavailable, "requested"},
-		{"bad backend", router.Request{Script: "echo hi", Backend: "gpu"}, "", rung.ErrInvalid, "invalid"},
+		{"auto isolate", router.Request{Script: "echo hi", LookPath: basePath}, rung.BackendIsolate, nil, "isolate", router.ClassChecked},
+		{"auto explicit", router.Request{Script: "cat f", Backend: rung.BackendAuto, LookPath: basePath}, rung.BackendIsolate, nil, "isolate", router.ClassChecked},
+		{"auto container", router.Request{Script: "python3 x.py", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "python3", router.ClassUnsupported},
+		{"auto wrapped", router.Request{Script: "timeout 60 python3 x.py || echo failed", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "python3", router.ClassUnsupported},
+		{"auto tool not in image", router.Request{Script: "column -t f", ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "column", router.ClassUnsupported},
+		{"auto env", router.Request{Script: "ls", Env: map[string]string{"PATH": "/opt/bin"}, ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "PATH", router.ClassUnsupported},
+		{"auto no container", router.Request{Script: "python3 x.py", LookPath: basePath}, rung.BackendContainer, rung.ErrUnavailable, "python3", router.ClassUnsupported},
+		{"isolate requested", router.Request{Script: "python3 x.py", Backend: rung.BackendIsolate}, rung.BackendIsolate, nil, "requested", router.ClassRequested},
+		{"container requested", router.Request{Script: "echo hi", Backend: rung.BackendContainer, ContainerAvailable: true}, rung.BackendContainer, nil, "requested", router.ClassRequested},
+		{"container unavailable", router.Request{Script: "echo hi", Backend: rung.BackendContainer}, rung.BackendContainer, rung.ErrUnavailable, "requested", router.ClassRequested},
+		{"bad backend", router.Request{Script: "echo hi", Backend: "gpu"}, "", rung.ErrInvalid, "invalid", router.ClassInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,6 +50,9 @@ func TestRoute(t *testing.T) {
 			d := router.Route(tc.req, isolate)
 			if d.Backend != tc.want || !errors.Is(d.Err, tc.wantErr) || (tc.wantErr == nil) != (d.Err == nil) {
 				t.Errorf("Route(%q) = %v, err %v; want %s, %v", tc.req.Script, d, d.Err, tc.want, tc.wantErr)
+			}
+			if d.Class != tc.class {
+				t.Errorf("Route(%q).Class = %q, want %q", tc.req.Script, d.Class, tc.class)
 			}
 			if !strings.Contains(d.Reason, tc.reasonHas) {
 				t.Errorf("Route(%q).Reason = %q, want it to mention %q", tc.req.Script, d.Reason, tc.reasonHas)

@@ -89,6 +89,9 @@ func testQuota(t *testing.T, p *storage.Pool) {
 	if u.Bytes > limit || u.Bytes < limit/2 {
 		t.Errorf("usage of the full sandbox = %d, want about %d and at most that", u.Bytes, limit)
 	}
+	if used, err := p.UsedBytes(ctx, "sbx_a"); err != nil || used != u.Bytes {
+		t.Errorf("UsedBytes = %d, %v; want Usage's Bytes, %d", used, err, u.Bytes)
+	}
 
 	// Freeing space makes room again.
 	must(t, r.Remove("/workspace/big"))

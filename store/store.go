@@ -49,6 +49,10 @@ type Store interface {
 	// ListSandboxes returns the sandboxes matching f, ordered by creation
 	// time then ID.
 	ListSandboxes(ctx context.Context, f Filter) ([]Sandbox, error)
+	// SandboxStates returns how many sandboxes are in each state, every
+	// tenant's (StateCreating and rung.StateDeleted rows too); a state no
+	// sandbox is in is absent.
+	SandboxStates(ctx context.Context) (map[rung.State]int, error)
 	// UpdateSandbox replaces the mutable fields (name, labels, state,
 	// idle timeout, TTL, alarms, updated time, origin) of an existing sandbox, or
 	// returns ErrNotFound. A name clash is ErrExists.

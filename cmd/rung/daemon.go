@@ -21,10 +21,12 @@ import (
 	"rung.dev/rung/e2b"
 	"rung.dev/rung/egress"
 	"rung.dev/rung/mcp"
+	"rung.dev/rung/metrics"
 	"rung.dev/rung/network"
 	"rung.dev/rung/networks"
 	"rung.dev/rung/shell"
 	"rung.dev/rung/storage"
+	"rung.dev/rung/store"
 	"rung.dev/rung/store/sqlite"
 )
 
@@ -88,6 +90,10 @@ type DaemonConfig struct {
 	Network *network.Config
 	// OpenNetworkTenants may use network mode open ("*": all).
 	OpenNetworkTenants []rung.TenantID
+	// Usage configures the per-sandbox usage sampler; the zero value
+	// samples every 5 seconds and keeps an hour. Tests shorten the
+	// interval.
+	Usage controller.UsageConfig
 	// netResolver and netRootCAs, in tests, resolve names for the egress
 	// proxies and verify the HTTPS servers they intercept for.
 	netResolver egress.Resolver
@@ -113,6 +119,9 @@ type Daemon struct {
 	// the API's port, and on a port of its own (ServeE2B).
 	e2b    *e2b.Server
 	e2bSrv *http.Server
+	// metrics counts what the controller, the API and the store report
+	// (GET /metrics; MetricsHandler).
+	metrics *metrics.Metrics
 	// liveRestore: Close leaves the containers running (DaemonConfig).
 	liveRestore bool
 	// links and networks are the network tier, nil when off.
@@ -144,7 +153,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{log: log, liveRestore: cfg.LiveRestore}
+	d := &Daemon{log: log, liveRestore: cfg.LiveRestore, metrics: metrics.New()}
 	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
 		return nil, err
 	}
@@ -152,7 +161,8 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		d.store.Close()
 		return nil, fmt.Errorf("open pool: %w", err)
 	}
-	ccfg := controller.Config{Store: d.store, Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes, Logger: log, Key: key}
+	ccfg := controller.Config{Store: store.Observe(d.store, d.metrics.Store), Pool: d.pool, Tools: cfg.Tools, Limits: cfg.Limits, Sizes: sizes,
+		Logger: log, Key: key, Observer: d.metrics.Controller(), Usage: cfg.Usage}
 	ccfg.Snapshots, ccfg.Fault = snaps, faultPoint()
 	if !cfg.NoContainers {
 		tc, why, err := openContainers(ctx, cfg, d.pool, log)
@@ -219,6 +229,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		log.InfoContext(ctx, "admin token created", "path", tokenPath)
 	}
 	d.Token = tok
+	d.metrics.Watch(d.ctrl)
 	// The MCP handler calls the API handler in-process with each caller's
 	// token, and the API handler serves it at /mcp.
 	var apiHandler *api.Server
@@ -230,7 +241,8 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 			return tenant, err
 		},
 	})
-	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp})
+	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
+		Metrics: d.metrics.Handler(), Observe: d.metrics.API})
 	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
@@ -278,6 +290,11 @@ func (d *Daemon) Active() int { return d.ctrl.Active() }
 
 // Handler returns the API handler.
 func (d *Daemon) Handler() http.Handler { return d.handler }
+
+// MetricsHandler serves the metrics without authentication, for
+// `rung serve --metrics-addr`'s listener; the API serves the same at GET
+// /metrics to admin tokens.
+func (d *Daemon) MetricsHandler() http.Handler { return d.metrics.Handler() }
 
 // Serve serves the API on ln until Shutdown or Close; after either it
 // returns at once.

@@ -62,6 +62,20 @@ func serveDaemon(t testing.TB, d *Daemon) string {
 	return ln.Addr().String()
 }
 
+// tenantClient makes tenant name through admin and returns a client of
+// the daemon at addr with a (non-admin) token of it.
+func tenantClient(t *testing.T, admin *client.Client, addr, name string) *client.Client {
+	t.Helper()
+	if _, err := admin.CreateTenant(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := admin.CreateToken(t.Context(), name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client.New(addr, client.WithToken(tok.Token))
+}
+
 func TestEndToEndSDK(t *testing.T) {
 	addr, token := startDaemon(t, t.TempDir())
 	ctx := t.Context()

@@ -166,7 +166,7 @@ func (n namesTo) LookupNetIP(ctx context.Context, network, host string) ([]netip
 func TestEgress(t *testing.T) {
 	lease := nettest.Take(t)
 	up := newUpstreamNet(t, lease)
-	c, _, addr := startContainerDaemonWith(t, DaemonConfig{
+	c, d, addr := startContainerDaemonWith(t, DaemonConfig{
 		Network:     &network.Config{Range: lease.Range, Table: lease.Table},
 		netResolver: namesTo{names: map[string]netip.Addr{"api.example.test": up.addr.Addr(), "other.example.test": up.addr.Addr()}},
 	})
@@ -248,6 +248,29 @@ func TestEgress(t *testing.T) {
 		if strings.Contains(string(e.Data), value) {
 			t.Errorf("journal entry %s holds the secret's value", e.Type)
 		}
+	}
+	// Metrics count each entry before it is journaled: at least what the
+	// journal held a moment ago (later connections may have ended since).
+	journaled := map[string]int{}
+	for _, e := range evs {
+		journaled[e.Type]++
+	}
+	m := scrape(t, addr, d.Token)
+	denied := m[`rung_egress_requests_total{decision="denied",kind="connection"}`] + m[`rung_egress_requests_total{decision="denied",kind="dns"}`] +
+		m[`rung_egress_requests_total{decision="denied",kind="request"}`]
+	t.Logf("egress journaled %v; counted %v allowed requests, %v allowed connections, %v denied", journaled,
+		m[`rung_egress_requests_total{decision="allowed",kind="request"}`], m[`rung_egress_requests_total{decision="allowed",kind="connection"}`], denied)
+	if got := m[`rung_egress_requests_total{decision="allowed",kind="request"}`]; got < float64(journaled["egress.request"]) || got < 2 {
+		t.Errorf("allowed egress requests counted %v; the journal holds %d", got, journaled["egress.request"])
+	}
+	if denied < float64(journaled["egress.denied"]) || denied == 0 {
+		t.Errorf("denied egress counted %v; the journal holds %d", denied, journaled["egress.denied"])
+	}
+	if got := m[`rung_egress_requests_total{decision="allowed",kind="connection"}`]; got < float64(journaled["egress.connection"]) {
+		t.Errorf("allowed egress connections counted %v; the journal holds %d", got, journaled["egress.connection"])
+	}
+	if journaled["egress.connection"] > 0 && (m[`rung_egress_bytes_total{decision="allowed",direction="in"}`] == 0 || m[`rung_egress_bytes_total{decision="allowed",direction="out"}`] == 0) {
+		t.Errorf("egress bytes not counted: %v in, %v out", m[`rung_egress_bytes_total{decision="allowed",direction="in"}`], m[`rung_egress_bytes_total{decision="allowed",direction="out"}`])
 	}
 
 	// Mode none on the running container: no route at all; egress again:

@@ -65,7 +65,7 @@ func newRoot() *cobra.Command {
 		newCreate(g), newLs(g), newRm(g), newExec(g),
 		newPut(g), newGet(g), newFiles(g), newCp(g),
 		newJournal(g), newEvents(g), newToken(g), newTenant(g),
-		newAgent(), newImage(), newMCP(g),
+		newAgent(), newImage(), newMCP(g), newTop(g),
 	)
 	root.AddCommand(newContainerVerbs(g)...)
 	root.AddCommand(newSnapshotVerbs(g)...)

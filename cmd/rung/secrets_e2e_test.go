@@ -66,14 +66,7 @@ func TestSecrets(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Name != "GITHUB_TOKEN" {
 		t.Errorf("ListSecrets = %+v, %v", list, err)
 	}
-	if _, err := c.CreateTenant(ctx, "other"); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := c.CreateToken(ctx, "other", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	oc := client.New(addr, client.WithToken(tok.Token))
+	oc := tenantClient(t, c, addr, "other")
 	if _, err := oc.GetSecret(ctx, "GITHUB_TOKEN"); !errors.Is(err, rung.ErrNotFound) {
 		t.Errorf("another tenant reads the secret: %v", err)
 	}

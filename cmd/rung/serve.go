@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -31,6 +32,7 @@ func newServe(g *globals) *cobra.Command {
 	var noNetwork bool
 	var netRange, netTable string
 	var openTenants []string
+	var metricsAddr string
 	var e2bAddr string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -93,6 +95,14 @@ func newServe(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if metricsAddr != "" {
+				_, stop, err := serveMetrics(d, metricsAddr, log)
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				defer stop()
+			}
 			log.Info("rung serving", "addr", ln.Addr().String(), "data", dataDir(data), "token_file", filepath.Join(dataDir(data), "token"))
 			errc := make(chan error, 2)         // one per listener
 			go func() { errc <- d.Serve(ln) }() // ends when Shutdown below runs
@@ -137,7 +147,28 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&keyFile, "key-file", "", "the server's secret key (32 bytes or more; seals tenants' secrets and signs shared port URLs); default <data>/server.key, made at the first start")
 	cmd.Flags().StringVar(&previewDomain, "preview-domain", "", "serve PORT-ID.DOMAIN as port PORT of sandbox sbx_ID (host-based preview URLs; needs a wildcard DNS name, and a wildcard certificate in front for HTTPS)")
 	cmd.Flags().StringVar(&publicURL, "public-url", "", "the API's address as clients reach it, for shared port URLs (default: each request's own scheme and host)")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "", "also serve GET /metrics (Prometheus) on this address without a token, for a scraper on a private network (the API's own /metrics needs an admin token)")
 	cmd.Flags().StringVar(&e2bAddr, "e2b-addr", "", "also serve the E2B SDK's API and envd on this address, without the /e2b/api and /e2b/envd prefixes (for the SDK's uploadUrl and downloadUrl); E2B_API_URL and E2B_SANDBOX_URL both point at it")
 	cmd.Flags().StringVar(&defaultImage, "default-image", "base", "image of sandboxes created without one; a built-in image (lite, base, debian) missing from the store is built at start (base: minutes, once; if it cannot be built, lite serves until it is)")
 	return cmd
+}
+
+// serveMetrics serves d's metrics, without authentication, at GET
+// /metrics on addr until the returned stop runs, which waits for the
+// server to end. It returns the address it listens on.
+func serveMetrics(d *Daemon, addr string, log *slog.Logger) (at string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", d.MetricsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	done := make(chan struct{})
+	go func() { // ends when stop closes srv
+		defer close(done)
+		srv.Serve(ln)
+	}()
+	log.Info("metrics serving", "addr", ln.Addr().String())
+	return ln.Addr().String(), func() { srv.Close(); <-done }, nil
 }

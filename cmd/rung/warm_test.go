@@ -70,6 +70,13 @@ func TestWarmPool(t *testing.T) {
 	if m := journalEntry(t, c, id, "container.started"); m["warm"] != true {
 		t.Errorf("container.started %v, want warm: true", m)
 	}
+	// The claim counts as a warm start, and the spare's own start (for
+	// no sandbox) as none.
+	if m := scrape(t, addr, d.Token); m[`rung_container_starts_total{kind="warm"}`] != 1 || m[`rung_container_starts_total{kind="cold"}`] != 0 ||
+		m[`rung_container_start_duration_seconds_count{kind="warm"}`] != 1 || m["rung_containers_running"] != 1 {
+		t.Errorf("after one warm claim: %v warm, %v cold starts, %v running", m[`rung_container_starts_total{kind="warm"}`],
+			m[`rung_container_starts_total{kind="cold"}`], m["rung_containers_running"])
+	}
 
 	// Files written through the API are in the container; the sandbox's
 	// env reaches its exec (replacing the image's PATH, not beside it);
@@ -107,14 +114,7 @@ func TestWarmPool(t *testing.T) {
 
 	// Tenant isolation is unchanged: another tenant cannot see the
 	// claimed sandbox, and its own warm create is invisible to the first.
-	if _, err := c.CreateTenant(ctx, "other"); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := c.CreateToken(ctx, "other", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := client.New(addr, client.WithToken(tok.Token))
+	other := tenantClient(t, c, addr, "other")
 	if _, err := other.Get(ctx, id); !errors.Is(err, rung.ErrNotFound) {
 		t.Errorf("other tenant's get: %v, want not_found", err)
 	}

@@ -112,6 +112,28 @@ func (db *DB) SandboxByName(ctx context.Context, tenant rung.TenantID, name stri
 	return s, err
 }
 
+// SandboxStates implements [store.Store].
+func (db *DB) SandboxStates(ctx context.Context) (map[rung.State]int, error) {
+	out := map[rung.State]int{}
+	err := db.read(ctx, func(tx tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT state, count(*) FROM sandboxes GROUP BY state`)
+		if err != nil {
+			return classify(err, "count sandboxes")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var state string
+			var n int
+			if err := rows.Scan(&state, &n); err != nil {
+				return classify(err, "count sandboxes")
+			}
+			out[rung.State(state)] = n
+		}
+		return classify(rows.Err(), "count sandboxes")
+	})
+	return out, err
+}
+
 // ListSandboxes implements [store.Store].
 func (db *DB) ListSandboxes(ctx context.Context, f store.Filter) ([]store.Sandbox, error) {
 	var where []string

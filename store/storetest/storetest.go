@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SandboxNames", testSandboxNames},
 		{"SandboxList", testSandboxList},
 		{"SandboxLimit", testSandboxLimit},
+		{"SandboxStates", testSandboxStates},
 		{"Execs", testExecs},
 		{"LoseExecs", testLoseExecs},
 		{"Events", testEvents},
@@ -225,6 +227,28 @@ func testSandboxList(t *testing.T, s store.Store) {
 				}
 			}
 		})
+	}
+}
+
+func testSandboxStates(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	got, err := s.SandboxStates(ctx)
+	must(t, err)
+	if len(got) != 0 {
+		t.Errorf("SandboxStates of an empty store = %v, want none", got)
+	}
+	tenant(t, s, "acme")
+	tenant(t, s, "beta")
+	sandbox(t, s, "acme", "a", nil)
+	sandbox(t, s, "beta", "b", nil)
+	c := sandbox(t, s, "beta", "c", nil)
+	c.State = rung.StateRunning
+	must(t, s.UpdateSandbox(ctx, c))
+	got, err = s.SandboxStates(ctx)
+	must(t, err)
+	want := map[rung.State]int{rung.StateReady: 2, rung.StateRunning: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("SandboxStates = %v, want %v", got, want)
 	}
 }
 
