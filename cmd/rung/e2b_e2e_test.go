@@ -172,8 +172,8 @@ func TestE2BWire(t *testing.T) {
 				exit = ev["end"].(map[string]any)
 			}
 		}
-		if stdout != "hi\n/workspace\nuser\n" || stderr != "err\n" {
-			t.Errorf("stdout %q, stderr %q; want \"hi\\n/workspace\\nuser\\n\", \"err\\n\"", stdout, stderr)
+		if stdout != "hi\n/home/user\nuser\n" || stderr != "err\n" {
+			t.Errorf("stdout %q, stderr %q; want \"hi\\n/home/user\\nuser\\n\", \"err\\n\"", stdout, stderr)
 		}
 		if exit == nil || exit["exitCode"] != float64(3) || exit["exited"] != true {
 			t.Errorf("end event %v, want exitCode 3", exit)
