@@ -23,7 +23,7 @@ import (
 // (echo and cat in-process, python3 in the container), and its output
 // chunks become data events as they come.
 type processService struct {
-	processconnect.UnimplementedProcessHandler // Update, StreamInput
+	processconnect.UnimplementedProcessHandler // StreamInput
 	s                                          *Server
 }
 
@@ -386,4 +386,18 @@ func (pr *proc) signaled() bool {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	return pr.killed
+}
+
+// Update resizes a PTY. rung starts no PTYs yet, so a process it finds
+// has none: failed_precondition, as envd answers for a process without
+// one; an unknown process is not_found.
+func (p *processService) Update(ctx context.Context, req *connect.Request[pb.UpdateRequest]) (*connect.Response[pb.UpdateResponse], error) {
+	c, err := p.s.envdCaller(ctx, req.Header())
+	if err != nil {
+		return nil, p.s.rpcError(ctx, err)
+	}
+	if _, err := p.s.procs.find(c.sandbox, req.Msg.GetProcess()); err != nil {
+		return nil, p.s.rpcError(ctx, err)
+	}
+	return nil, connect.NewError(connect.CodeFailedPrecondition, errors.New("the process has no PTY"))
 }

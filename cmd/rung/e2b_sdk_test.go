@@ -183,3 +183,37 @@ func TestE2BSDK(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkE2BSDK measures what an E2B SDK user waits for on a base
+// daemon, through the pinned SDK in Node: commands.run('echo hi') on a
+// running sandbox, files.write and files.read of 1 KiB, and
+// Sandbox.create to the first command's result (testdata/e2bsdk/bench.mjs,
+// RUNG_BENCH_N iterations per measure, default 200, per b.Loop
+// iteration; run it with -benchtime 1x). It reports p50 and p99 in ms.
+func BenchmarkE2BSDK(b *testing.B) {
+	sdk := e2bSDK(b)
+	ensureBase(b)
+	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
+	if _, err := c.CreateTenant(b.Context(), "acme"); err != nil {
+		b.Fatal(err)
+	}
+	key, err := c.CreateE2BKey(b.Context(), "acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var steps []sdkStep
+	for b.Loop() {
+		steps = runSDKScript(b, sdk, "bench.mjs", "E2B_API_URL=http://"+addr+"/e2b/api", "E2B_SANDBOX_URL=http://"+addr+"/e2b/envd", "E2B_API_KEY="+key.Token)
+	}
+	for _, s := range steps {
+		var q struct {
+			P50 float64 `json:"p50_ms"`
+			P99 float64 `json:"p99_ms"`
+		}
+		if s.Step == "done" || json.Unmarshal(s.Data, &q) != nil {
+			continue
+		}
+		b.ReportMetric(q.P50, s.Step+"-p50-ms")
+		b.ReportMetric(q.P99, s.Step+"-p99-ms")
+	}
+}
