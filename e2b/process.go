@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ import (
 // (echo and cat in-process, python3 in the container), and its output
 // chunks become data events as they come.
 type processService struct {
-	processconnect.UnimplementedProcessHandler // Update, SendInput, CloseStdin, StreamInput
+	processconnect.UnimplementedProcessHandler // StreamInput
 	s                                          *Server
 }
 
@@ -74,9 +75,21 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 	if err != nil {
 		return s.rpcError(ctx, err)
 	}
-	ereq := rung.ExecRequest{Command: line, Env: cfg.GetEnvs(), Dir: workspace}
+	ereq := rung.ExecRequest{Command: line, Env: maps.Clone(cfg.GetEnvs()), Dir: workspace}
 	if cfg.Cwd != nil {
 		ereq.Dir = sandboxPath(cfg.GetCwd())
+	}
+	// Commands start in the home, /home/user, a link to /workspace: with
+	// PWD naming the directory by its E2B path, bash's pwd prints
+	// /home/user as envd's does (the isolate tier leaves pwd and cd .. to
+	// the container then).
+	if p := e2bPath(ereq.Dir); p != ereq.Dir {
+		if _, set := ereq.Env["PWD"]; !set {
+			if ereq.Env == nil {
+				ereq.Env = map[string]string{}
+			}
+			ereq.Env["PWD"] = p
+		}
 	}
 	// The process outlives the request, as envd's does: a client that
 	// goes away does not end it; the deadline (Connect-Timeout-Ms, which
@@ -85,8 +98,14 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 	if !ok {
 		deadline = time.Now().Add(defaultProcessTimeout)
 	}
-	pr := s.procs.start(c.sandbox, cfg, req.Msg.Tag, deadline, func(pctx context.Context, pr *proc) {
-		res, err := s.ctrl.Exec(pctx, c.tenant, c.sandbox, ereq, controller.ExecOptions{Stream: func(ch controller.Chunk) {
+	var stdin *stdinPipe
+	opt := controller.ExecOptions{}
+	if req.Msg.GetStdin() {
+		stdin = newStdinPipe()
+		opt.Stdin = stdin
+	}
+	pr := s.procs.start(c.sandbox, startSpec{cfg: cfg, tag: req.Msg.Tag, deadline: deadline, stdin: stdin}, func(pctx context.Context, pr *proc) {
+		opt.Stream = func(ch controller.Chunk) {
 			d := &pb.ProcessEvent_DataEvent{}
 			if ch.Stream == "stderr" {
 				d.Output = &pb.ProcessEvent_DataEvent_Stderr{Stderr: ch.Data}
@@ -94,7 +113,8 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 				d.Output = &pb.ProcessEvent_DataEvent_Stdout{Stdout: ch.Data}
 			}
 			pr.add(&pb.ProcessEvent{Event: &pb.ProcessEvent_Data{Data: d}})
-		}})
+		}
+		res, err := s.ctrl.Exec(pctx, c.tenant, c.sandbox, ereq, opt)
 		pr.add(&pb.ProcessEvent{Event: &pb.ProcessEvent_End{End: endEvent(res, err, pr.signaled())}})
 	})
 	return follow(ctx, pr, 0, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.StartResponse{Event: ev}) })
@@ -217,6 +237,7 @@ type proc struct {
 	tag    *string
 	cfg    *pb.ProcessConfig
 	cancel context.CancelFunc
+	stdin  *stdinPipe // nil when Start asked for none
 
 	mu      sync.Mutex // guards the fields below
 	events  []*pb.ProcessEvent
@@ -225,13 +246,21 @@ type proc struct {
 	changed chan struct{} // closed and replaced at each change
 }
 
+// startSpec is what the table keeps of a process Start began.
+type startSpec struct {
+	cfg      *pb.ProcessConfig
+	tag      *string
+	deadline time.Time  // the process is killed then
+	stdin    *stdinPipe // nil: none; closed when the process ends
+}
+
 // start runs fn in a goroutine of the table's under a context that ends
-// at deadline or at kill, and returns the process.
-func (t *processTable) start(sandbox string, cfg *pb.ProcessConfig, tag *string, deadline time.Time, fn func(context.Context, *proc)) *proc {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+// at spec.deadline or at kill, and returns the process.
+func (t *processTable) start(sandbox string, spec startSpec, fn func(context.Context, *proc)) *proc {
+	ctx, cancel := context.WithDeadline(context.Background(), spec.deadline)
 	t.mu.Lock()
 	t.next++
-	pr := &proc{pid: t.next, tag: tag, cfg: cfg, cancel: cancel, changed: make(chan struct{})}
+	pr := &proc{pid: t.next, tag: spec.tag, cfg: spec.cfg, cancel: cancel, stdin: spec.stdin, changed: make(chan struct{})}
 	list := append(t.procs[sandbox], pr)
 	if n := len(list); n > maxEnded {
 		// Drop the oldest ended processes beyond the bound.
@@ -249,6 +278,9 @@ func (t *processTable) start(sandbox string, cfg *pb.ProcessConfig, tag *string,
 	t.wg.Go(func() { // ends when the exec returns: at its end, deadline or kill
 		defer cancel()
 		fn(ctx, pr)
+		if pr.stdin != nil {
+			pr.stdin.close() // a reader still waiting for input gets EOF
+		}
 		pr.finish()
 	})
 	return pr
@@ -354,4 +386,18 @@ func (pr *proc) signaled() bool {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	return pr.killed
+}
+
+// Update resizes a PTY. rung starts no PTYs yet, so a process it finds
+// has none: failed_precondition, as envd answers for a process without
+// one; an unknown process is not_found.
+func (p *processService) Update(ctx context.Context, req *connect.Request[pb.UpdateRequest]) (*connect.Response[pb.UpdateResponse], error) {
+	c, err := p.s.envdCaller(ctx, req.Header())
+	if err != nil {
+		return nil, p.s.rpcError(ctx, err)
+	}
+	if _, err := p.s.procs.find(c.sandbox, req.Msg.GetProcess()); err != nil {
+		return nil, p.s.rpcError(ctx, err)
+	}
+	return nil, connect.NewError(connect.CodeFailedPrecondition, errors.New("the process has no PTY"))
 }

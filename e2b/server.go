@@ -69,7 +69,7 @@ func New(cfg Config) *Server {
 	}
 	s.envd.HandleFunc("GET /files", s.readFile)
 	s.envd.HandleFunc("POST /files", s.writeFiles)
-	s.envd.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	s.envd.HandleFunc("GET /health", s.health)
 	s.envd.HandleFunc("/", unimplemented)
 	return s
 }
@@ -119,4 +119,22 @@ func clip(s string) string {
 type caller struct {
 	tenant  rung.TenantID
 	sandbox string
+}
+
+// health answers envd's GET /health: 204, or, as E2B's proxy does for a
+// sandbox that is gone, 502 when the E2b-Sandbox-Id header names a
+// sandbox the caller's tenant does not have (the SDK's isRunning reads
+// 502 as false). A request without the header is the daemon's own health.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("E2b-Sandbox-Id") != "" {
+		if _, err := s.envdCaller(r.Context(), r.Header); err != nil {
+			status := http.StatusBadGateway
+			if rung.Code(err) != rung.CodeNotFound {
+				status = statusOf[rung.Code(err)]
+			}
+			writeJSON(w, status, map[string]any{"code": status, "message": message(err)})
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

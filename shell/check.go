@@ -85,7 +85,7 @@ func (s *Shell) CheckProgram(req CheckRequest) (*Program, error) {
 	if dir == "" {
 		dir = "/workspace"
 	}
-	c := &checker{sh: s, lookPath: req.LookPath, dir: dir}
+	c := &checker{sh: s, lookPath: req.LookPath, dir: dir, logicalDir: logicalDir(req.Env, dir)}
 	c.file(f)
 	if c.err != nil {
 		return nil, c.err
@@ -121,6 +121,11 @@ type checker struct {
 	// dir is the working directory as far as the check can follow it
 	// (literal cd at the top level), or "" once it is not known.
 	dir string
+	// logicalDir: the environment's PWD names the working directory by
+	// another path (E2B's /home/user for /workspace, through a symbolic
+	// link in the container), which bash's pwd and cd .. follow and the
+	// isolate tier does not.
+	logicalDir bool
 	// stack is the path from the root to the node being visited.
 	stack []syntax.Node
 	// writes: a statement before the current one may change files (a
@@ -340,4 +345,12 @@ func (c *checker) inArith() bool {
 		}
 	}
 	return false
+}
+
+// logicalDir reports whether env's PWD names dir by another path. Bash
+// takes an inherited PWD that reaches the working directory as its
+// logical name: pwd prints it, cd .. leaves it by its parent.
+func logicalDir(env map[string]string, dir string) bool {
+	p, ok := env["PWD"]
+	return ok && path.Clean(p) != dir
 }

@@ -23,7 +23,7 @@ func init() {
 		":": any, "true": any, "false": any, "echo": any, "printf": checkPrintf,
 		"exit": any, "return": any, "break": any, "continue": any, "shift": any,
 		"test": paths, "[": paths, "let": any, "getopts": any,
-		"cd": checkCd, "pwd": flags("LP"), "read": checkRead, "mapfile": checkMapfile,
+		"cd": checkCd, "pwd": checkPwd, "read": checkRead, "mapfile": checkMapfile,
 		"readarray": checkMapfile, "set": checkSet, "shopt": checkShopt, "trap": checkTrap,
 		"unset": checkUnset, "eval": checkEval, "source": checkSource, ".": checkSource,
 		"exec": checkExec, "command": checkCommand, "builtin": checkBuiltin, "type": checkType,
@@ -90,6 +90,8 @@ func checkCd(c *checker, args []string) {
 		// $OLDPWD: where the script was, inside the view.
 	case strings.HasPrefix(rest[0], "-") && rest[0] != Unknown:
 		c.fail("cd %s", rest[0])
+	case c.logicalDir && !strings.HasPrefix(rest[0], "/"):
+		c.fail("cd to a relative path from a logical $PWD")
 	default:
 		c.pathArgs(rest)
 		if rest[0] != Unknown && !strings.HasPrefix(rest[0], "/") && !strings.HasPrefix(rest[0], ".") {
@@ -98,6 +100,17 @@ func checkCd(c *checker, args []string) {
 			return
 		}
 	}
+}
+
+// checkPwd admits pwd with -L and -P, unless the environment's PWD names
+// the directory by another path: bash prints that name, the isolate tier
+// the directory's own.
+func checkPwd(c *checker, args []string) {
+	if c.logicalDir {
+		c.fail("pwd of a logical $PWD")
+		return
+	}
+	flags("LP")(c, args)
 }
 
 // checkRead admits read without a timeout (-t), readline (-e, -i) or

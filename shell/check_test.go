@@ -101,3 +101,38 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckLogicalPWD: an inherited PWD that names the working directory
+// by another path (E2B's /home/user for /workspace) is what bash's pwd
+// prints and what its cd .. leaves; the isolate tier knows only the
+// directory, so those go to the container and the rest stays here.
+func TestCheckLogicalPWD(t *testing.T) {
+	sh := shell.New(shell.Config{})
+	tests := []struct {
+		name   string
+		script string
+		env    map[string]string
+		want   error
+	}{
+		{"pwd", "pwd", nil, nil},
+		{"pwd, same PWD", "pwd", map[string]string{"PWD": "/workspace"}, nil},
+		{"pwd, logical PWD", "pwd", map[string]string{"PWD": "/home/user"}, shell.ErrUnsupported},
+		{"pwd -P, logical PWD", "pwd -P", map[string]string{"PWD": "/home/user"}, shell.ErrUnsupported},
+		{"echo, logical PWD", "echo hi; echo \"$PWD\"", map[string]string{"PWD": "/home/user"}, nil},
+		{"cd .., logical PWD", "cd ..", map[string]string{"PWD": "/home/user"}, shell.ErrUnsupported},
+		{"cd sub, logical PWD", "cd sub", map[string]string{"PWD": "/home/user"}, shell.ErrUnsupported},
+		{"cd absolute, logical PWD", "cd /tmp", map[string]string{"PWD": "/home/user"}, nil},
+		{"cd sub, same PWD", "cd sub", map[string]string{"PWD": "/workspace"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := sh.CheckProgram(shell.CheckRequest{Script: tc.script, Dir: "/workspace", Env: tc.env})
+			switch {
+			case tc.want == nil && err != nil:
+				t.Errorf("CheckProgram(%q, PWD %q) = %v, want nil", tc.script, tc.env["PWD"], err)
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Errorf("CheckProgram(%q, PWD %q) = %v, want %v", tc.script, tc.env["PWD"], err, tc.want)
+			}
+		})
+	}
+}

@@ -34,7 +34,7 @@ func (r *runner) verifyScript(src, name string) (ok bool, status int) {
 	if p == nil {
 		return true, 0
 	}
-	c := &checker{sh: r.sh.sh, lookPath: p.lookPath, dir: r.dir}
+	c := &checker{sh: r.sh.sh, lookPath: p.lookPath, dir: r.dir, logicalDir: logicalDir(p.env, r.dir)}
 	f, err := parseScript(src)
 	if err == nil {
 		c.file(f)

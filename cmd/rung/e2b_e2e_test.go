@@ -172,8 +172,8 @@ func TestE2BWire(t *testing.T) {
 				exit = ev["end"].(map[string]any)
 			}
 		}
-		if stdout != "hi\n/workspace\nuser\n" || stderr != "err\n" {
-			t.Errorf("stdout %q, stderr %q; want \"hi\\n/workspace\\nuser\\n\", \"err\\n\"", stdout, stderr)
+		if stdout != "hi\n/home/user\nuser\n" || stderr != "err\n" {
+			t.Errorf("stdout %q, stderr %q; want \"hi\\n/home/user\\nuser\\n\", \"err\\n\"", stdout, stderr)
 		}
 		if exit == nil || exit["exitCode"] != float64(3) || exit["exited"] != true {
 			t.Errorf("end event %v, want exitCode 3", exit)
@@ -258,7 +258,10 @@ func TestE2BWire(t *testing.T) {
 		if errv, _ := end["error"].(map[string]any); len(msgs) != 0 || errv == nil || errv["code"] != "invalid_argument" {
 			t.Errorf("malformed message: messages %v, end %v; want none and invalid_argument", msgs, end)
 		}
-		for _, m := range []string{"process.Process/Nope", "nope.Service/Call", "process.Process/Update"} {
+		if _, out := e.unary(id, "process.Process/Update", `{"process":{"pid":1},"pty":{"size":{"cols":80,"rows":24}}}`); out["code"] != "not_found" {
+			t.Errorf("Update of an unknown process: %v, want not_found", out)
+		}
+		for _, m := range []string{"process.Process/Nope", "nope.Service/Call"} {
 			if _, out := e.unary(id, m, `{}`); out["code"] != "unimplemented" {
 				t.Errorf("%s: %v, want unimplemented", m, out)
 			}

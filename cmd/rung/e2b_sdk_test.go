@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"rung.dev/rung/internal/testenv"
+)
+
+// e2bSDKDir is testdata/e2bsdk: the package.json and package-lock.json
+// that pin the `e2b` npm package the tests drive, and the Node scripts.
+const e2bSDKDir = "testdata/e2bsdk"
+
+// e2bSDK installs the pinned E2B SDK (npm ci from testdata/e2bsdk's
+// lock file) into a cache shared across runs, next to the test image
+// cache, keyed by the lock file's hash, and returns the directory that
+// holds its node_modules. A run that finds it there installs nothing.
+// Two test processes that both miss the cache each install into a
+// temporary directory of their own and rename it into place; the loser
+// of the rename removes its copy and uses the winner's.
+func e2bSDK(t testing.TB) string {
+	t.Helper()
+	testenv.Require(t, "node", "npm")
+	lock, err := os.ReadFile(filepath.Join(e2bSDKDir, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg, err := os.ReadFile(filepath.Join(e2bSDKDir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
+	var pin struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(pkg, &pin); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(filepath.Dir(testenv.ImageCache), "e2b-npm")
+	dir := filepath.Join(root, "e2b-"+pin.Dependencies["e2b"]+"-"+hex.EncodeToString(sum[:6]))
+	marker := filepath.Join(dir, "node_modules", "e2b", "package.json")
+	if _, err := os.Stat(marker); err == nil {
+		return dir
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(root, ".install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	for name, b := range map[string][]byte{"package.json": pkg, "package-lock.json": lock} {
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci of the pinned E2B SDK: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(marker); serr != nil {
+			t.Fatalf("install the E2B SDK into %s: %v", dir, err)
+		}
+		// Another process installed it first.
+	}
+	return dir
+}
+
+// sdkStep is one line the Node scripts print: a step's name and whether
+// it did what the script expected, with what it saw when it did not.
+type sdkStep struct {
+	Step  string          `json:"step"`
+	OK    bool            `json:"ok"`
+	Error string          `json:"error,omitempty"`
+	Data  json.RawMessage `json:"data,omitempty"`
+}
+
+// runSDKScript runs the Node script testdata/e2bsdk/name with the SDK
+// of sdk and env, and returns the steps it reported.
+func runSDKScript(t testing.TB, sdk, name string, env ...string) []sdkStep {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join(e2bSDKDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Env = append(os.Environ(), append(env, "RUNG_E2B_SDK="+sdk)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var steps []sdkStep
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var s sdkStep
+		if json.Unmarshal(sc.Bytes(), &s) == nil && s.Step != "" {
+			steps = append(steps, s)
+		}
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("node %s: %v", name, err)
+		}
+		t.Errorf("node %s: %v\nstdout:\n%s\nstderr:\n%s", name, err, out, stderr.Bytes())
+	}
+	return steps
+}
+
+// serveE2BPort serves d's E2B surfaces without prefixes on a loopback
+// port, as `rung serve --e2b-addr` does, until d closes.
+func serveE2BPort(t testing.TB, d *Daemon) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { // ends when the daemon's Close shuts the E2B server down
+		defer close(done)
+		d.ServeE2B(ln)
+	}()
+	t.Cleanup(func() {
+		d.e2bSrv.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// TestE2BSDK drives a base daemon with the real E2B SDK (the npm package
+// pinned in testdata/e2bsdk) through its two ways in: E2B_API_URL and
+// E2B_SANDBOX_URL under the API's /e2b prefixes, and the --e2b-addr port
+// that serves both without them. testdata/e2bsdk/smoke.mjs says what each
+// step expects.
+func TestE2BSDK(t *testing.T) {
+	sdk := e2bSDK(t)
+	ensureBase(t)
+	c, d, addr := startContainerDaemonWith(t, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
+	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.CreateE2BKey(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2bAddr := serveE2BPort(t, d)
+	for _, tc := range []struct {
+		name     string
+		api, sbx string
+	}{
+		{"prefixed", "http://" + addr + "/e2b/api", "http://" + addr + "/e2b/envd"},
+		{"e2b-addr", "http://" + e2bAddr, "http://" + e2bAddr},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps := runSDKScript(t, sdk, "smoke.mjs", "E2B_API_URL="+tc.api, "E2B_SANDBOX_URL="+tc.sbx, "E2B_API_KEY="+key.Token)
+			if len(steps) == 0 {
+				t.Fatal("the script reported no steps")
+			}
+			for _, s := range steps {
+				if !s.OK {
+					t.Errorf("%s: %s (saw %s)", s.Step, s.Error, s.Data)
+				}
+			}
+			if last := steps[len(steps)-1]; last.Step != "done" {
+				t.Errorf("the script stopped after %q", last.Step)
+			}
+		})
+	}
+}
+
+// BenchmarkE2BSDK measures what an E2B SDK user waits for on a base
+// daemon, through the pinned SDK in Node: commands.run('echo hi') on a
+// running sandbox, files.write and files.read of 1 KiB, and
+// Sandbox.create to the first command's result (testdata/e2bsdk/bench.mjs,
+// RUNG_BENCH_N iterations per measure, default 200, per b.Loop
+// iteration; run it with -benchtime 1x). It reports p50 and p99 in ms.
+func BenchmarkE2BSDK(b *testing.B) {
+	sdk := e2bSDK(b)
+	ensureBase(b)
+	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
+	if _, err := c.CreateTenant(b.Context(), "acme"); err != nil {
+		b.Fatal(err)
+	}
+	key, err := c.CreateE2BKey(b.Context(), "acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var steps []sdkStep
+	for b.Loop() {
+		steps = runSDKScript(b, sdk, "bench.mjs", "E2B_API_URL=http://"+addr+"/e2b/api", "E2B_SANDBOX_URL=http://"+addr+"/e2b/envd", "E2B_API_KEY="+key.Token)
+	}
+	for _, s := range steps {
+		var q struct {
+			P50 float64 `json:"p50_ms"`
+			P99 float64 `json:"p99_ms"`
+		}
+		if s.Step == "done" || json.Unmarshal(s.Data, &q) != nil {
+			continue
+		}
+		b.ReportMetric(q.P50, s.Step+"-p50-ms")
+		b.ReportMetric(q.P99, s.Step+"-p99-ms")
+	}
+}

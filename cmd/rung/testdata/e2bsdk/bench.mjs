@@ -1,0 +1,58 @@
+// Latencies through the E2B SDK against rung, as cmd/rung's
+// BenchmarkE2BSDK runs it (same environment as smoke.mjs; RUNG_BENCH_N
+// iterations, default 200). Prints one JSON line per measure:
+// {"step", "ok": true, "data": {"n", "p50_ms", "p99_ms"}}.
+import { createRequire } from 'node:module'
+import path from 'node:path'
+
+const require = createRequire(path.join(process.env.RUNG_E2B_SDK, 'package.json'))
+const { Sandbox } = require('e2b')
+const n = Number(process.env.RUNG_BENCH_N || 200)
+
+function quantiles(ms) {
+  ms.sort((a, b) => a - b)
+  const at = (q) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]
+  return { n: ms.length, p50_ms: at(0.5), p99_ms: at(0.99) }
+}
+
+async function measure(step, count, fn) {
+  const ms = []
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now()
+    await fn(i)
+    ms.push(performance.now() - t0)
+  }
+  console.log(JSON.stringify({ step, ok: true, data: quantiles(ms) }))
+}
+
+// Sandbox.create until the first command's result, then kill (not timed).
+await measure('create_to_first_result', Math.max(3, Math.floor(n / 20)), async () => {
+  const s = await Sandbox.create('base', { timeoutMs: 300_000 })
+  const r = await s.commands.run('echo ready')
+  if (r.stdout !== 'ready\n') throw new Error(`first command: ${JSON.stringify(r)}`)
+  await s.kill()
+})
+
+const sbx = await Sandbox.create('base', { timeoutMs: 300_000 })
+for (let i = 0; i < 10; i++) await sbx.commands.run('echo hi') // warm the connection and the sandbox
+
+// The floor under every call: one envd request through the SDK that does
+// no work on the server (GET /health).
+await measure('is_running', n, async () => {
+  if (!(await sbx.isRunning())) throw new Error('not running')
+})
+
+await measure('commands_run_echo', n, async () => {
+  const r = await sbx.commands.run('echo hi')
+  if (r.stdout !== 'hi\n') throw new Error(`echo hi: ${JSON.stringify(r)}`)
+})
+
+const kib = 'x'.repeat(1024)
+await measure('files_write_read_1KiB', n, async (i) => {
+  await sbx.files.write(`/home/user/bench/${i % 16}.txt`, kib)
+  const back = await sbx.files.read(`/home/user/bench/${i % 16}.txt`)
+  if (back.length !== 1024) throw new Error(`read ${back.length} bytes`)
+})
+
+await sbx.kill()
+console.log(JSON.stringify({ step: 'done', ok: true }))
