@@ -28,6 +28,9 @@ want gawk gawk
 want xxd xxd
 want unshare util-linux
 want losetup mount
+want ip iproute2 # the network tests' upstream namespaces
+want node nodejs # the E2B SDK's end-to-end test
+want npm npm
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" != 0 ]; then
