@@ -216,6 +216,21 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		// (not adopted) go now.
 		d.networks.SweepUnadopted(ctx)
 	}
+	if d.networks != nil {
+		// The CAs of sandboxes deleted while no daemon ran go too.
+		n, err := d.networks.SweepCAs(func(id rung.SandboxID) (bool, error) {
+			_, err := d.store.GetSandbox(ctx, "", id)
+			if errors.Is(err, rung.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			log.WarnContext(ctx, "sweep sandbox CAs", "err", err)
+		} else if n > 0 {
+			log.InfoContext(ctx, "removed the CAs of sandboxes that no longer exist", "sandboxes", n)
+		}
+	}
 	if !d.Report.Empty() {
 		log.WarnContext(ctx, "start-up reconciliation fixed things", "report", d.Report)
 	}
