@@ -85,7 +85,8 @@ logout.addEventListener("click", () => {
   render();
 });
 window.addEventListener("rung:unauthenticated", () => {
-  if (!api.token()) return;
+  // On the login form (no view) the form itself says why.
+  if (!api.token() || !view) return;
   api.clearToken();
   if (view) { view.close(); view = null; }
   login("Your token was refused: log in again.");

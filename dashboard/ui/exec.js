@@ -59,25 +59,34 @@ export function shell(sandbox) {
     status.textContent = "running";
     prompt.textContent = ">";
     input.placeholder = "stdin: Enter sends a line, Ctrl-D closes it, Ctrl-C cancels";
+    // The command is over at its exit (or error) frame: the next line is
+    // a new command even if the socket has not closed yet.
     let ended = false;
-    running = openExec(sandbox, { command: line }, {
+    let session = null;
+    const finish = () => {
+      ended = true;
+      if (running !== session) return;
+      running = null;
+      status.textContent = "idle";
+      prompt.textContent = "$";
+      input.placeholder = "type a command and press Enter";
+    };
+    session = running = openExec(sandbox, { command: line }, {
       frame(f) {
+        if (ended) return;
         if (f.type === "stdout" || f.type === "stderr") term.write(f.data || "");
         else if (f.type === "exit") {
-          ended = true;
           const why = f.exit_reason && f.exit_reason !== "exit" ? " " + f.exit_reason : "";
           term.write(`\x1b[2m[exit ${f.exit_code}${why} · ${f.backend} · ${Math.round(f.duration_ms)} ms]\x1b[0m\n`);
+          finish();
         } else if (f.type === "error" && f.error) {
-          ended = true;
           term.write(`\x1b[31m[${f.error.code}: ${f.error.message}]\x1b[0m\n`);
+          finish();
         }
       },
       close() {
         if (!ended) term.write("\x1b[31m[connection closed]\x1b[0m\n");
-        running = null;
-        status.textContent = "idle";
-        prompt.textContent = "$";
-        input.placeholder = "type a command and press Enter";
+        finish();
       },
     });
   }

@@ -14,6 +14,17 @@ const tabs = ["terminal", "journal", "files", "processes", "snapshots", "network
 const maxRows = 2000; // journal rows kept in the page; older ones are dropped
 const maxView = 1 << 20; // bytes of a file the viewer shows
 
+// latest wraps an async drawing function so that only the newest call's
+// result is drawn: an older request that answers late (the tab's first
+// load after a snapshot's refresh) is dropped.
+function latest(fn) {
+  let gen = 0;
+  return async (...args) => {
+    const mine = ++gen;
+    return fn(() => mine === gen, ...args);
+  };
+}
+
 function report(err) {
   if (err && err.name === "AbortError") return;
   window.dispatchEvent(new CustomEvent("rung:error", { detail: err }));
@@ -54,6 +65,7 @@ export function sandboxView(main, crumbs, id, firstTab) {
         h("dt", { text: "execs" }), h("dd", {}, tierEl)));
     drawTier();
     if (current === "network") drawNetwork();
+    if (current === "processes") drawProcesses();
   }
 
   function drawTier() {
@@ -154,20 +166,21 @@ export function sandboxView(main, crumbs, id, firstTab) {
     h("table", { class: "list files" }, h("thead", {}, h("tr", {}, ["name", "size", "mode", "modified"].map((t) => h("th", { text: t })))), fbody),
     viewer));
 
-  async function drawFiles() {
+  const drawFiles = latest(async (fresh) => {
     const parts = dir.split("/").filter(Boolean);
     replace(pathEl, parts.map((p, i) => [h("button", { type: "button", class: "link", text: "/" + p,
       onclick: () => { dir = "/" + parts.slice(0, i + 1).join("/"); drawFiles(); } })]),
       " ", h("button", { type: "button", class: "link", text: "/tmp", onclick: () => { dir = "/tmp"; drawFiles(); } }));
     try {
       const list = await api.call("GET", api.sbx(id) + "/files/list?path=" + encodeURIComponent(dir), undefined, ctl.signal);
+      if (!fresh()) return;
       const files = list.files || [];
       const up = dir.split("/").slice(0, -1).join("/");
       replace(fbody,
         parts.length > 1 ? h("tr", {}, h("td", { colspan: "4" }, h("button", { type: "button", class: "link", text: "..", onclick: () => { dir = up; drawFiles(); } }))) : null,
         files.length ? files.map(fileRow) : h("tr", {}, h("td", { colspan: "4", class: "empty", text: "empty directory" })));
     } catch (err) { report(err); }
-  }
+  });
 
   function fileRow(f) {
     const open = () => { if (f.type === "dir") { dir = f.path; drawFiles(); } else view(f); };
@@ -207,9 +220,16 @@ export function sandboxView(main, crumbs, id, firstTab) {
     } catch (err) { report(err); }
   });
 
-  async function drawProcesses() {
+  const drawProcesses = latest(async (fresh) => {
+    // Processes live in the container: without one there are none to
+    // list (the API answers conflict), and starting one starts it.
+    // refresh() draws them again once the sandbox is known.
+    const none = () => replace(pbody, h("tr", {}, h("td", { colspan: "5", class: "empty", text: "The container is not running: starting a process starts it." })));
+    if (!sb) return;
+    if (sb.state !== "running") return none();
     try {
       const list = await api.call("GET", api.sbx(id) + "/processes", undefined, ctl.signal);
+      if (!fresh()) return;
       const ps = Array.isArray(list) ? list : [];
       replace(pbody, ps.length ? ps.map((p) => h("tr", {},
         h("td", { class: "mono" }, h("button", { type: "button", class: "link", text: p.id, onclick: () => output(p) })),
@@ -218,8 +238,11 @@ export function sandboxView(main, crumbs, id, firstTab) {
         h("td", { text: when(p.started) }),
         h("td", {}, p.running ? h("button", { type: "button", text: "SIGTERM", onclick: () => signal(p) }) : null)))
         : h("tr", {}, h("td", { colspan: "5", class: "empty", text: "no background processes" })));
-    } catch (err) { report(err); }
-  }
+    } catch (err) {
+      if (err instanceof api.ApiError && err.code === "conflict") none(); // it stopped meanwhile
+      else report(err);
+    }
+  });
 
   async function signal(p) {
     try { await api.call("POST", api.sbx(id) + "/processes/" + encodeURIComponent(p.id) + "/signal?signal=SIGTERM", undefined, ctl.signal); }
@@ -241,17 +264,24 @@ export function sandboxView(main, crumbs, id, firstTab) {
   }
   closers.push(() => pctl && pctl.abort());
 
-  // Snapshots and lineage.
-  async function drawSnapshots() {
+  // Snapshots and lineage. A snapshot's parent is the snapshot its
+  // sandbox was restored or forked from, so the tenant's snapshots form a
+  // forest across sandboxes; the tab shows the trees that hold one of
+  // this sandbox's snapshots, with the others' sandboxes linked.
+  const drawSnapshots = latest(async (fresh) => {
     try {
-      const list = await api.call("GET", "/snapshots?limit=1000&sandbox=" + encodeURIComponent(id), undefined, ctl.signal);
-      const snaps = list.snapshots || [];
+      const list = await api.call("GET", "/snapshots?limit=1000", undefined, ctl.signal);
+      if (!fresh()) return;
+      const all = list.snapshots || [];
+      const me = sb ? sb.id : id;
+      const mine = all.filter((s) => s.sandbox === me);
       replace(panels.snapshots,
-        h("div", { class: "toolbar" }, h("h3", { text: "Snapshots" }), h("span", { class: "count", id: "snapshot-count", text: String(snaps.length) })),
+        h("div", { class: "toolbar" }, h("h3", { text: "Snapshots" }), h("span", { class: "count", id: "snapshot-count", text: String(mine.length) }),
+          list.next ? h("span", { class: "note", text: "(lineage from the tenant's first 1,000 snapshots)" }) : null),
         lineage(),
-        snaps.length ? h("ul", { class: "tree", id: "snapshot-tree" }, tree(snaps)) : h("p", { class: "empty", text: "no snapshots yet" }));
+        mine.length ? h("ul", { class: "tree", id: "snapshot-tree" }, tree(all, me)) : h("p", { class: "empty", text: "no snapshots yet" }));
     } catch (err) { report(err); }
-  }
+  });
 
   function lineage() {
     const items = [];
@@ -265,9 +295,9 @@ export function sandboxView(main, crumbs, id, firstTab) {
     return items.length ? h("ul", { class: "lineage", id: "lineage" }, items) : null;
   }
 
-  // tree nests snapshots under their parent (the snapshot taken before
-  // them); one whose parent is not in the list is a root.
-  function tree(snaps) {
+  // tree nests snapshots under their parent; one whose parent is not in
+  // the list is a root. Only trees holding one of me's snapshots are shown.
+  function tree(snaps, me) {
     const ids = new Set(snaps.map((s) => s.id));
     const kids = new Map();
     for (const s of snaps) {
@@ -275,19 +305,31 @@ export function sandboxView(main, crumbs, id, firstTab) {
       if (!kids.has(p)) kids.set(p, []);
       kids.get(p).push(s);
     }
+    const holds = new Map(); // id -> whether its subtree has one of me's
     const seen = new Set();
-    const node = (s) => {
-      if (seen.has(s.id)) return null; // a cycle would be a server bug; never loop on it
+    const walk = (s) => {
+      if (seen.has(s.id)) return false; // a cycle would be a server bug: never loop on it
       seen.add(s.id);
+      let v = s.sandbox === me;
+      for (const k of kids.get(s.id) || []) v = walk(k) || v;
+      holds.set(s.id, v);
+      return v;
+    };
+    const roots = kids.get("") || [];
+    roots.forEach(walk);
+    const node = (s) => {
+      if (!holds.get(s.id)) return null;
       const children = (kids.get(s.id) || []).map(node).filter(Boolean);
-      return h("li", { dataset: { id: s.id } },
+      const other = s.sandbox !== me;
+      return h("li", { class: other ? "other" : "mine", dataset: { id: s.id } },
         h("span", { class: "mono snap", text: s.name ? `${s.name} (${s.id})` : s.id }),
+        other ? [" of ", s.sandbox ? h("a", { href: route("s", s.sandbox), class: "mono", text: s.sandbox }) : "an import"] : null,
         h("span", { class: "note", text: ` ${when(s.created_at)} · ${bytes(s.size_bytes)} · ${s.consistency || ""}${s.pinned ? " · pinned" : ""}` }),
         " ", h("button", { type: "button", class: "small", text: "Fork", onclick: () => fork(s) }),
-        h("button", { type: "button", class: "small", text: "Roll back", onclick: () => rollback(s) }),
+        other ? null : h("button", { type: "button", class: "small", text: "Roll back", onclick: () => rollback(s) }),
         children.length ? h("ul", {}, children) : null);
     };
-    return (kids.get("") || []).map(node);
+    return roots.map(node).filter(Boolean);
   }
 
   async function fork(s) {
