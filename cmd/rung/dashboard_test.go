@@ -141,7 +141,9 @@ func TestDashboard(t *testing.T) {
 	shot("06-snapshot")
 	b.click(ctx, "#snapshot-tree li.mine button.small")
 	sctx, done = step(2 * time.Minute)
-	b.waitFor(sctx, "the fork's page", fmt.Sprintf(`location.hash.startsWith("#/s/") && !location.hash.includes(%q) && document.querySelector("#summary dl")`, sb.ID))
+	// The page shows the fork once its summary names the sandbox the
+	// location does (until then the parent's page may still be up).
+	b.waitFor(sctx, "the fork's page", fmt.Sprintf(`location.hash.startsWith("#/s/") && !location.hash.includes(%q) && document.querySelector("#summary dd")?.textContent === location.hash.split("/")[2]`, sb.ID))
 	done()
 	b.click(ctx, "#tab-snapshots")
 	b.click(ctx, "#snapshot")
@@ -153,7 +155,7 @@ func TestDashboard(t *testing.T) {
 	// A background process and its output (in the container tier).
 	b.navigate(ctx, base+"/#/s/"+string(sb.ID)+"/processes")
 	sctx, done = step(time.Minute)
-	b.waitFor(sctx, "the processes tab", `document.querySelector("#proc-command") && !document.querySelector("#panel-processes").hidden`)
+	b.waitFor(sctx, "the processes tab", fmt.Sprintf(`document.querySelector("#summary dd")?.textContent === %q && !document.querySelector("#panel-processes").hidden`, sb.ID))
 	done()
 	b.typeInto(ctx, "#proc-command", "echo from-a-process; echo to-stderr >&2")
 	b.pressEnter(ctx)

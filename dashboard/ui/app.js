@@ -11,6 +11,7 @@ const banner = document.getElementById("error");
 const logout = document.getElementById("logout");
 
 let view = null; // the view shown: {close(), sandbox?, tab?(name)}
+let renders = 0; // counts navigations, so a late module load is not shown over a newer page
 
 // showError puts err in the banner until the next navigation or dismissal.
 export function showError(err) {
@@ -67,13 +68,16 @@ async function render() {
   if (parts[0] === "s" && parts[1]) {
     const tab = parts[2] || "terminal";
     if (view && view.sandbox === parts[1]) return view.tab(tab);
-    if (view) view.close();
+    if (view) { view.close(); view = null; }
     // Loaded on first use: the sandboxes list, the first page, needs
     // none of it.
+    const gen = ++renders;
     const { sandboxView } = await import("./sandbox.js");
+    if (gen !== renders) return; // another navigation came meanwhile
     view = sandboxView(main, crumbs, parts[1], tab);
     return;
   }
+  renders++;
   if (view) view.close();
   replace(crumbs);
   view = listView(main);
