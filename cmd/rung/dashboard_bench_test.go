@@ -102,7 +102,7 @@ func BenchmarkDashboard(b *testing.B) {
 			ms = append(ms, t)
 			if os.Getenv("RUNG_BENCH_DASHBOARD_TRACE") != "" {
 				var tr any
-				br.eval(ctx, `[performance.getEntriesByType("navigation")[0], ...performance.getEntriesByType("resource")].map((e) => [e.name, Math.round(e.startTime), Math.round(e.responseEnd)])`, &tr)
+				br.eval(ctx, `[performance.getEntriesByType("navigation")[0], ...performance.getEntriesByType("resource")].map((e) => [e.name.replace(location.origin, ""), Math.round(e.startTime), Math.round(e.requestStart), Math.round(e.responseStart), Math.round(e.responseEnd), Math.round(e.domInteractive || 0)])`, &tr)
 				b.Logf("%v", tr)
 			}
 		}
