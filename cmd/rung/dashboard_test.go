@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,5 +206,77 @@ func checkHeaders(t *testing.T, base string) {
 		if got := res.Header.Get(k); got != want {
 			t.Errorf("GET / %s = %q, want %q", k, got, want)
 		}
+	}
+}
+
+// TestTerminalRenderer runs the dashboard's terminal renderer
+// (dashboard/ui/term.js) in headless Chromium over a table of output and
+// the screen it must leave, and checks that colours become classes.
+func TestTerminalRenderer(t *testing.T) {
+	testenv.Require(t, "chromium")
+	t.Parallel()
+	srv := httptest.NewServer(dashboard.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	b := startBrowser(t, 800, 600)
+	b.navigate(ctx, srv.URL+"/")
+	b.waitFor(ctx, "the page", `document.querySelector("#token")`)
+	tests := []struct {
+		name   string
+		writes []string // written one after another
+		want   string   // Terminal.text(): lines, trailing blanks trimmed
+	}{
+		{"lines", []string{"a\nb\n"}, "a\nb"},
+		{"carriage return", []string{"abc\rX"}, "Xbc"},
+		{"backspace", []string{"abc\b\bX"}, "aXc"},
+		{"erase by backspace", []string{"ab\b \b"}, "a"},
+		{"tab", []string{"a\tb"}, "a       b"},
+		{"wrap at the width", []string{"0123456789AB"}, "0123456789\nAB"},
+		{"colours are not text", []string{"\x1b[1;31mred\x1b[0m plain"}, "red plain"},
+		{"a sequence split across writes", []string{"x\x1b[3", "1my"}, "xy"},
+		{"cursor back and erase to end of line", []string{"12345\x1b[3D\x1b[K"}, "12"},
+		{"erase line", []string{"abc\x1b[2K\rd"}, "d"},
+		{"cursor up", []string{"l1\nl2\x1b[1Ax"}, "l1x\nl2"},
+		{"clear screen and scrollback", []string{"old\nstuff\x1b[H\x1b[2J\x1b[3Jnew"}, "new"},
+		{"clear screen keeps scrollback", []string{"old\x1b[H\x1b[2Jnew"}, "old\nnew"},
+		{"cursor position", []string{"\x1b[2;3Hx"}, "\n  x"},
+		{"title (OSC) is ignored", []string{"\x1b]0;title\x07ok\x1b]2;t\x1b\\!"}, "ok!"},
+		{"unknown sequences are ignored", []string{"\x1b[?25l\x1b[?2004hA\x1b=B"}, "AB"},
+		{"markup is text", []string{"<b>x</b>"}, "<b>x</b>"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			writes, _ := json.Marshal(tc.writes)
+			var got string
+			js := `(async () => { const { Terminal } = await import("/ui/term.js");
+				const t = new Terminal(document.createElement("div"), { cols: 10, rows: 5 });
+				for (const w of ` + string(writes) + `) t.write(w);
+				return t.text(); })()`
+			if err := b.eval(ctx, js, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("text after %q = %q, want %q", tc.writes, got, tc.want)
+			}
+		})
+	}
+	// Rendered: colours are classes on spans of text, the cursor a span.
+	var spans []string
+	js := `(async () => { const { Terminal } = await import("/ui/term.js");
+		const el = document.createElement("div");
+		const t = new Terminal(el, { cols: 40, rows: 5 });
+		t.write("a\x1b[31mred\x1b[1;42mboth\x1b[0m<i>");
+		await new Promise((r) => setTimeout(r, 0)); // the render is on a timer
+		return [...el.querySelectorAll("span")].map((s) => s.className + ":" + s.textContent); })()`
+	if err := b.eval(ctx, js, &spans); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{":a", "f1:red", "f1 b2 tb:both", ":<i>", "cur: "}
+	if fmt.Sprint(spans) != fmt.Sprint(want) {
+		t.Errorf("spans = %q, want %q", spans, want)
+	}
+	if f := b.pageFaults(); len(f) > 0 {
+		t.Errorf("the page reported faults: %q", f)
 	}
 }

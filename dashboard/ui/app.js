@@ -61,6 +61,7 @@ async function render() {
     try { return decodeURIComponent(p); } catch (_) { return ""; }
   });
   if (!api.token()) {
+    renders++;
     if (view) { view.close(); view = null; }
     return login();
   }
