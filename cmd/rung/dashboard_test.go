@@ -173,14 +173,20 @@ func TestDashboard(t *testing.T) {
 	done()
 	b.click(ctx, "#tab-metrics")
 	sctx, done = step(time.Minute)
+	// The container runs (the process started it): the server samples it
+	// every 5 s and the tab reads the samples every 5 s.
 	b.waitFor(sctx, "the usage panel", `document.querySelector("#panel-metrics h3")`)
+	done()
+	sctx, done = step(2 * time.Minute)
+	b.waitFor(sctx, "a usage sample", `document.querySelector("#usage dd")?.textContent.endsWith(")")`)
 	done()
 	shot("09-metrics")
 
-	// Back on the list, with both sandboxes.
+	// Back on the list, with both sandboxes and the running one's usage.
 	b.click(ctx, "#bar .brand")
-	sctx, done = step(time.Minute)
+	sctx, done = step(2 * time.Minute)
 	b.waitFor(sctx, "two sandboxes listed", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 2`)
+	b.waitFor(sctx, "the running sandbox's memory", fmt.Sprintf(`document.querySelector("#sandbox-rows tr[data-id='%s'] td:nth-child(7)")?.textContent.endsWith("B")`, sb.ID))
 	done()
 	shot("10-list")
 	if f := b.pageFaults(); len(f) > 0 {
