@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,9 +23,14 @@ import (
 func TestDashboardMount(t *testing.T) {
 	c := controllertest.New(t, controller.Config{})
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("page " + r.URL.Path)) })
+	var mu sync.Mutex
 	var routes []string
 	srv := httptest.NewServer(api.New(api.Config{Controller: c, Dashboard: page, PreviewDomain: "preview.test",
-		Observe: func(route string, code int, took time.Duration) { routes = append(routes, route) }}))
+		Observe: func(route string, code int, took time.Duration) {
+			mu.Lock()
+			routes = append(routes, route)
+			mu.Unlock()
+		}}))
 	defer srv.Close()
 	tests := []struct {
 		name, method, path, host string
@@ -65,8 +71,10 @@ func TestDashboardMount(t *testing.T) {
 			}
 		})
 	}
-	if routes[0] != "dashboard" {
-		t.Errorf("Observe route of GET / = %q, want dashboard", routes[0])
+	mu.Lock()
+	defer mu.Unlock()
+	if len(routes) == 0 || routes[0] != "dashboard" {
+		t.Errorf("Observe routes %q: want GET / first, as dashboard", routes)
 	}
 }
 
