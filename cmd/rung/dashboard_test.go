@@ -21,7 +21,8 @@ import (
 // sandbox, run commands in the terminal and see their output (colours
 // included), watch the journal follow new execs, browse files with
 // hostile names, take snapshots and fork one (the lineage tree), run a
-// background process and read its output. Screenshots of each step are
+// background process and read its output, see its container's usage
+// samples, and page through the list. Screenshots of each step are
 // kept (see artifactDir). Any uncaught exception, console error or
 // Content-Security-Policy violation in the page fails the test.
 func TestDashboard(t *testing.T) {
@@ -189,6 +190,20 @@ func TestDashboard(t *testing.T) {
 	b.waitFor(sctx, "the running sandbox's memory", fmt.Sprintf(`document.querySelector("#sandbox-rows tr[data-id='%s'] td:nth-child(7)")?.textContent.endsWith("B")`, sb.ID))
 	done()
 	shot("10-list")
+
+	// The list is paged: 50 rows, then "Show more".
+	for i := range 53 {
+		if _, err := c.Create(ctx, client.CreateRequest{Name: fmt.Sprintf("page-%02d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sctx, done = step(2 * time.Minute)
+	b.waitFor(sctx, "the first page of 50", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 50 && !document.querySelector("#more").hidden`)
+	done()
+	b.click(ctx, "#more")
+	sctx, done = step(time.Minute)
+	b.waitFor(sctx, "all 55 after Show more", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 55 && document.querySelector("#more").hidden`)
+	done()
 	if f := b.pageFaults(); len(f) > 0 {
 		t.Errorf("the page reported faults:\n%s", strings.Join(f, "\n"))
 	}
