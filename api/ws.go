@@ -17,7 +17,10 @@ import (
 // [ExecRequest], then optional [WSInput] stdin messages; the server sends
 // [Frame] chunks and a final "exit" or "error" frame, then closes.
 func (s *Server) execWS(w http.ResponseWriter, r *http.Request, c caller) error {
-	conn, err := websocket.Accept(w, r, nil)
+	// A browser that offered subprotocols fails the handshake unless one
+	// is selected: "rung" when offered (the dashboard offers it beside
+	// its token), none for other clients.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{wsSubprotocol}})
 	if err != nil {
 		return nil // Accept has written the response
 	}

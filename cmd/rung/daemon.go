@@ -18,6 +18,7 @@ import (
 	"rung.dev/rung/api"
 	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/dashboard"
 	"rung.dev/rung/e2b"
 	"rung.dev/rung/egress"
 	"rung.dev/rung/mcp"
@@ -257,7 +258,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		},
 	})
 	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
-		Metrics: d.metrics.Handler(), Observe: d.metrics.API})
+		Metrics: d.metrics.Handler(), Observe: d.metrics.API, Dashboard: dashboard.Handler()})
 	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
