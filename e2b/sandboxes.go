@@ -284,7 +284,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request, c caller) error {
+	// Only the caller's own sandbox's processes and watchers are dropped.
+	if _, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id")); err != nil {
+		return err
+	}
 	s.procs.dropSandbox(r.PathValue("id"))
+	s.watches.dropSandbox(r.PathValue("id"))
 	if err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id")); err != nil {
 		return err
 	}

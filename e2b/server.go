@@ -37,6 +37,9 @@ type Server struct {
 	envd *http.ServeMux
 	// procs are the commands Start began, by sandbox.
 	procs *processTable
+	// watches are the WatchDir streams' and polling watchers' bounds, and
+	// the polling watchers.
+	watches *watchTable
 
 	closeOnce sync.Once
 }
@@ -49,7 +52,7 @@ func New(cfg Config) *Server {
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = 1 << 30
 	}
-	s := &Server{ctrl: cfg.Controller, log: cfg.Logger, cfg: cfg, api: http.NewServeMux(), envd: http.NewServeMux(), procs: newProcessTable()}
+	s := &Server{ctrl: cfg.Controller, log: cfg.Logger, cfg: cfg, api: http.NewServeMux(), envd: http.NewServeMux(), procs: newProcessTable(), watches: newWatchTable()}
 	s.routeAPI()
 	// Each known procedure is routed to its service; any other path,
 	// including an unknown method of a known service, gets Connect's
@@ -94,10 +97,13 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// Close kills the commands Start began that still run and waits for
-// them. It is idempotent.
+// Close kills the commands Start began that still run, removes the
+// polling watchers, and waits for both. It is idempotent.
 func (s *Server) Close() {
-	s.closeOnce.Do(s.procs.close)
+	s.closeOnce.Do(func() {
+		s.procs.close()
+		s.watches.close()
+	})
 }
 
 // unimplemented answers a path no service serves as Connect's

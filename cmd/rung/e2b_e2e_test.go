@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -222,6 +223,84 @@ func TestE2BWire(t *testing.T) {
 		}
 		if status, out := e.unary(id, "filesystem.Filesystem/MakeDir", `{"path":"/home/user/made"}`); out["code"] != "already_exists" {
 			t.Errorf("MakeDir again: %d %v, want already_exists", status, out)
+		}
+	})
+
+	t.Run("watch", func(t *testing.T) {
+		e := e
+		e.t = t
+		if status, out := e.unary(id, "filesystem.Filesystem/MakeDir", `{"path":"/home/user/wd"}`); status != http.StatusOK {
+			t.Fatalf("MakeDir: %d %v", status, out)
+		}
+		status, out := e.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/home/user/wd","recursive":true}`)
+		wid, _ := out["watcherId"].(string)
+		if status != http.StatusOK || wid == "" {
+			t.Fatalf("CreateWatcher: %d %v", status, out)
+		}
+		req := e.envdReq("POST", "/files?path=/home/user/wd/sub/x.txt", id, strings.NewReader("x"))
+		req.Header.Set("Content-Type", "application/octet-stream")
+		if status, b := e.do(req); status != http.StatusOK {
+			t.Fatalf("POST /files: %d %s", status, b)
+		}
+		// The watcher's goroutine queues the events the write caused;
+		// each poll is a round trip, and the test's timeout catches a hang.
+		var seen []any
+		for !strings.Contains(fmt.Sprint(seen), "name:sub/x.txt type:EVENT_TYPE_WRITE") {
+			status, out := e.unary(id, "filesystem.Filesystem/GetWatcherEvents", `{"watcherId":"`+wid+`"}`)
+			if status != http.StatusOK {
+				t.Fatalf("GetWatcherEvents: %d %v", status, out)
+			}
+			evs, _ := out["events"].([]any)
+			seen = append(seen, evs...)
+		}
+		if !strings.Contains(fmt.Sprint(seen), "name:sub type:EVENT_TYPE_CREATE") {
+			t.Errorf("events %v, want sub's creation", seen)
+		}
+		// Watches per sandbox are bounded (streams and polling together).
+		var ids []string
+		for {
+			status, out := e.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/tmp"}`)
+			if status != http.StatusOK {
+				if out["code"] != "resource_exhausted" || len(ids) != 15 {
+					t.Errorf("watcher %d: %d %v, want resource_exhausted after 16", len(ids)+2, status, out)
+				}
+				break
+			}
+			ids = append(ids, out["watcherId"].(string))
+			if len(ids) > 16 {
+				t.Fatalf("%d watchers accepted", len(ids)+1)
+			}
+		}
+		for _, w := range append(ids, wid) {
+			if status, out := e.unary(id, "filesystem.Filesystem/RemoveWatcher", `{"watcherId":"`+w+`"}`); status != http.StatusOK {
+				t.Errorf("RemoveWatcher: %d %v", status, out)
+			}
+		}
+		for _, tc := range []struct{ method, msg, code string }{
+			{"GetWatcherEvents", `{"watcherId":"` + wid + `"}`, "not_found"}, // removed
+			{"RemoveWatcher", `{"watcherId":"nope"}`, "not_found"},
+			{"GetWatcherEvents", `{"watcherId":5}`, "invalid_argument"},
+			{"CreateWatcher", `{"path":"/home/user/nope"}`, "not_found"},
+			{"CreateWatcher", `{"path":"/home/user/wd/sub/x.txt"}`, "invalid_argument"},
+			{"CreateWatcher", `{"path":"/etc"}`, "invalid_argument"},
+			{"CreateWatcher", `{"path":"/home/user/../../etc"}`, "invalid_argument"},
+		} {
+			if status, out := e.unary(id, "filesystem.Filesystem/"+tc.method, tc.msg); out["code"] != tc.code {
+				t.Errorf("%s %s: %d %v, want %s", tc.method, tc.msg, status, out, tc.code)
+			}
+		}
+		_, msgs, end := e.stream(id, "filesystem.Filesystem/WatchDir", envelope(`{"path":"/home/user/nope"}`))
+		if errv, _ := end["error"].(map[string]any); len(msgs) != 0 || errv == nil || errv["code"] != "not_found" {
+			t.Errorf("WatchDir of a missing directory: messages %v, end %v; want not_found", msgs, end)
+		}
+		// A link out of the sandbox is resolved inside it.
+		e.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","ln -s /etc /home/user/etclink"]}}`))
+		if status, out := e.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/home/user/etclink"}`); out["code"] != "not_found" {
+			t.Errorf("CreateWatcher through a link to /etc: %d %v, want not_found", status, out)
+		}
+		other := e2bWire{t: t, base: e.base, key: otherKey.Token}
+		if status, out := other.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/home/user/wd"}`); out["code"] != "not_found" {
+			t.Errorf("CreateWatcher on another tenant's sandbox: %d %v, want not_found", status, out)
 		}
 	})
 

@@ -146,8 +146,9 @@ func serveE2BPort(t testing.TB, d *Daemon) string {
 // TestE2BSDK drives a base daemon with the real E2B SDK (the npm package
 // pinned in testdata/e2bsdk) through its two ways in: E2B_API_URL and
 // E2B_SANDBOX_URL under the API's /e2b prefixes, and the --e2b-addr port
-// that serves both without them. testdata/e2bsdk/smoke.mjs says what each
-// step expects.
+// that serves both without them. testdata/e2bsdk/smoke.mjs (everyday
+// calls) and more.mjs (watching, snapshots, network, signed URLs) say what
+// each step expects.
 func TestE2BSDK(t *testing.T) {
 	sdk := e2bSDK(t)
 	ensureBase(t)
@@ -167,20 +168,29 @@ func TestE2BSDK(t *testing.T) {
 		{"prefixed", "http://" + addr + "/e2b/api", "http://" + addr + "/e2b/envd"},
 		{"e2b-addr", "http://" + e2bAddr, "http://" + e2bAddr},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			steps := runSDKScript(t, sdk, "smoke.mjs", "E2B_API_URL="+tc.api, "E2B_SANDBOX_URL="+tc.sbx, "E2B_API_KEY="+key.Token)
-			if len(steps) == 0 {
-				t.Fatal("the script reported no steps")
-			}
-			for _, s := range steps {
-				if !s.OK {
-					t.Errorf("%s: %s (saw %s)", s.Step, s.Error, s.Data)
-				}
-			}
-			if last := steps[len(steps)-1]; last.Step != "done" {
-				t.Errorf("the script stopped after %q", last.Step)
-			}
-		})
+		for _, script := range []string{"smoke.mjs", "more.mjs"} {
+			t.Run(tc.name+"/"+script, func(t *testing.T) {
+				steps := runSDKScript(t, sdk, script, "E2B_API_URL="+tc.api, "E2B_SANDBOX_URL="+tc.sbx, "E2B_API_KEY="+key.Token)
+				checkSDKSteps(t, steps)
+			})
+		}
+	}
+}
+
+// checkSDKSteps fails t for each step a script reported failed, and when
+// it stopped before its "done".
+func checkSDKSteps(t *testing.T, steps []sdkStep) {
+	t.Helper()
+	if len(steps) == 0 {
+		t.Fatal("the script reported no steps")
+	}
+	for _, s := range steps {
+		if !s.OK {
+			t.Errorf("%s: %s (saw %s)", s.Step, s.Error, s.Data)
+		}
+	}
+	if last := steps[len(steps)-1]; last.Step != "done" {
+		t.Errorf("the script stopped after %q", last.Step)
 	}
 }
 
