@@ -10,7 +10,7 @@ import (
 // envdCaller authenticates an envd request: X-Access-Token is the
 // envdAccessToken create returned (the tenant's key), E2b-Sandbox-Id the
 // sandbox, which must be the tenant's: another tenant's sandbox is
-// not_found, as a missing one.
+// not_found, as a missing one; a paused one (see pause.go) unavailable.
 func (s *Server) envdCaller(ctx context.Context, h http.Header) (caller, error) {
 	tok := h.Get("X-Access-Token")
 	if tok == "" {
@@ -24,8 +24,12 @@ func (s *Server) envdCaller(ctx context.Context, h http.Header) (caller, error) 
 	if id == "" {
 		return caller{}, rung.Errorf(rung.ErrInvalid, "missing E2b-Sandbox-Id")
 	}
-	if _, err := s.ctrl.Get(ctx, tenant, id); err != nil {
+	sb, err := s.ctrl.Get(ctx, tenant, id)
+	if err != nil {
 		return caller{}, err
+	}
+	if paused(sb) {
+		return caller{}, rung.Errorf(rung.ErrUnavailable, "sandbox %s is paused: connect to it to resume it", sb.ID)
 	}
 	return caller{tenant: tenant, sandbox: id}, nil
 }

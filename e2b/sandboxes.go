@@ -31,6 +31,10 @@ func (s *Server) routeAPI() {
 		{"POST /sandboxes/{id}/resume", s.resume},
 		{"POST /sandboxes/{id}/connect", s.connect},
 		{"POST /v2/sandboxes/{id}/connect", s.connect},
+		{"POST /sandboxes/{id}/snapshots", s.createSnapshot},
+		{"GET /snapshots", s.listSnapshots},
+		{"DELETE /templates/{id}", s.deleteTemplate},
+		{"POST /sandboxes/{id}/fork", s.fork},
 	} {
 		s.api.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			c, err := s.apiCaller(r)
@@ -106,7 +110,7 @@ func sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
 
 func detailOf(sb rung.Sandbox) detailOut {
 	state := "running"
-	if sb.State == rung.StatePaused {
+	if paused(sb) {
 		state = "paused"
 	}
 	end := sb.CreatedAt.Add(sb.TTL)
@@ -172,6 +176,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 	// returns its id to create from) or an image.
 	if _, err := s.ctrl.GetSnapshot(r.Context(), c.tenant, in.TemplateID); err == nil {
 		req.FromSnapshot = in.TemplateID
+	} else if rung.Code(err) == rung.CodeNotFound && strings.HasPrefix(in.TemplateID, snapshotIDPrefix) {
+		// A snapshot id that is not the tenant's (deleted, or another
+		// tenant's) is no image name either.
+		return rung.Errorf(rung.ErrNotFound, "template %q not found", clip(in.TemplateID))
 	} else if rung.Code(err) == rung.CodeNotFound || rung.Code(err) == rung.CodeInvalid {
 		req.Image = in.TemplateID
 	} else {
@@ -312,24 +320,6 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c caller) er
 	return nil
 }
 
-func (s *Server) pause(w http.ResponseWriter, r *http.Request, c caller) error {
-	// rung's pause keeps files, not memory, whatever the caller asks.
-	if err := s.ctrl.Pause(r.Context(), c.tenant, r.PathValue("id"), false); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error {
-	sb, err := s.ctrl.Resume(r.Context(), c.tenant, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
-	return nil
-}
-
 // connect answers 200 for a running sandbox and resumes a paused one
 // (201); a timeout in the body moves the sandbox's end.
 func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -351,8 +341,8 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 		}
 	}
 	status := http.StatusOK
-	if sb.State == rung.StatePaused {
-		if sb, err = s.ctrl.Resume(r.Context(), c.tenant, id); err != nil {
+	if paused(sb) {
+		if sb, err = s.resumeSandbox(r.Context(), c.tenant, sb); err != nil {
 			return err
 		}
 		status = http.StatusCreated

@@ -130,12 +130,12 @@ type caller struct {
 // health answers envd's GET /health: 204, or, as E2B's proxy does for a
 // sandbox that is gone, 502 when the E2b-Sandbox-Id header names a
 // sandbox the caller's tenant does not have (the SDK's isRunning reads
-// 502 as false). A request without the header is the daemon's own health.
+// 502 as false), or one that is paused. A request without the header is the daemon's own health.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("E2b-Sandbox-Id") != "" {
 		if _, err := s.envdCaller(r.Context(), r.Header); err != nil {
 			status := http.StatusBadGateway
-			if rung.Code(err) != rung.CodeNotFound {
+			if code := rung.Code(err); code != rung.CodeNotFound && code != rung.CodeUnavailable {
 				status = statusOf[rung.Code(err)]
 			}
 			writeJSON(w, status, map[string]any{"code": status, "message": message(err)})

@@ -28,7 +28,9 @@ type e2bWire struct {
 func (e e2bWire) api(method, path string, body any) (int, []byte) {
 	e.t.Helper()
 	var r io.Reader
-	if body != nil {
+	if raw, ok := body.(string); ok { // sent as it is, for malformed bodies
+		r = strings.NewReader(raw)
+	} else if body != nil {
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
@@ -301,6 +303,96 @@ func TestE2BWire(t *testing.T) {
 		other := e2bWire{t: t, base: e.base, key: otherKey.Token}
 		if status, out := other.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/home/user/wd"}`); out["code"] != "not_found" {
 			t.Errorf("CreateWatcher on another tenant's sandbox: %d %v, want not_found", status, out)
+		}
+	})
+
+	t.Run("snapshots", func(t *testing.T) {
+		e := e
+		e.t = t
+		other := e2bWire{t: t, base: e.base, key: otherKey.Token}
+		status, b := e.api("POST", "/sandboxes/"+id+"/snapshots", map[string]any{"name": "wire-snap"})
+		var snap struct {
+			SnapshotID string
+			Names      []string
+		}
+		json.Unmarshal(b, &snap)
+		if status != http.StatusCreated || snap.SnapshotID == "" || len(snap.Names) != 1 || snap.Names[0] != "wire-snap" {
+			t.Fatalf("create snapshot: %d %s", status, b)
+		}
+		if status, b := e.api("GET", "/snapshots?sandboxID="+id, nil); status != http.StatusOK || !strings.Contains(string(b), snap.SnapshotID) {
+			t.Errorf("list snapshots: %d %s", status, b)
+		}
+		if status, b := other.api("GET", "/snapshots", nil); status != http.StatusOK || strings.Contains(string(b), snap.SnapshotID) {
+			t.Errorf("another tenant lists snapshots: %d %s", status, b)
+		}
+		for _, tc := range []struct {
+			name   string
+			w      e2bWire
+			method string
+			path   string
+			body   any
+			code   int
+		}{
+			{"malformed body", e, "POST", "/sandboxes/" + id + "/snapshots", `{"name":`, 400},
+			{"bad name", e, "POST", "/sandboxes/" + id + "/snapshots", map[string]any{"name": "Not A Name"}, 400},
+			{"name taken", e, "POST", "/sandboxes/" + id + "/snapshots", map[string]any{"name": "wire-snap"}, 409},
+			{"another tenant's sandbox", other, "POST", "/sandboxes/" + id + "/snapshots", nil, 404},
+			{"another tenant's snapshot deleted", other, "DELETE", "/templates/" + snap.SnapshotID, nil, 404},
+			{"another tenant's snapshot as template", other, "POST", "/v2/sandboxes", map[string]any{"templateID": snap.SnapshotID}, 404},
+			{"fork count 0", e, "POST", "/sandboxes/" + id + "/fork", map[string]any{"count": 0}, 400},
+			{"fork count too big", e, "POST", "/sandboxes/" + id + "/fork", map[string]any{"count": 101}, 400},
+			{"fork timeout negative", e, "POST", "/sandboxes/" + id + "/fork", map[string]any{"timeout": -1}, 400},
+			{"fork of another tenant's sandbox", other, "POST", "/sandboxes/" + id + "/fork", nil, 404},
+			{"resume of a running sandbox", e, "POST", "/sandboxes/" + id + "/resume", nil, 409},
+			{"list limit", e, "GET", "/snapshots?limit=x", nil, 400},
+		} {
+			status, b := tc.w.api(tc.method, tc.path, tc.body)
+			var body struct{ Code int }
+			json.Unmarshal(b, &body)
+			if status != tc.code || body.Code != tc.code {
+				t.Errorf("%s: %d %s, want %d with code %d", tc.name, status, b, tc.code, tc.code)
+			}
+		}
+		status, b = e.api("POST", "/sandboxes/"+id+"/fork", map[string]any{"count": 1, "timeout": 60})
+		var forks []struct {
+			Sandbox *struct{ SandboxID string }
+			Error   *struct{ Code int }
+		}
+		json.Unmarshal(b, &forks)
+		if status != http.StatusCreated || len(forks) != 1 || forks[0].Sandbox == nil || forks[0].Sandbox.SandboxID == id {
+			t.Fatalf("fork: %d %s", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/files?path=dir/a.txt", forks[0].Sandbox.SandboxID, nil)); status != http.StatusOK || string(b) != "hello\n" {
+			t.Errorf("the fork's copy of dir/a.txt: %d %q", status, b)
+		}
+		e.api("DELETE", "/sandboxes/"+forks[0].Sandbox.SandboxID, nil)
+		if status, b := e.api("DELETE", "/templates/"+snap.SnapshotID, nil); status != http.StatusNoContent {
+			t.Errorf("delete snapshot: %d %s", status, b)
+		}
+		if status, b := e.api("DELETE", "/templates/"+snap.SnapshotID, nil); status != http.StatusNotFound || !strings.Contains(string(b), `"code":404`) {
+			t.Errorf("delete snapshot again: %d %s", status, b)
+		}
+		// Pause: envd refuses the sandbox (health 502) until connect.
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", map[string]any{}); status != http.StatusNoContent {
+			t.Fatalf("pause: %d %s", status, b)
+		}
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", map[string]any{}); status != http.StatusConflict || !strings.Contains(string(b), `"code":409`) {
+			t.Errorf("pause again: %d %s, want 409", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/health", id, nil)); status != http.StatusBadGateway {
+			t.Errorf("health of a paused sandbox: %d %s, want 502", status, b)
+		}
+		if status, out := e.unary(id, "filesystem.Filesystem/Stat", `{"path":"/home/user/dir/a.txt"}`); out["code"] != "unavailable" {
+			t.Errorf("Stat on a paused sandbox: %d %v, want unavailable", status, out)
+		}
+		if status, b := e.api("POST", "/v2/sandboxes/"+id+"/connect", map[string]any{}); status != http.StatusCreated {
+			t.Errorf("connect to a paused sandbox: %d %s, want 201", status, b)
+		}
+		if status, b := e.api("POST", "/v2/sandboxes/"+id+"/connect", map[string]any{}); status != http.StatusOK {
+			t.Errorf("connect to a running sandbox: %d %s, want 200", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/files?path=dir/a.txt", id, nil)); status != http.StatusOK || string(b) != "hello\n" {
+			t.Errorf("dir/a.txt after pause and connect: %d %q", status, b)
 		}
 	})
 

@@ -1,5 +1,5 @@
 // The E2B SDK's calls beyond the everyday ones (smoke.mjs), as cmd/rung's
-// TestE2BSDK runs them: watching directories. Same environment and
+// TestE2BSDK runs them: watching directories, snapshots, fork, pause. Same environment and
 // output as smoke.mjs: one JSON line per step, {"step", "ok", "error",
 // "data"}, ending with the step "done".
 import { createRequire } from 'node:module'
@@ -89,6 +89,70 @@ await check('watchDir outside what rung watches', async () => {
   } catch (e) {
     return [e instanceof InvalidArgumentError && /rung watches/.test(e.message), { name: e?.name, message: e?.message }]
   }
+})
+
+const snapName = `more-${process.pid}-${Date.now()}`
+let snap
+await check('createSnapshot and create from it', async () => {
+  await sbx.files.write('/home/user/snap.txt', 'v1')
+  snap = await sbx.createSnapshot({ name: snapName })
+  await sbx.files.write('/home/user/snap.txt', 'v2')
+  const from = await Sandbox.create(snap.snapshotId, { timeoutMs: 60_000 })
+  const text = await from.files.read('/home/user/snap.txt')
+  const r = await from.commands.run('cat /home/user/snap.txt')
+  await from.kill()
+  return [typeof snap.snapshotId === 'string' && snap.names.includes(snapName) && text === 'v1' && r.stdout === 'v1', { snap, text, stdout: r.stdout }]
+})
+
+await check('listSnapshots', async () => {
+  const all = []
+  const p = Sandbox.listSnapshots({ sandboxId: sbx.sandboxId, limit: 1 })
+  while (p.hasNext) all.push(...(await p.nextItems()))
+  const none = await Sandbox.listSnapshots({ sandboxId: 'sbx_nope' }).nextItems()
+  return [all.some((s) => s.snapshotId === snap?.snapshotId) && none.length === 0, { all, none }]
+})
+
+await check('deleteSnapshot', async () => {
+  const first = await Sandbox.deleteSnapshot(snap.snapshotId)
+  const again = await Sandbox.deleteSnapshot(snap.snapshotId)
+  let created
+  try {
+    await Sandbox.create(snap.snapshotId)
+    created = 'created'
+  } catch (e) {
+    created = e?.name
+  }
+  return [first === true && again === false && created !== 'created', { first, again, created }]
+})
+
+await check('fork', async () => {
+  await sbx.files.write('/home/user/fork.txt', 'parent')
+  const forks = await sbx.fork({ count: 2, timeoutMs: 60_000 })
+  const ok = forks.every((f) => f instanceof Sandbox)
+  const reads = []
+  if (ok) {
+    await forks[0].files.write('/home/user/fork.txt', 'child 0')
+    for (const f of forks) reads.push((await f.commands.run('cat /home/user/fork.txt')).stdout)
+    reads.push(await sbx.files.read('/home/user/fork.txt'))
+    const ids = new Set([sbx.sandboxId, ...forks.map((f) => f.sandboxId)])
+    await Promise.all(forks.map((f) => f.kill()))
+    return [ids.size === 3 && reads.join('|') === 'child 0|parent|parent', { reads }]
+  }
+  return [false, forks.map((f) => `${f?.name}: ${f?.message}`)]
+})
+
+await check('pause and connect', async () => {
+  await sbx.files.write('/home/user/kept.txt', 'kept')
+  const first = await sbx.pause()
+  const again = await sbx.pause()
+  const info = await sbx.getInfo()
+  const running = await sbx.isRunning()
+  const listed = (await Sandbox.list({ query: { state: ['paused'] } }).nextItems()).some((s) => s.sandboxId === sbx.sandboxId)
+  await sbx.connect()
+  const after = await sbx.getInfo()
+  const r = await sbx.commands.run('cat /home/user/kept.txt')
+  return [first === true && again === false && info.state === 'paused' && !running && listed && after.state === 'running' && r.stdout === 'kept',
+    { first, again, state: info.state, running, listed, after: after.state, stdout: r.stdout }]
 })
 
 await check('kill', async () => [await sbx.kill(), null])
