@@ -35,6 +35,7 @@ func (s *Server) routeAPI() {
 		{"GET /snapshots", s.listSnapshots},
 		{"DELETE /templates/{id}", s.deleteTemplate},
 		{"POST /sandboxes/{id}/fork", s.fork},
+		{"PUT /sandboxes/{id}/network", s.updateNetwork},
 	} {
 		s.api.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			c, err := s.apiCaller(r)
@@ -104,8 +105,12 @@ func templateOf(sb rung.Sandbox) string {
 // sandboxOutOf answers create and connect. The envd access token is the
 // caller's own key: envd requests authenticate as the tenant, and the
 // E2b-Sandbox-Id header names the sandbox.
-func sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
-	return sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: key}
+func (s *Server) sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
+	out := sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: key}
+	if d := s.cfg.PreviewDomain; d != "" {
+		out.Domain = &d
+	}
+	return out
 }
 
 func detailOf(sb rung.Sandbox) detailOut {
@@ -125,13 +130,17 @@ func detailOf(sb rung.Sandbox) detailOut {
 	}
 }
 
-// createIn is the part of E2B's NewSandbox rung reads. Network, volume,
-// MCP and auto-pause fields are accepted and not applied yet.
+// createIn is the part of E2B's NewSandbox rung reads. Volume, MCP and
+// auto-pause fields are accepted and not applied.
 type createIn struct {
 	TemplateID string            `json:"templateID"`
 	Metadata   map[string]string `json:"metadata"`
 	EnvVars    map[string]string `json:"envVars"`
 	Timeout    *int64            `json:"timeout"` // seconds
+	// AllowInternetAccess and Network become the sandbox's network policy
+	// (network.go); left out, rung's default (none) holds.
+	AllowInternetAccess *bool      `json:"allow_internet_access"`
+	Network             *networkIn `json:"network"`
 }
 
 // defaultTimeout is E2B's server-side default sandbox lifetime.
@@ -172,6 +181,16 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		ttl = time.Duration(*in.Timeout) * time.Second
 	}
 	req := controller.CreateRequest{Labels: labels, Env: in.EnvVars, TTL: ttl}
+	if in.Network != nil && in.Network.AllowInternetAccess != nil {
+		return rung.Errorf(rung.ErrInvalid, "allow_internet_access belongs at the top level of the body")
+	}
+	pol, err := policyOf(in.AllowInternetAccess, in.Network)
+	if err != nil {
+		return err
+	}
+	if pol != nil {
+		req.Network = *pol
+	}
 	// A template is a snapshot of the tenant's (E2B's createSnapshot
 	// returns its id to create from) or an image.
 	if _, err := s.ctrl.GetSnapshot(r.Context(), c.tenant, in.TemplateID); err == nil {
@@ -198,7 +217,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 			return err
 		}
 	}
-	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
 	return nil
 }
 
@@ -347,6 +366,6 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 		}
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, status, s.sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
 	return nil
 }

@@ -24,6 +24,11 @@ type Config struct {
 	Logger     *slog.Logger // nil discards
 	// MaxFileBytes bounds one /files upload; default 1 GiB.
 	MaxFileBytes int64
+	// PreviewDomain is rung's preview domain (rung serve --preview-domain),
+	// answered as a sandbox's domain so the SDK's getHost(port) names
+	// {port}-{id}.{PreviewDomain}, which rung's API serves; "" leaves the
+	// SDK's own domain (E2B_DOMAIN).
+	PreviewDomain string
 }
 
 // Server serves the E2B control plane ([Server.API]) and envd

@@ -243,7 +243,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	})
 	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
 		Metrics: d.metrics.Handler(), Observe: d.metrics.API})
-	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
+	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
 	mux.Handle("/e2b/api/", http.StripPrefix("/e2b/api", d.e2b.API()))

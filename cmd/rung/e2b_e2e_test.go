@@ -396,6 +396,54 @@ func TestE2BWire(t *testing.T) {
 		}
 	})
 
+	t.Run("network", func(t *testing.T) {
+		e := e
+		e.t = t
+		other := e2bWire{t: t, base: e.base, key: otherKey.Token}
+		// This daemon has no network tier: mode none is served, egress is
+		// 503, which shows each body reached the policy it maps to.
+		status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "base", "allow_internet_access": false, "timeout": 60})
+		var sbx struct{ SandboxID string }
+		json.Unmarshal(b, &sbx)
+		if status != http.StatusCreated {
+			t.Fatalf("create without internet: %d %s", status, b)
+		}
+		defer e.api("DELETE", "/sandboxes/"+sbx.SandboxID, nil)
+		for _, tc := range []struct {
+			name   string
+			w      e2bWire
+			method string
+			path   string
+			body   any
+			code   int
+		}{
+			{"deny all", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"0.0.0.0/0"}}, 204},
+			{"egress needs the network tier", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"0.0.0.0/0"}, "allowOut": []string{"example.com"}}, 503},
+			{"create with egress", e, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "network": map[string]any{"denyOut": []string{"8.8.8.8"}}}, 503},
+			{"domain without deny all", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"allowOut": []string{"example.com"}}, 400},
+			{"domain denied", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"example.com"}}, 400},
+			{"allowed inside denied", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"allowOut": []string{"8.8.8.8"}, "denyOut": []string{"8.8.0.0/16"}}, 400},
+			{"transform rules", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"rules": map[string]any{"a.com": []any{map[string]any{}}}}, 400},
+			{"malformed body", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", `{"denyOut":"x"}`, 400},
+			{"create with a bad network", e, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "network": map[string]any{"denyOut": []string{"not an address"}}}, 400},
+			{"another tenant's sandbox", other, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"0.0.0.0/0"}}, 404},
+		} {
+			status, b := tc.w.api(tc.method, tc.path, tc.body)
+			if status != tc.code {
+				t.Errorf("%s: %d %s, want %d", tc.name, status, b, tc.code)
+			}
+		}
+		// rung's own API, with the same key, shows the policy.
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", e.base+"/v1/sandboxes/"+sbx.SandboxID, nil)
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		status, b = e.do(req)
+		var sb struct{ Network struct{ Mode string } }
+		json.Unmarshal(b, &sb)
+		if status != http.StatusOK || sb.Network.Mode != "none" {
+			t.Errorf("the sandbox after the updates: %d %s; want network mode none", status, b)
+		}
+	})
+
 	t.Run("bad", func(t *testing.T) {
 		e := e
 		e.t = t

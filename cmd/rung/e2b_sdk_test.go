@@ -152,7 +152,7 @@ func serveE2BPort(t testing.TB, d *Daemon) string {
 func TestE2BSDK(t *testing.T) {
 	sdk := e2bSDK(t)
 	ensureBase(t)
-	c, d, addr := startContainerDaemonWith(t, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
+	c, d, addr := startContainerDaemonWith(t, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache, PreviewDomain: "preview.test"})
 	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestE2BSDK(t *testing.T) {
 	} {
 		for _, script := range []string{"smoke.mjs", "more.mjs"} {
 			t.Run(tc.name+"/"+script, func(t *testing.T) {
-				steps := runSDKScript(t, sdk, script, "E2B_API_URL="+tc.api, "E2B_SANDBOX_URL="+tc.sbx, "E2B_API_KEY="+key.Token)
+				steps := runSDKScript(t, sdk, script, "E2B_API_URL="+tc.api, "E2B_SANDBOX_URL="+tc.sbx, "E2B_API_KEY="+key.Token, "RUNG_PREVIEW_URL=http://"+addr)
 				checkSDKSteps(t, steps)
 			})
 		}

@@ -1,12 +1,15 @@
 // The E2B SDK's calls beyond the everyday ones (smoke.mjs), as cmd/rung's
-// TestE2BSDK runs them: watching directories, snapshots, fork, pause. Same environment and
-// output as smoke.mjs: one JSON line per step, {"step", "ok", "error",
+// TestE2BSDK runs them: watching directories, snapshots, fork, pause,
+// network settings, getHost (RUNG_PREVIEW_URL is the daemon's API, whose
+// preview domain is preview.test). Same environment and output as
+// smoke.mjs: one JSON line per step, {"step", "ok", "error",
 // "data"}, ending with the step "done".
 import { createRequire } from 'node:module'
+import http from 'node:http'
 import path from 'node:path'
 
 const require = createRequire(path.join(process.env.RUNG_E2B_SDK, 'package.json'))
-const { Sandbox, FilesystemEventType, InvalidArgumentError, NotFoundError } = require('e2b')
+const { ALL_TRAFFIC, Sandbox, FilesystemEventType, InvalidArgumentError, NotFoundError } = require('e2b')
 
 function report(step, ok, error, data) {
   console.log(JSON.stringify({ step, ok, error, data }))
@@ -153,6 +156,39 @@ await check('pause and connect', async () => {
   const r = await sbx.commands.run('cat /home/user/kept.txt')
   return [first === true && again === false && info.state === 'paused' && !running && listed && after.state === 'running' && r.stdout === 'kept',
     { first, again, state: info.state, running, listed, after: after.state, stdout: r.stdout }]
+})
+
+await check('network at create and update', async () => {
+  const closed = await Sandbox.create('base', { allowInternetAccess: false, timeoutMs: 60_000 })
+  const r = await closed.commands.run('echo still runs')
+  await closed.updateNetwork({ denyOut: [ALL_TRAFFIC] })
+  let bad
+  try {
+    await closed.updateNetwork({ allowOut: ['example.com'] })
+    bad = 'accepted'
+  } catch (e) {
+    bad = e?.name
+  }
+  await closed.kill()
+  return [r.stdout === 'still runs\n' && bad === 'SandboxError', { stdout: r.stdout, bad }]
+})
+
+await check('getHost reaches a server in the sandbox', async () => {
+  await sbx.files.write('/home/user/www/hi.txt', 'served')
+  await sbx.commands.run('cd /home/user/www && exec python3 -m http.server 8123', { background: true })
+  // Wait, inside the sandbox, for the server to listen.
+  await sbx.commands.run('for i in $(seq 200); do (echo > /dev/tcp/127.0.0.1/8123) 2>/dev/null && exit 0; sleep 0.05; done; exit 1')
+  const host = sbx.getHost(8123)
+  const { status, body } = await new Promise((resolve, reject) => {
+    const req = http.request(process.env.RUNG_PREVIEW_URL + '/hi.txt', { headers: { Host: host, Authorization: `Bearer ${process.env.E2B_API_KEY}` } }, (res) => {
+      let body = ''
+      res.on('data', (d) => { body += d })
+      res.on('end', () => resolve({ status: res.statusCode, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+  return [host === `8123-${sbx.sandboxId}.preview.test` && status === 200 && body === 'served', { host, status, body }]
 })
 
 await check('kill', async () => [await sbx.kill(), null])
