@@ -82,6 +82,6 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error 
 	if sb, err = s.resumeSandbox(r.Context(), c.tenant, sb); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb))
 	return nil
 }

@@ -102,11 +102,12 @@ func templateOf(sb rung.Sandbox) string {
 	return name
 }
 
-// sandboxOutOf answers create and connect. The envd access token is the
-// caller's own key: envd requests authenticate as the tenant, and the
-// E2b-Sandbox-Id header names the sandbox.
-func (s *Server) sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
-	out := sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: key}
+// sandboxOutOf answers create, connect and fork. The envd access token
+// opens this sandbox's envd only (secure.go); the sandbox joins the ones
+// signed /files URLs are checked against.
+func (s *Server) sandboxOutOf(sb rung.Sandbox) sandboxOut {
+	s.signers.add(sb.Tenant, sb.ID)
+	out := sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: s.accessToken(sb.Tenant, sb.ID)}
 	if d := s.cfg.PreviewDomain; d != "" {
 		out.Domain = &d
 	}
@@ -217,7 +218,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 			return err
 		}
 	}
-	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb))
 	return nil
 }
 
@@ -317,6 +318,7 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request, c caller) error {
 	}
 	s.procs.dropSandbox(r.PathValue("id"))
 	s.watches.dropSandbox(r.PathValue("id"))
+	s.signers.remove(rung.SandboxID(r.PathValue("id")))
 	if err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id")); err != nil {
 		return err
 	}
@@ -366,6 +368,6 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 		}
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, s.sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, status, s.sandboxOutOf(sb))
 	return nil
 }

@@ -141,7 +141,7 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request, c caller) error {
 			res = append(res, forkResult{Error: &apiError{Code: status, Message: message(err)}})
 			continue
 		}
-		out := s.sandboxOutOf(sb, r.Header.Get("X-API-KEY"))
+		out := s.sandboxOutOf(sb)
 		res = append(res, forkResult{Sandbox: &out})
 	}
 	writeJSON(w, http.StatusCreated, res)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -9,8 +10,11 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"rung.dev/rung/internal/testenv"
 )
@@ -228,6 +232,89 @@ func TestE2BWire(t *testing.T) {
 		}
 	})
 
+	t.Run("signed and cors", func(t *testing.T) {
+		e := e
+		e.t = t
+		sign := func(path, op, exp string) string {
+			raw := path + ":" + op + "::" + sbx.EnvdAccessToken
+			if exp != "" {
+				raw += ":" + exp
+			}
+			sum := sha256.Sum256([]byte(raw))
+			return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
+		}
+		get := func(q url.Values) (int, string) {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", e.base+"/files?"+q.Encode(), nil)
+			status, b := e.do(req)
+			return status, string(b)
+		}
+		p := "/home/user/dir/a.txt"
+		if status, b := get(url.Values{"path": {p}, "signature": {sign(p, "read", "")}}); status != http.StatusOK || b != "hello\n" {
+			t.Errorf("signed GET /files: %d %q", status, b)
+		}
+		future, past := strconv.FormatInt(time.Now().Unix()+600, 10), strconv.FormatInt(time.Now().Unix()-1, 10)
+		if status, b := get(url.Values{"path": {p}, "signature": {sign(p, "read", future)}, "signature_expiration": {future}}); status != http.StatusOK {
+			t.Errorf("signed GET /files, expiring later: %d %q", status, b)
+		}
+		for _, tc := range []struct {
+			name string
+			q    url.Values
+		}{
+			{"no signature", url.Values{"path": {p}}},
+			{"expired", url.Values{"path": {p}, "signature": {sign(p, "read", past)}, "signature_expiration": {past}}},
+			{"expiration changed", url.Values{"path": {p}, "signature": {sign(p, "read", past)}, "signature_expiration": {future}}},
+			{"bad expiration", url.Values{"path": {p}, "signature": {sign(p, "read", "x")}, "signature_expiration": {"x"}}},
+			{"another path", url.Values{"path": {"/home/user/dir/b.txt"}, "signature": {sign(p, "read", "")}}},
+			{"write signature", url.Values{"path": {p}, "signature": {sign(p, "write", "")}}},
+			{"another user", url.Values{"path": {p}, "username": {"root"}, "signature": {sign(p, "read", "")}}},
+			{"forged", url.Values{"path": {p}, "signature": {"v1_" + strings.Repeat("A", 43)}}},
+		} {
+			if status, b := get(tc.q); status != http.StatusUnauthorized {
+				t.Errorf("%s: %d %q, want 401", tc.name, status, b)
+			}
+		}
+		// The access token opens its own sandbox's envd only.
+		status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": 60})
+		var two struct{ SandboxID string }
+		json.Unmarshal(b, &two)
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, b)
+		}
+		defer e.api("DELETE", "/sandboxes/"+two.SandboxID, nil)
+		withTok := e2bWire{t: t, base: e.base, key: sbx.EnvdAccessToken}
+		if status, out := withTok.unary(id, "filesystem.Filesystem/Stat", `{"path":"dir/a.txt"}`); status != http.StatusOK {
+			t.Errorf("Stat with the access token: %d %v", status, out)
+		}
+		if status, out := withTok.unary(two.SandboxID, "filesystem.Filesystem/Stat", `{"path":"/home/user"}`); out["code"] != "unauthenticated" {
+			t.Errorf("Stat of another sandbox with this one's access token: %d %v, want unauthenticated", status, out)
+		}
+		// CORS: a preflight is answered, a request carries the headers.
+		req, _ := http.NewRequestWithContext(t.Context(), "OPTIONS", e.base+"/e2b/envd/process.Process/Start", nil)
+		req.Header.Set("Origin", "https://app.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type,x-access-token,e2b-sandbox-id,connect-protocol-version,bad header")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+			resp.Header.Get("Access-Control-Allow-Methods") != "POST" ||
+			resp.Header.Get("Access-Control-Allow-Headers") != "content-type, x-access-token, e2b-sandbox-id, connect-protocol-version" {
+			t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+		}
+		req = e.envdReq("GET", "/files?path=dir/a.txt", id, nil)
+		req.Header.Set("Origin", "https://app.example")
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Grpc-Status") {
+			t.Errorf("GET /files from a browser: %d %v", resp.StatusCode, resp.Header)
+		}
+	})
+
 	t.Run("watch", func(t *testing.T) {
 		e := e
 		e.t = t
@@ -246,8 +333,10 @@ func TestE2BWire(t *testing.T) {
 		}
 		// The watcher's goroutine queues the events the write caused;
 		// each poll is a round trip, and the test's timeout catches a hang.
+		// sub is new: x.txt may be written before sub's watch is in place,
+		// and then it is reported created rather than written.
 		var seen []any
-		for !strings.Contains(fmt.Sprint(seen), "name:sub/x.txt type:EVENT_TYPE_WRITE") {
+		for !strings.Contains(fmt.Sprint(seen), "name:sub/x.txt type:EVENT_TYPE_") {
 			status, out := e.unary(id, "filesystem.Filesystem/GetWatcherEvents", `{"watcherId":"`+wid+`"}`)
 			if status != http.StatusOK {
 				t.Fatalf("GetWatcherEvents: %d %v", status, out)

@@ -1,6 +1,6 @@
 // The E2B SDK's calls beyond the everyday ones (smoke.mjs), as cmd/rung's
 // TestE2BSDK runs them: watching directories, snapshots, fork, pause,
-// network settings, getHost (RUNG_PREVIEW_URL is the daemon's API, whose
+// network settings, signed /files URLs, getHost (RUNG_PREVIEW_URL is the daemon's API, whose
 // preview domain is preview.test). Same environment and output as
 // smoke.mjs: one JSON line per step, {"step", "ok", "error",
 // "data"}, ending with the step "done".
@@ -189,6 +189,29 @@ await check('getHost reaches a server in the sandbox', async () => {
     req.end()
   })
   return [host === `8123-${sbx.sandboxId}.preview.test` && status === 200 && body === 'served', { host, status, body }]
+})
+
+await check('signed upload and download URLs', async () => {
+  await sbx.files.write('/home/user/signed.txt', 'signed content')
+  const dl = await sbx.downloadUrl('/home/user/signed.txt')
+  const got = await (await fetch(dl)).text()
+  const up = await sbx.uploadUrl('/home/user/up.txt')
+  const form = new FormData()
+  form.append('file', new Blob(['uploaded']), 'up.txt')
+  const upStatus = (await fetch(up, { method: 'POST', body: form })).status
+  const back = await sbx.files.read('/home/user/up.txt')
+  const fresh = (await fetch(await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: 120 }))).status
+  const expired = (await fetch(await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: -10 }))).status
+  const forged = new URL(dl)
+  forged.searchParams.set('signature', 'v1_' + 'A'.repeat(43))
+  const forgedStatus = (await fetch(forged)).status
+  const moved = new URL(dl)
+  moved.searchParams.set('path', '/home/user/up.txt')
+  const movedStatus = (await fetch(moved)).status
+  const readAsWrite = (await fetch(dl, { method: 'POST', body: form })).status
+  const seen = { got, upStatus, back, fresh, expired, forgedStatus, movedStatus, readAsWrite }
+  return [got === 'signed content' && upStatus === 200 && back === 'uploaded' && fresh === 200 && expired === 401 &&
+    forgedStatus === 401 && movedStatus === 401 && readAsWrite === 401, seen]
 })
 
 await check('kill', async () => [await sbx.kill(), null])
