@@ -69,7 +69,7 @@ const maxSigners = 100_000
 // sandbox joins again at its client's next envd call or connect. It is
 // safe for concurrent use.
 type signerTable struct {
-	mu sync.Mutex                        // guards m
+	mu sync.Mutex                       // guards m
 	m  map[rung.SandboxID]rung.TenantID // at most maxSigners
 }
 
