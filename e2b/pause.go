@@ -34,13 +34,24 @@ func (s *Server) setPaused(ctx context.Context, tenant rung.TenantID, sb rung.Sa
 }
 
 // pause is POST /sandboxes/{id}/pause: the container stops and the
-// sandbox's files stay; memory and processes do not, whatever the body's
-// "memory" asks (rung cannot checkpoint them: see docs/API.md). A sandbox
-// already paused is 409, as E2B answers (the SDK's pause returns false).
+// sandbox's files stay; memory and processes do not (rung cannot
+// checkpoint them: see docs/API.md), so a body that asks for memory
+// explicitly ({"memory": true}, the SDK's keepMemory) is 503 with the
+// reason. A sandbox already paused is 409, as E2B answers (the SDK's
+// pause returns false).
 func (s *Server) pause(w http.ResponseWriter, r *http.Request, c caller) error {
+	var in struct {
+		Memory *bool `json:"memory"`
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
 	sb, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id"))
 	if err != nil {
 		return err
+	}
+	if in.Memory != nil && *in.Memory {
+		return s.ctrl.Pause(r.Context(), c.tenant, string(sb.ID), true)
 	}
 	if paused(sb) {
 		return rung.Errorf(rung.ErrConflict, "sandbox %s is already paused", sb.ID)

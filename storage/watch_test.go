@@ -2,12 +2,14 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"rung.dev/rung"
 )
@@ -150,5 +152,61 @@ func TestWatchErrors(t *testing.T) {
 		if filepath.Base(e.Path) == "g" {
 			t.Errorf("saw %s, outside the root", e.Path)
 		}
+	}
+}
+
+// BenchmarkWatch measures how long a change takes to reach a watcher:
+// from the start of a write of a new file, through the file view, to
+// Next returning its creation. Side by side: a watch of one directory,
+// and a recursive watch of a tree of 100 directories (the file goes into
+// one of the deepest).
+func BenchmarkWatch(b *testing.B) {
+	for _, tc := range []struct {
+		name      string
+		recursive bool
+	}{{"dir", false}, {"recursive", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			v := newView(b)
+			dir := "/workspace"
+			if tc.recursive {
+				for i := range 10 {
+					for j := range 10 {
+						must(b, os.MkdirAll(v.h(fmt.Sprintf("/workspace/d%d/e%d", i, j)), 0o755))
+					}
+				}
+				dir = "/workspace/d9/e9"
+			}
+			top := dir
+			if tc.recursive {
+				top = "/workspace"
+			}
+			w, err := v.Watch(top, WatchOptions{Recursive: tc.recursive})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			lat := make([]time.Duration, 0, 100_000)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				p := fmt.Sprintf("%s/f%d", dir, i)
+				start := time.Now()
+				if err := v.WriteFile(p, nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				for seen := false; !seen; {
+					evs, err := w.Next()
+					if err != nil {
+						b.Fatal(err)
+					}
+					seen = slices.ContainsFunc(evs, func(e WatchEvent) bool { return e.Path == p && e.Op&WatchCreate != 0 })
+				}
+				if len(lat) < cap(lat) {
+					lat = append(lat, time.Since(start))
+				}
+				i++
+			}
+			reportPercentiles(b, lat)
+		})
 	}
 }

@@ -461,7 +461,14 @@ func TestE2BWire(t *testing.T) {
 		if status, b := e.api("DELETE", "/templates/"+snap.SnapshotID, nil); status != http.StatusNotFound || !strings.Contains(string(b), `"code":404`) {
 			t.Errorf("delete snapshot again: %d %s", status, b)
 		}
-		// Pause: envd refuses the sandbox (health 502) until connect.
+		// Pause: memory cannot be kept, and says so; without it envd
+		// refuses the sandbox (health 502) until connect.
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", map[string]any{"memory": true}); status != http.StatusServiceUnavailable || !strings.Contains(string(b), "memory") {
+			t.Errorf("pause keeping memory: %d %s, want 503 saying why", status, b)
+		}
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", `{"memory":`); status != http.StatusBadRequest {
+			t.Errorf("pause with a malformed body: %d %s, want 400", status, b)
+		}
 		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", map[string]any{}); status != http.StatusNoContent {
 			t.Fatalf("pause: %d %s", status, b)
 		}
