@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
@@ -224,17 +226,19 @@ func (f *filesystemService) WatchDir(ctx context.Context, req *connect.Request[p
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			// As envd: the stream's deadline (Connect-Timeout-Ms) ends it
+			// with deadline_exceeded.
+			return s.rpcError(ctx, ctx.Err())
 		case <-tick.C:
 			if err := stream.Send(&pb.WatchDirResponse{Event: &pb.WatchDirResponse_Keepalive{Keepalive: &pb.WatchDirResponse_KeepAlive{}}}); err != nil {
 				return err
 			}
 		case b := <-batches:
-			if b.err != nil {
-				if rung.Code(b.err) == rung.CodeInternal {
-					return s.rpcError(ctx, b.err)
-				}
+			if errors.Is(b.err, fs.ErrNotExist) {
 				return nil // the directory is gone: its event was sent
+			}
+			if b.err != nil {
+				return s.rpcError(ctx, b.err)
 			}
 			for _, ev := range s.eventsOf(ctx, c, top, b.evs, req.Msg.GetIncludeEntry()) {
 				if err := stream.Send(&pb.WatchDirResponse{Event: &pb.WatchDirResponse_Filesystem{Filesystem: ev}}); err != nil {

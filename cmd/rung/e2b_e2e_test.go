@@ -82,10 +82,16 @@ func (e e2bWire) unary(sandbox, method string, msg string) (int, map[string]any)
 // end-of-stream message.
 func (e e2bWire) stream(sandbox, method string, raw []byte) (int, []map[string]any, map[string]any) {
 	e.t.Helper()
+	return e.streamFor(sandbox, method, raw, "60000")
+}
+
+// streamFor is stream with Connect-Timeout-Ms timeoutMs.
+func (e e2bWire) streamFor(sandbox, method string, raw []byte, timeoutMs string) (int, []map[string]any, map[string]any) {
+	e.t.Helper()
 	req := e.envdReq("POST", "/"+method, sandbox, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/connect+json")
 	req.Header.Set("Connect-Protocol-Version", "1")
-	req.Header.Set("Connect-Timeout-Ms", "60000")
+	req.Header.Set("Connect-Timeout-Ms", timeoutMs)
 	status, b := e.do(req)
 	var msgs []map[string]any
 	for len(b) >= 5 {
@@ -380,7 +386,15 @@ func TestE2BWire(t *testing.T) {
 				t.Errorf("%s %s: %d %v, want %s", tc.method, tc.msg, status, out, tc.code)
 			}
 		}
-		_, msgs, end := e.stream(id, "filesystem.Filesystem/WatchDir", envelope(`{"path":"/home/user/nope"}`))
+		// A stream ends at its deadline, as envd's: start, then
+		// deadline_exceeded (nothing changed meanwhile). On a loaded
+		// machine the deadline may pass before the watch is in place:
+		// then there is no start, and the same end.
+		_, msgs, end := e.streamFor(id, "filesystem.Filesystem/WatchDir", envelope(`{"path":"/home/user/wd"}`), "1000")
+		if errv, _ := end["error"].(map[string]any); len(msgs) > 1 || len(msgs) == 1 && msgs[0]["start"] == nil || errv == nil || errv["code"] != "deadline_exceeded" {
+			t.Errorf("WatchDir until its deadline: messages %v, end %v; want start and deadline_exceeded", msgs, end)
+		}
+		_, msgs, end = e.stream(id, "filesystem.Filesystem/WatchDir", envelope(`{"path":"/home/user/nope"}`))
 		if errv, _ := end["error"].(map[string]any); len(msgs) != 0 || errv == nil || errv["code"] != "not_found" {
 			t.Errorf("WatchDir of a missing directory: messages %v, end %v; want not_found", msgs, end)
 		}
