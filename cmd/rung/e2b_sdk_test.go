@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,6 +162,20 @@ func TestE2BSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2bAddr := serveE2BPort(t, d)
+	// On the E2B port a browser's preflight for envd carries no
+	// E2b-Sandbox-Id, only its name: it is envd's, answered with CORS.
+	req, _ := http.NewRequestWithContext(t.Context(), "OPTIONS", "http://"+e2bAddr+"/filesystem.Filesystem/Stat", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "e2b-sandbox-id, x-access-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Headers") != "e2b-sandbox-id, x-access-token" {
+		t.Errorf("preflight on the E2B port: %d %v", resp.StatusCode, resp.Header)
+	}
 	for _, tc := range []struct {
 		name     string
 		api, sbx string
