@@ -31,6 +31,11 @@ func (s *Server) routeAPI() {
 		{"POST /sandboxes/{id}/resume", s.resume},
 		{"POST /sandboxes/{id}/connect", s.connect},
 		{"POST /v2/sandboxes/{id}/connect", s.connect},
+		{"POST /sandboxes/{id}/snapshots", s.createSnapshot},
+		{"GET /snapshots", s.listSnapshots},
+		{"DELETE /templates/{id}", s.deleteTemplate},
+		{"POST /sandboxes/{id}/fork", s.fork},
+		{"PUT /sandboxes/{id}/network", s.updateNetwork},
 	} {
 		s.api.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			c, err := s.apiCaller(r)
@@ -97,16 +102,21 @@ func templateOf(sb rung.Sandbox) string {
 	return name
 }
 
-// sandboxOutOf answers create and connect. The envd access token is the
-// caller's own key: envd requests authenticate as the tenant, and the
-// E2b-Sandbox-Id header names the sandbox.
-func sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
-	return sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: key}
+// sandboxOutOf answers create, connect and fork. The envd access token
+// opens this sandbox's envd only (secure.go); the sandbox joins the ones
+// signed /files URLs are checked against.
+func (s *Server) sandboxOutOf(sb rung.Sandbox) sandboxOut {
+	s.signers.add(sb.Tenant, sb.ID)
+	out := sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: s.accessToken(sb.Tenant, sb.ID)}
+	if d := s.cfg.PreviewDomain; d != "" {
+		out.Domain = &d
+	}
+	return out
 }
 
 func detailOf(sb rung.Sandbox) detailOut {
 	state := "running"
-	if sb.State == rung.StatePaused {
+	if paused(sb) {
 		state = "paused"
 	}
 	end := sb.CreatedAt.Add(sb.TTL)
@@ -121,13 +131,17 @@ func detailOf(sb rung.Sandbox) detailOut {
 	}
 }
 
-// createIn is the part of E2B's NewSandbox rung reads. Network, volume,
-// MCP and auto-pause fields are accepted and not applied yet.
+// createIn is the part of E2B's NewSandbox rung reads. Volume, MCP and
+// auto-pause fields are accepted and not applied.
 type createIn struct {
 	TemplateID string            `json:"templateID"`
 	Metadata   map[string]string `json:"metadata"`
 	EnvVars    map[string]string `json:"envVars"`
 	Timeout    *int64            `json:"timeout"` // seconds
+	// AllowInternetAccess and Network become the sandbox's network policy
+	// (network.go); left out, rung's default (none) holds.
+	AllowInternetAccess *bool      `json:"allow_internet_access"`
+	Network             *networkIn `json:"network"`
 }
 
 // defaultTimeout is E2B's server-side default sandbox lifetime.
@@ -168,10 +182,24 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		ttl = time.Duration(*in.Timeout) * time.Second
 	}
 	req := controller.CreateRequest{Labels: labels, Env: in.EnvVars, TTL: ttl}
+	if in.Network != nil && in.Network.AllowInternetAccess != nil {
+		return rung.Errorf(rung.ErrInvalid, "allow_internet_access belongs at the top level of the body")
+	}
+	pol, err := policyOf(in.AllowInternetAccess, in.Network)
+	if err != nil {
+		return err
+	}
+	if pol != nil {
+		req.Network = *pol
+	}
 	// A template is a snapshot of the tenant's (E2B's createSnapshot
 	// returns its id to create from) or an image.
 	if _, err := s.ctrl.GetSnapshot(r.Context(), c.tenant, in.TemplateID); err == nil {
 		req.FromSnapshot = in.TemplateID
+	} else if rung.Code(err) == rung.CodeNotFound && strings.HasPrefix(in.TemplateID, snapshotIDPrefix) {
+		// A snapshot id that is not the tenant's (deleted, or another
+		// tenant's) is no image name either.
+		return rung.Errorf(rung.ErrNotFound, "template %q not found", clip(in.TemplateID))
 	} else if rung.Code(err) == rung.CodeNotFound || rung.Code(err) == rung.CodeInvalid {
 		req.Image = in.TemplateID
 	} else {
@@ -190,7 +218,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 			return err
 		}
 	}
-	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb))
 	return nil
 }
 
@@ -284,7 +312,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request, c caller) error {
+	// Only the caller's own sandbox's processes and watchers are dropped.
+	if _, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id")); err != nil {
+		return err
+	}
 	s.procs.dropSandbox(r.PathValue("id"))
+	s.watches.dropSandbox(r.PathValue("id"))
+	s.signers.remove(rung.SandboxID(r.PathValue("id")))
 	if err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id")); err != nil {
 		return err
 	}
@@ -304,24 +338,6 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c caller) er
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (s *Server) pause(w http.ResponseWriter, r *http.Request, c caller) error {
-	// rung's pause keeps files, not memory, whatever the caller asks.
-	if err := s.ctrl.Pause(r.Context(), c.tenant, r.PathValue("id"), false); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error {
-	sb, err := s.ctrl.Resume(r.Context(), c.tenant, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
 	return nil
 }
 
@@ -346,12 +362,12 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 		}
 	}
 	status := http.StatusOK
-	if sb.State == rung.StatePaused {
-		if sb, err = s.ctrl.Resume(r.Context(), c.tenant, id); err != nil {
+	if paused(sb) {
+		if sb, err = s.resumeSandbox(r.Context(), c.tenant, sb); err != nil {
 			return err
 		}
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, status, s.sandboxOutOf(sb))
 	return nil
 }

@@ -259,11 +259,14 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	})
 	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
 		Metrics: d.metrics.Handler(), Observe: d.metrics.API, Dashboard: dashboard.Handler()})
-	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
+	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, Key: key})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
 	mux.Handle("/e2b/api/", http.StripPrefix("/e2b/api", d.e2b.API()))
 	mux.Handle("/e2b/envd/", http.StripPrefix("/e2b/envd", d.e2b.Envd()))
+	// The SDK's signed uploadUrl()/downloadUrl() drop E2B_SANDBOX_URL's
+	// path, so they arrive at the root.
+	mux.Handle("/files", d.e2b.Envd())
 	d.handler = mux
 	d.e2bSrv = &http.Server{Handler: d.e2b.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
