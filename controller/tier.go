@@ -180,6 +180,11 @@ type TierRequest struct {
 	// MaxOutput bounds stdout plus stderr; a command that writes more is
 	// killed and Exec returns ErrOutputLimit. Zero: the tier's default.
 	MaxOutput int64
+	// PTY, when set, runs the command on a pseudo-terminal of this size:
+	// Stdin's bytes are typed at it first, then Input's messages, and
+	// all output goes to Stdout.
+	PTY   *rung.TermSize
+	Input <-chan TermInput // a PTY's input; nil: none
 }
 
 // TierProcess is a background process as the container tier starts it.
