@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"rung.dev/rung"
+	"rung.dev/rung/api"
+	"rung.dev/rung/client"
+)
+
+// screen is what a terminal has shown; a test waits for text in it.
+type screen struct {
+	mu      sync.Mutex // guards the fields below
+	buf     strings.Builder
+	changed chan struct{} // closed and replaced on every write
+}
+
+func newScreen() *screen { return &screen{changed: make(chan struct{})} }
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+func (s *screen) waitFor(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		s.mu.Lock()
+		ok, ch := strings.Contains(s.buf.String(), want), s.changed
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatalf("no %q on the terminal; it shows %q", want, s.String())
+		}
+	}
+}
+
+// A PTY exec through the Go SDK (the exec WebSocket): a command auto
+// routing would run in-process goes to the container, saying why; it has
+// a terminal of the size asked, input is echoed and read, a resize
+// reaches it, and the journal records it as any exec.
+func TestPTYExec(t *testing.T) {
+	c, _, _ := startContainerDaemonWith(t, DaemonConfig{})
+	ctx := t.Context()
+	sb, err := c.Create(ctx, client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := newScreen()
+	term, err := c.ExecPTY(ctx, string(sb.ID), client.ExecRequest{Command: "tty; stty size; read a; echo got:$a; read b; stty size"},
+		rung.TermSize{Cols: 91, Rows: 29}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	out.waitFor(t, "29 91\r\n")
+	if got := out.String(); !regexp.MustCompile(`^/dev/pts/\d+\r\n29 91\r\n$`).MatchString(got) {
+		t.Errorf("tty and size: %q", got)
+	}
+	term.Write([]byte("hello\n"))
+	out.waitFor(t, "hello\r\ngot:hello\r\n")
+	if err := term.Resize(rung.TermSize{Cols: 140, Rows: 45}); err != nil {
+		t.Fatal(err)
+	}
+	term.Write([]byte("\n"))
+	out.waitFor(t, "45 140\r\n")
+	res, err := term.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || res.Backend != rung.BackendContainer || !strings.Contains(res.Reason, "no terminal") {
+		t.Errorf("result %+v: want exit 0 in the container, the reason naming the terminal", res)
+	}
+	started := journalData(t, c, string(sb.ID), "exec.started")
+	last := started[len(started)-1]
+	if pty, _ := last["pty"].(map[string]any); pty["cols"] != 91.0 || pty["rows"] != 29.0 || last["backend"] != "container" {
+		t.Errorf("exec.started %v: want the pty's size and backend container", last)
+	}
+	if ended := journalEnded(t, c, string(sb.ID), res.ExecID); ended["exit_code"] != 0.0 {
+		t.Errorf("exec.ended %v", ended)
+	}
+}
+
+// Bad PTY requests and messages get named invalid_argument errors, and
+// the daemon keeps serving.
+func TestPTYExecBadInput(t *testing.T) {
+	c, d, addr := startContainerDaemonWith(t, DaemonConfig{})
+	ctx := t.Context()
+	sb, err := c.Create(ctx, client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The plain HTTP exec has no way to type or resize: refused.
+	_, err = c.Exec(ctx, string(sb.ID), client.ExecRequest{Command: "tty", PTY: &rung.TermSize{Cols: 80, Rows: 24}})
+	if !errors.Is(err, rung.ErrInvalid) || !strings.Contains(err.Error(), "WebSocket") {
+		t.Errorf("HTTP exec with pty: %v, want invalid_argument pointing to the WebSocket", err)
+	}
+	tests := []struct {
+		name string
+		req  api.ExecRequest
+		msgs []string // sent after the request once the command runs
+		want string   // in the error message
+	}{
+		{"zero cols", api.ExecRequest{Command: "cat", PTY: &rung.TermSize{Cols: 0, Rows: 24}}, nil, "cols 0"},
+		{"too many rows", api.ExecRequest{Command: "cat", PTY: &rung.TermSize{Cols: 80, Rows: 1001}}, nil, "rows 1001"},
+		{"isolate", api.ExecRequest{Command: "echo hi", Backend: rung.BackendIsolate, PTY: &rung.TermSize{Cols: 80, Rows: 24}}, nil, "no terminal"},
+		{"bad resize", api.ExecRequest{Command: "echo up; cat", PTY: &rung.TermSize{Cols: 80, Rows: 24}}, []string{`{"type":"resize","cols":5000,"rows":10}`}, "resize: terminal cols 5000"},
+		{"unknown type", api.ExecRequest{Command: "echo up; cat", PTY: &rung.TermSize{Cols: 80, Rows: 24}}, []string{`{"type":"paste"}`}, `unknown message type "paste"`},
+		{"malformed", api.ExecRequest{Command: "echo up; cat", PTY: &rung.TermSize{Cols: 80, Rows: 24}}, []string{`{"type":`}, "malformed JSON"},
+		{"stdin_close", api.ExecRequest{Command: "echo up; cat", PTY: &rung.TermSize{Cols: 80, Rows: 24}}, []string{`{"type":"stdin_close"}`}, "no end of input"},
+		{"resize without pty", api.ExecRequest{Command: "echo up; cat", Backend: rung.BackendContainer}, []string{`{"type":"resize","cols":80,"rows":24}`}, "no pty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/v1/sandboxes/"+string(sb.ID)+"/exec/ws",
+				&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + d.Token}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.CloseNow()
+			b, _ := json.Marshal(tc.req)
+			conn.Write(ctx, websocket.MessageText, b)
+			sent := false
+			for {
+				_, m, err := conn.Read(ctx)
+				if err != nil {
+					t.Fatalf("read: %v (no error frame)", err)
+				}
+				var f api.Frame
+				json.Unmarshal(m, &f)
+				switch {
+				case f.Type == "stdout" && !sent:
+					// The command runs: now the bad messages.
+					for _, msg := range tc.msgs {
+						conn.Write(ctx, websocket.MessageText, []byte(msg))
+					}
+					sent = true
+				case f.Type == "error":
+					if f.Error.Code != "invalid_argument" || !strings.Contains(f.Error.Message, tc.want) {
+						t.Errorf("error %+v, want invalid_argument with %q", f.Error, tc.want)
+					}
+					return
+				case f.Type == "exit":
+					t.Fatalf("exit frame %s, want an error", m)
+				}
+			}
+		})
+	}
+	if res, err := c.Exec(ctx, string(sb.ID), client.ExecRequest{Command: "echo still", Backend: rung.BackendContainer}); err != nil || string(res.Stdout) != "still\n" {
+		t.Errorf("after the bad input: %+v, %v", res, err)
+	}
+}
