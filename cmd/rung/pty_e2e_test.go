@@ -44,18 +44,25 @@ func (s *screen) String() string {
 
 func (s *screen) waitFor(t *testing.T, want string) {
 	t.Helper()
+	s.waitForFunc(t, func(got string) bool { return strings.Contains(got, want) })
+}
+
+// waitForFunc waits until ok holds for what the terminal shows; a hang
+// fails after a generous bound.
+func (s *screen) waitForFunc(t *testing.T, ok func(string) bool) {
+	t.Helper()
 	timeout := time.After(60 * time.Second)
 	for {
 		s.mu.Lock()
-		ok, ch := strings.Contains(s.buf.String(), want), s.changed
+		done, ch := ok(s.buf.String()), s.changed
 		s.mu.Unlock()
-		if ok {
+		if done {
 			return
 		}
 		select {
 		case <-ch:
 		case <-timeout:
-			t.Fatalf("no %q on the terminal; it shows %q", want, s.String())
+			t.Fatalf("the terminal shows %q, not what the test waits for", s.String())
 		}
 	}
 }
