@@ -183,12 +183,21 @@ func (s *server) runPTY(ctx context.Context, req ExecRequest, in io.Reader, stop
 	go func() { // ends at EIO (every holder of the terminal gone) or when the main end closes
 		defer close(outDone)
 		buf := make([]byte, 32<<10)
+		held := 0 // bytes of a character cut at the end of the last read, kept for the next
 		for {
-			n, err := tty.main.Read(buf)
-			if n > 0 && !out.chunk("stdout", buf[:n]) {
+			n, err := tty.main.Read(buf[held:])
+			n += held
+			held = 0
+			if err == nil {
+				// A character split across two reads would reach a client
+				// that reads frames as text as two replacement characters.
+				held = utf8Tail(buf[:n])
+			}
+			if n-held > 0 && !out.chunk("stdout", buf[:n-held]) {
 				limitHit <- struct{}{}
 				return
 			}
+			copy(buf, buf[n-held:n])
 			if err != nil {
 				return
 			}
@@ -259,4 +268,29 @@ func feedTerminal(tty *terminal, in io.Reader) {
 			tty.resize(*m.Resize)
 		}
 	}
+}
+
+// utf8Tail is how many bytes at the end of b start a UTF-8 character
+// that b does not complete (0 to 3).
+func utf8Tail(b []byte) int {
+	for i := 1; i <= 3 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		switch {
+		case c < 0x80:
+			return 0 // ASCII: nothing pending
+		case c < 0xC0:
+			continue // a continuation byte: look further back
+		}
+		need := 2
+		if c >= 0xF0 {
+			need = 4
+		} else if c >= 0xE0 {
+			need = 3
+		}
+		if need > i {
+			return i
+		}
+		return 0
+	}
+	return 0
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -238,5 +239,57 @@ func TestPTYBadSize(t *testing.T) {
 	_, err := c.ExecPTY(t.Context(), agent.ExecRequest{Command: "true", Dir: "/", PTY: &agent.TermSize{Cols: 0, Rows: 24}}, nil, func(agent.Frame) {})
 	if err == nil || !strings.Contains(err.Error(), "at least 1x1") {
 		t.Errorf("size 0x24: %v, want a refusal", err)
+	}
+}
+
+func TestUTF8Tail(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"abc", 0},
+		{"é", 0},
+		{"a\xc3", 1},     // é cut after its first byte
+		{"a\xe2\x82", 2}, // € cut after two
+		{"a€", 0},
+		{"\xf0\x9f\x98", 3}, // an emoji cut after three
+		{"😀", 0},
+		{"\x80\x80\x80\x80", 0}, // stray continuation bytes: nothing to wait for
+	}
+	for _, tc := range tests {
+		if got := agent.UTF8Tail([]byte(tc.in)); got != tc.want {
+			t.Errorf("UTF8Tail(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A character the terminal's output splits across reads reaches the
+// client whole: every frame is valid UTF-8.
+func TestPTYFramesWholeCharacters(t *testing.T) {
+	c := startAgent(t)
+	var frames [][]byte
+	var mu sync.Mutex
+	// One write of 65,536 three-byte characters after one byte: reads
+	// of the terminal (32 KiB at most) end inside characters.
+	exit, err := c.ExecPTY(t.Context(), agent.ExecRequest{Command: `s=€; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do s=$s$s; done; printf a%s $s`,
+		Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}, PTY: &agent.TermSize{Cols: 80, Rows: 24}}, nil, func(f agent.Frame) {
+		mu.Lock()
+		frames = append(frames, f.Data)
+		mu.Unlock()
+	})
+	if err != nil || exit.Code != 0 {
+		t.Fatal(err, exit)
+	}
+	total := 0
+	for _, f := range frames {
+		if !utf8.Valid(f) {
+			t.Fatalf("frame of %d bytes is not whole UTF-8 (ends % x)", len(f), f[max(0, len(f)-4):])
+		}
+		total += len(f)
+	}
+	if total != 1+65536*3 {
+		t.Errorf("%d bytes in %d frames, want %d", total, len(frames), 1+65536*3)
 	}
 }
