@@ -16,8 +16,10 @@ import (
 )
 
 // execWS runs one exec over a WebSocket: the client sends an
-// [ExecRequest], then optional [WSInput] stdin messages; the server sends
-// [Frame] chunks and a final "exit" or "error" frame, then closes.
+// [ExecRequest], then optional [WSInput] messages (stdin, and for a PTY
+// exec resizes); the server sends [Frame] chunks and a final "exit" or
+// "error" frame, then closes. A bad input message ends the exec with an
+// invalid_argument error frame; the connection's end hangs up a PTY exec.
 func (s *Server) execWS(w http.ResponseWriter, r *http.Request, c caller) error {
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {

@@ -27,8 +27,8 @@ type Terminal struct {
 // it) to out as it arrives, from one goroutine. Write types at the
 // terminal and Resize changes its size; Wait returns the result. A
 // request the server refuses (a size outside 1..1000, backend isolate)
-// is Wait's error, with the API's code. The caller must call Wait or
-// Close.
+// is Wait's error, with the API's code. ctx bounds the WebSocket's
+// opening only; Close ends the exec. The caller must call Wait or Close.
 func (c *Client) ExecPTY(ctx context.Context, id string, req ExecRequest, size rung.TermSize, out io.Writer) (*Terminal, error) {
 	req.PTY = &size
 	b, err := json.Marshal(req)
