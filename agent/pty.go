@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -182,25 +183,8 @@ func (s *server) runPTY(ctx context.Context, req ExecRequest, in io.Reader, stop
 	limitHit := make(chan struct{}, 1)
 	go func() { // ends at EIO (every holder of the terminal gone) or when the main end closes
 		defer close(outDone)
-		buf := make([]byte, 32<<10)
-		held := 0 // bytes of a character cut at the end of the last read, kept for the next
-		for {
-			n, err := tty.main.Read(buf[held:])
-			n += held
-			held = 0
-			if err == nil {
-				// A character split across two reads would reach a client
-				// that reads frames as text as two replacement characters.
-				held = utf8Tail(buf[:n])
-			}
-			if n-held > 0 && !out.chunk("stdout", buf[:n-held]) {
-				limitHit <- struct{}{}
-				return
-			}
-			copy(buf, buf[n-held:n])
-			if err != nil {
-				return
-			}
+		if !tty.read(func(b []byte) bool { return out.chunk("stdout", b) }) {
+			limitHit <- struct{}{}
 		}
 	}()
 
@@ -247,6 +231,98 @@ wait:
 	exit.Truncated = out.over
 	out.mu.Unlock()
 	return exit
+}
+
+// read passes the terminal's output to emit until EIO (every holder of
+// the terminal gone), an error, or emit's false; it reports whether emit
+// took everything. Frames end on whole UTF-8 characters: one split
+// across two reads would reach a client that reads frames as text as two
+// replacement characters.
+func (t *terminal) read(emit func([]byte) bool) bool {
+	buf := make([]byte, 32<<10)
+	held := 0 // bytes of a character cut at the end of the last read, kept for the next
+	for {
+		n, err := t.main.Read(buf[held:])
+		n += held
+		held = 0
+		if err == nil {
+			held = utf8Tail(buf[:n])
+		}
+		if n-held > 0 && !emit(buf[:n-held]) {
+			return false
+		}
+		copy(buf, buf[n-held:n])
+		if err != nil {
+			return true
+		}
+	}
+}
+
+// startTerminalProcess starts req, which has a PTY, as background
+// process p: its output is retained as "stdout" frames, its stdin is the
+// terminal. When it exits, its session goes with it.
+func (s *server) startTerminalProcess(p *process, req ProcessRequest) error {
+	if err := req.PTY.check(); err != nil {
+		return err
+	}
+	tty, err := openTerminal(*req.PTY, req.User)
+	if err != nil {
+		return err
+	}
+	env := withTerm(req.Env)
+	sp, err := s.spawn(command{argv: req.Argv, command: req.Command, shell: req.Shell, dir: req.Dir, env: env, user: req.User, tty: tty.sub})
+	tty.sub.Close()
+	if err != nil {
+		tty.main.Close()
+		return err
+	}
+	p.pid, p.argv, p.started, p.stdin, p.term = sp.pid, sp.argv, time.Now(), tty.main, tty
+	s.mu.Lock()
+	p.listed = true
+	s.mu.Unlock()
+	outDone := make(chan struct{})
+	go func() { // ends at EIO once the session is gone, or at the drain bound
+		defer close(outDone)
+		tty.read(func(b []byte) bool { p.append("stdout", b); return true })
+	}()
+	go func() { // ends when the process exits and its output is drained
+		defer s.running.Done()
+		ws := <-sp.status
+		killSession(sp.pid)
+		tty.main.SetReadDeadline(time.Now().Add(ptyDrainBound))
+		<-outDone
+		tty.main.Close()
+		s.exited(p, exitOf(ws))
+	}()
+	return nil
+}
+
+// handleResize sets a background process's terminal size from ?cols and
+// ?rows.
+func (s *server) handleResize(w http.ResponseWriter, r *http.Request) {
+	p := s.process(w, r)
+	if p == nil {
+		return
+	}
+	if p.term == nil {
+		http.Error(w, "the process has no terminal", http.StatusBadRequest)
+		return
+	}
+	cols, _ := strconv.ParseUint(r.URL.Query().Get("cols"), 10, 16)
+	rows, _ := strconv.ParseUint(r.URL.Query().Get("rows"), 10, 16)
+	if !p.info().Running {
+		http.Error(w, "the process has exited", http.StatusConflict)
+		return
+	}
+	if err := p.term.resize(TermSize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		code := http.StatusConflict // the terminal closed as the process ended
+		if errors.Is(err, errBadSize) {
+			code = http.StatusBadRequest
+		}
+		http.Error(w, "resize: "+err.Error(), code)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // feedTerminal writes in's [Input] messages to tty until in ends, a

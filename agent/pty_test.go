@@ -293,3 +293,54 @@ func TestPTYFramesWholeCharacters(t *testing.T) {
 		t.Errorf("%d bytes in %d frames, want %d", total, len(frames), 1+65536*3)
 	}
 }
+
+// A background process on a PTY: its output is the terminal's, its stdin
+// is typed at it, a resize reaches it, and it cannot be told "end of
+// input".
+func TestPTYProcess(t *testing.T) {
+	c := startAgent(t)
+	info, err := c.StartProcess(t.Context(), agent.ProcessRequest{Command: "stty size; read a; stty size; echo got:$a", Dir: "/",
+		Env: []string{"PATH=/usr/bin:/bin"}, PTY: &agent.TermSize{Cols: 70, Rows: 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteStdin(t.Context(), info.ID, nil, true); err == nil || !strings.Contains(err.Error(), "no end of input") {
+		t.Errorf("closing a terminal's stdin: %v, want a refusal", err)
+	}
+	if err := c.ResizeProcess(t.Context(), info.ID, agent.TermSize{Cols: 0, Rows: 5}); err == nil {
+		t.Error("resize to 0x5 accepted")
+	}
+	if err := c.ResizeProcess(t.Context(), info.ID, agent.TermSize{Cols: 111, Rows: 33}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteStdin(t.Context(), info.ID, []byte("x\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	exit, err := c.Output(t.Context(), info.ID, 0, true, func(f agent.Frame) {
+		if f.Stream != "stdout" {
+			t.Errorf("frame on %s", f.Stream)
+		}
+		out.Write(f.Data)
+	})
+	if err != nil || exit == nil || exit.Code != 0 {
+		t.Fatalf("exit %+v, %v; output %q", exit, err, out.String())
+	}
+	// The first size may be printed before or after the resize, and the
+	// echo of the input anywhere before the answer; the second size comes
+	// after the input, which came after the resize.
+	got := out.String()
+	if rest := strings.Replace(got, "x\r\n", "", 1); !regexp.MustCompile(`^(20 70|33 111)\r\n33 111\r\ngot:x\r\n$`).MatchString(rest) {
+		t.Errorf("output %q", got)
+	}
+	if err := c.ResizeProcess(t.Context(), info.ID, agent.TermSize{Cols: 80, Rows: 24}); err == nil {
+		t.Error("resize of an exited process accepted")
+	}
+	plain, err := c.StartProcess(t.Context(), agent.ProcessRequest{Command: "true", Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ResizeProcess(t.Context(), plain.ID, agent.TermSize{Cols: 80, Rows: 24}); err == nil || !strings.Contains(err.Error(), "no terminal") {
+		t.Errorf("resize without a terminal: %v", err)
+	}
+}

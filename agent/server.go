@@ -105,6 +105,7 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	mux.HandleFunc("GET /v1/processes/{id}/output", s.handleOutput)
 	mux.HandleFunc("POST /v1/processes/{id}/stdin", s.handleStdin)
 	mux.HandleFunc("POST /v1/processes/{id}/signal", s.handleSignal)
+	mux.HandleFunc("POST /v1/processes/{id}/resize", s.handleResize)
 	mux.HandleFunc("GET /v1/ready", s.handleReady)
 	mux.HandleFunc("GET /v1/tunnel", s.handleTunnel)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
