@@ -318,7 +318,7 @@ func (t *Tier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierReq
 	}
 	var exit agent.Exit
 	if req.PTY != nil {
-		areq.PTY = &agent.TermSize{Cols: uint16(req.PTY.Cols), Rows: uint16(req.PTY.Rows)}
+		areq.PTY = agentSize(req.PTY)
 		exit, err = c.ExecPTY(ctx, areq, termInput(ctx, req.Input), onFrame)
 	} else {
 		exit, err = c.ExecStream(ctx, areq, stream, onFrame)

@@ -211,6 +211,8 @@ type ProcessRequest struct {
 	Cwd     string            `json:"cwd,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	User    string            `json:"user,omitempty"` // default the sandbox's user
+	// PTY runs the process on a pseudo-terminal of this size.
+	PTY *rung.TermSize `json:"pty,omitempty"`
 }
 
 // Process describes a background process. FirstSeq is the oldest output

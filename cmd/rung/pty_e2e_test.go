@@ -184,3 +184,58 @@ func TestPTYExecBadInput(t *testing.T) {
 		t.Errorf("after the bad input: %+v, %v", res, err)
 	}
 }
+
+// A background process on a PTY through the API: its output is the
+// terminal's, typed input and a resize reach it in the order sent, its
+// stdin has no end, and a resize is refused for a process without a
+// terminal and for a bad size.
+func TestPTYProcess(t *testing.T) {
+	c, _, _ := startContainerDaemonWith(t, DaemonConfig{})
+	ctx := t.Context()
+	sb, err := c.Create(ctx, client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(sb.ID)
+	p, err := c.StartProcess(ctx, id, client.ProcessRequest{Command: "read a; stty size; echo got:$a; tty", PTY: &rung.TermSize{Cols: 64, Rows: 16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ResizeProcess(ctx, id, p.ID, rung.TermSize{Cols: 0, Rows: 5}); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("resize to 0x5: %v, want invalid_argument", err)
+	}
+	if err := c.WriteProcessStdin(ctx, id, p.ID, nil, true); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("closing a terminal's stdin: %v, want invalid_argument", err)
+	}
+	if err := c.ResizeProcess(ctx, id, p.ID, rung.TermSize{Cols: 150, Rows: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteProcessStdin(ctx, id, p.ID, []byte("in\n"), false); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	exit, err := c.ProcessOutput(ctx, id, p.ID, 0, true, func(f client.OutputFrame) error {
+		if f.Stream != "stdout" {
+			t.Errorf("frame on %s", f.Stream)
+		}
+		out.Write(f.Data)
+		return nil
+	})
+	if err != nil || exit == nil || exit.Code != 0 {
+		t.Fatalf("exit %+v, %v; output %q", exit, err, out.String())
+	}
+	if got := out.String(); !regexp.MustCompile(`^in\r\n50 150\r\ngot:in\r\n/dev/pts/\d+\r\n$`).MatchString(got) {
+		t.Errorf("output %q", got)
+	}
+	plain, err := c.StartProcess(ctx, id, client.ProcessRequest{Command: "sleep 1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.SignalProcess(ctx, id, plain.ID, "SIGKILL")
+	if err := c.ResizeProcess(ctx, id, plain.ID, rung.TermSize{Cols: 80, Rows: 24}); !errors.Is(err, rung.ErrInvalid) || !strings.Contains(err.Error(), "no terminal") {
+		t.Errorf("resize without a terminal: %v, want invalid_argument", err)
+	}
+	if _, err := c.StartProcess(ctx, id, client.ProcessRequest{Command: "true", PTY: &rung.TermSize{Cols: 1001, Rows: 5}}); !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("process with cols 1001: %v, want invalid_argument", err)
+	}
+}
