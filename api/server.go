@@ -111,6 +111,7 @@ var routes = []route{
 	{pattern: "GET /v1/sandboxes/{id}/processes/{pid}/output", h: (*Server).processOutput},
 	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/signal", h: (*Server).signalProcess},
 	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/stdin", h: (*Server).processStdin},
+	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/resize", h: (*Server).resizeProcess},
 	{pattern: "POST /v1/sandboxes/{id}/snapshots", h: (*Server).takeSnapshot},
 	{pattern: "POST /v1/sandboxes/{id}/restore", h: (*Server).rollback},
 	{pattern: "POST /v1/sandboxes/{id}/fork", h: (*Server).forkSandbox},

@@ -590,6 +590,13 @@ func TestE2BWire(t *testing.T) {
 		if _, out := e.unary(id, "process.Process/Update", `{"process":{"pid":1},"pty":{"size":{"cols":80,"rows":24}}}`); out["code"] != "not_found" {
 			t.Errorf("Update of an unknown process: %v, want not_found", out)
 		}
+		// A PTY of a size outside 1..1000 is refused before anything runs.
+		for _, size := range []string{`{"cols":0,"rows":24}`, `{"cols":80,"rows":1001}`} {
+			_, msgs, end := e.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-i","-l"]},"pty":{"size":`+size+`}}`))
+			if errv, _ := end["error"].(map[string]any); len(msgs) != 0 || errv == nil || errv["code"] != "invalid_argument" {
+				t.Errorf("pty size %s: messages %v, end %v; want none and invalid_argument", size, msgs, end)
+			}
+		}
 		for _, m := range []string{"process.Process/Nope", "nope.Service/Call"} {
 			if _, out := e.unary(id, m, `{}`); out["code"] != "unimplemented" {
 				t.Errorf("%s: %v, want unimplemented", m, out)
