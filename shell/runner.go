@@ -72,6 +72,9 @@ type runner struct {
 	inCmdSubst bool // running a command substitution: errexit is off
 	lastArg    string
 	arg0       string // $0
+	// scriptFile: the shell runs a script file named arg0, not a -c
+	// string; bash's syntax errors then read "NAME: line N: ...".
+	scriptFile bool
 
 	substStatus int          // status of the last command substitution, -1 if none
 	procs       []*procSubst // running process substitutions
