@@ -75,6 +75,7 @@ func TestSyntaxErrors(t *testing.T) {
 	}
 	cases = append(cases,
 		shelltest.Case{Name: "bash of a directory", Script: "bash d; echo rc=$?", StderrExact: true, Files: map[string]string{"d/": ""}},
+		shelltest.Case{Name: "run a directory", Script: "./d; echo rc=$?; d/; echo rc=$?", StderrExact: true, Files: map[string]string{"d/": ""}},
 		shelltest.Case{Name: "bash of a missing file", Script: "bash nosuch.sh; echo rc=$?", StderrExact: true},
 	)
 	shelltest.Run(t, cases, nil)
