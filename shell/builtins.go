@@ -736,7 +736,10 @@ func (r *runner) letClause(c *syntax.LetClause) int {
 	}
 	var last int64
 	for _, x := range c.Exprs {
-		v, err := r.arithSafe(x)
+		sp, ok := r.spanOf(x, x.Pos().Offset(), x.End().Offset())
+		var v int64
+		var err error
+		r.withSpan(sp, ok, func() int64 { v, err = r.arithSafe(x); return 0 })
 		if err != nil {
 			r.errorf("let: %s", err)
 			return 1

@@ -478,6 +478,7 @@ func (r *runner) script(src string) {
 				}
 			}
 			done = stmts[len(stmts)-1].End().Offset()
+			r.src = src
 			r.lineAliases = nil
 			r.stmts(stmts)
 			if r.breakN > 0 || r.contN > 0 {
@@ -581,7 +582,10 @@ func (r *runner) evalString(src, name string) int {
 	line := r.lineno
 	saved := r.lineAliases
 	r.lineAliases = nil // eval reads its text now: every alias so far applies
+	savedSrc := r.src
+	r.src = src
 	r.stmts(f.Stmts)
+	r.src = savedSrc
 	if len(r.lineAliases) > 0 {
 		// Aliases eval defined are still not in effect on this line.
 		m := maps.Clone(saved)
