@@ -59,6 +59,9 @@ func translateSyntax(arg0 string, file bool, src string, pe syntax.ParseError) (
 		return bashSyntax{status: 2, lines: []string{fmt.Sprintf("%s: line %d: unexpected EOF while looking for matching `%s'", prefix, ln, closer)}}, true
 	}
 	switch {
+	case strings.HasPrefix(msg, "near unexpected token `") && strings.HasSuffix(msg, "'"):
+		// The interpreter's own error in bash's words (extglobOff).
+		return near(strings.TrimSuffix(strings.TrimPrefix(msg, "near unexpected token `"), "'"), off)
 	case badSubstMsg(msg) && innermostOpener(src, off) == "${":
 		start := strings.LastIndex(src[:off], "${")
 		end := strings.IndexByte(src[off:], '}')
