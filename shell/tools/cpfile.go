@@ -25,13 +25,13 @@ type copier struct {
 	preserveMode, preserveTime, preserveLinks    bool
 	force, noClobber, update, verbose, removeDst bool
 	// interactive: -i, ask before overwriting.
-	interactive bool
-	hardlink, symlink                            bool
-	noPreserveMode                               bool                 // --no-preserve=mode: default modes
-	created                                      map[[2]uint64]bool   // dirs this copy made
-	intoSelf                                     bool                 // met its own copy: stop
-	links                                        map[[2]uint64]string // dev/ino -> first copy, for --preserve=links
-	buf                                          []byte
+	interactive       bool
+	hardlink, symlink bool
+	noPreserveMode    bool                 // --no-preserve=mode: default modes
+	created           map[[2]uint64]bool   // dirs this copy made
+	intoSelf          bool                 // met its own copy: stop
+	links             map[[2]uint64]string // dev/ino -> first copy, for --preserve=links
+	buf               []byte
 }
 
 // special reports the first FIFO, socket or device that copying src would
