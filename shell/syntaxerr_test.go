@@ -118,3 +118,19 @@ func TestArithErrors(t *testing.T) {
 	})
 	shelltest.Run(t, cases, nil)
 }
+
+// TestBuiltinUsageErrors compares builtins' usage errors byte for byte.
+func TestBuiltinUsageErrors(t *testing.T) {
+	var cases []shelltest.Case
+	for _, s := range []string{
+		`pwd -x; echo "rc=$?"`,
+		`pwd -Lx; echo "rc=$?"`,
+		`pwd -LP; echo "rc=$?"`,
+		`pwd -- -x; echo "rc=$?"`,
+		`logout; echo "rc=$?"`,
+		`logout 3 2>&1; echo "rc=$?"`,
+	} {
+		cases = append(cases, shelltest.Case{Name: s, Script: s, StderrExact: true})
+	}
+	shelltest.Run(t, cases, nil)
+}
