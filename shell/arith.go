@@ -26,33 +26,42 @@ type arithErr struct {
 
 // arithSpan is an arithmetic expression's source text as bash quotes it
 // in an error: src[from:to], whose positions are those of the parsed
-// tree being evaluated.
+// tree being evaluated. When x is set, the span is not checked yet (see
+// resolve): checking costs a parse, paid only on an error.
 type arithSpan struct {
 	src      string
 	from, to int
+	x        syntax.ArithmExpr
 }
 
-// spanOf returns the span of x's text in the runner's source, from the
-// offsets from and to (the text between $(( and )), say), when that text
-// is indeed x's: a function defined in another source has other offsets.
+// spanOf is the span of x's text in the runner's source, from the
+// offsets from and to (the text between $(( and )), say), unchecked.
 func (r *runner) spanOf(x syntax.ArithmExpr, from, to uint) (arithSpan, bool) {
-	src := r.src
-	if x == nil || int(to) > len(src) || from > to {
+	if x == nil || int(to) > len(r.src) || from > to {
 		return arithSpan{}, false
 	}
-	text := src[from:to]
+	return arithSpan{src: r.src, from: int(from), to: int(to), x: x}, true
+}
+
+// resolve checks an unchecked span: the text must be x's (a function
+// defined in another source has other offsets) and hold no expansion
+// (bash quotes the text after expansions, which this is not). It drops
+// the blanks before the expression, as bash does, not those after it.
+func (sp arithSpan) resolve() (arithSpan, bool) {
+	if sp.x == nil {
+		return sp, sp.src != "" || sp.to == 0
+	}
+	text := sp.src[sp.from:sp.to]
 	if strings.ContainsAny(text, "$`\"'\\") {
-		// bash quotes the text after expansions, which this is not.
 		return arithSpan{}, false
 	}
 	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	e, err := p.Arithmetic(strings.NewReader(text))
-	if err != nil || e == nil || arithString(e) != arithString(x) {
+	if err != nil || e == nil || arithString(e) != arithString(sp.x) {
 		return arithSpan{}, false
 	}
-	// bash drops the blanks before the expression, not those after it.
 	lead := len(text) - len(strings.TrimLeft(text, " \t\n"))
-	return arithSpan{src: src, from: int(from) + lead, to: int(to)}, true
+	return arithSpan{src: sp.src, from: sp.from + lead, to: sp.to}, true
 }
 
 // withSpan evaluates x with sp as the innermost expression's text.
@@ -70,9 +79,9 @@ func (r *runner) withSpan(sp arithSpan, ok bool, eval func() int64) int64 {
 // as the error token. Without the text (no span), the exec is refused.
 func (r *runner) divZero(y syntax.ArithmExpr) {
 	if n := len(r.arithCtx); n > 0 && r.arithCtx[n-1].src != "" {
-		sp := r.arithCtx[n-1]
+		sp, ok := r.arithCtx[n-1].resolve()
 		off := int(y.Pos().Offset())
-		if off >= sp.from && off <= sp.to {
+		if ok && off >= sp.from && off <= sp.to {
 			panic(arithErr{msg: fmt.Sprintf("%s: division by 0 (error token is \"%s\")", sp.src[sp.from:sp.to], sp.src[off:sp.to]), full: true})
 		}
 	}
