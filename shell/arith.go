@@ -19,6 +19,73 @@ type arithErr struct {
 	// exec is refused (see [runner.arithRefuse]) rather than answered
 	// with a different message.
 	inexact bool
+	// full: msg already starts with the expression's text, as bash's
+	// does; callers that add the text themselves leave it alone.
+	full bool
+}
+
+// arithSpan is an arithmetic expression's source text as bash quotes it
+// in an error: src[from:to], whose positions are those of the parsed
+// tree being evaluated. When x is set, the span is not checked yet (see
+// resolve): checking costs a parse, paid only on an error.
+type arithSpan struct {
+	src      string
+	from, to int
+	x        syntax.ArithmExpr
+}
+
+// spanOf is the span of x's text in the runner's source, from the
+// offsets from and to (the text between $(( and )), say), unchecked.
+func (r *runner) spanOf(x syntax.ArithmExpr, from, to uint) (arithSpan, bool) {
+	if x == nil || int(to) > len(r.src) || from > to {
+		return arithSpan{}, false
+	}
+	return arithSpan{src: r.src, from: int(from), to: int(to), x: x}, true
+}
+
+// resolve checks an unchecked span: the text must be x's (a function
+// defined in another source has other offsets) and hold no expansion
+// (bash quotes the text after expansions, which this is not). It drops
+// the blanks before the expression, as bash does, not those after it.
+func (sp arithSpan) resolve() (arithSpan, bool) {
+	if sp.x == nil {
+		return sp, sp.src != "" || sp.to == 0
+	}
+	text := sp.src[sp.from:sp.to]
+	if strings.ContainsAny(text, "$`\"'\\") {
+		return arithSpan{}, false
+	}
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	e, err := p.Arithmetic(strings.NewReader(text))
+	if err != nil || e == nil || arithString(e) != arithString(sp.x) {
+		return arithSpan{}, false
+	}
+	lead := len(text) - len(strings.TrimLeft(text, " \t\n"))
+	return arithSpan{src: sp.src, from: sp.from + lead, to: sp.to}, true
+}
+
+// withSpan evaluates x with sp as the innermost expression's text.
+func (r *runner) withSpan(sp arithSpan, ok bool, eval func() int64) int64 {
+	if !ok {
+		sp = arithSpan{}
+	}
+	r.arithCtx = append(r.arithCtx, sp)
+	defer func() { r.arithCtx = r.arithCtx[:len(r.arithCtx)-1] }()
+	return eval()
+}
+
+// divZero fails a division or remainder by zero whose divisor is y, in
+// bash's words: the expression's text, then the text from the divisor on
+// as the error token. Without the text (no span), the exec is refused.
+func (r *runner) divZero(y syntax.ArithmExpr) {
+	if n := len(r.arithCtx); n > 0 && r.arithCtx[n-1].src != "" {
+		sp, ok := r.arithCtx[n-1].resolve()
+		off := int(y.Pos().Offset())
+		if ok && off >= sp.from && off <= sp.to {
+			panic(arithErr{msg: fmt.Sprintf("%s: division by 0 (error token is \"%s\")", sp.src[sp.from:sp.to], sp.src[off:sp.to]), full: true})
+		}
+	}
+	panic(arithErr{msg: "division by 0 (error token is \"0\")", inexact: true})
 }
 
 // arithRefuse records, for an error whose message cannot be bash's, that
@@ -48,6 +115,9 @@ func (r *runner) arithFatal(s string) (n int64) {
 		if p := recover(); p != nil {
 			if e, ok := p.(arithErr); ok {
 				r.arithRefuse(e)
+				if e.full {
+					r.fatalf(1, "%s", e.msg)
+				}
 				r.fatalf(1, "%s: %s", s, e.msg)
 			}
 			panic(p)
@@ -88,7 +158,7 @@ func (r *runner) arithString(s string) int64 {
 		case '$', '"', '\'', '`':
 			if depth <= 0 {
 				t := strings.TrimSpace(s)
-				panic(arithErr{msg: fmt.Sprintf("%s: syntax error: operand expected (error token is \"%s\")", t, strings.TrimSpace(s[i:]))})
+				panic(arithErr{msg: fmt.Sprintf("%s: syntax error: operand expected (error token is \"%s\")", t, strings.TrimSpace(s[i:])), full: true})
 			}
 		}
 	}
@@ -108,7 +178,7 @@ func (r *runner) arithExpr(s string) int64 {
 	r.arithDepth++
 	defer func() { r.arithDepth-- }()
 	if r.arithDepth > 1024 {
-		panic(arithErr{msg: s + ": expression recursion level exceeded"})
+		panic(arithErr{msg: s + ": expression recursion level exceeded", full: true})
 	}
 	var x syntax.ArithmExpr
 	if c, ok := arithCache.Load(s); ok {
@@ -119,18 +189,42 @@ func (r *runner) arithExpr(s string) int64 {
 		if err != nil || e == nil {
 			// bash names the failing token ("operand expected (error
 			// token is "+")" for "1 +"), which the parse error does not.
-			panic(arithErr{msg: fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s), inexact: true})
+			if op := trailingOp(s); op != "" {
+				panic(arithErr{msg: fmt.Sprintf("%s: syntax error: operand expected (error token is \"%s\")", s, op), full: true})
+			}
+			panic(arithErr{msg: fmt.Sprintf("%s: syntax error: invalid arithmetic operator (error token is \"%s\")", s, s), inexact: true, full: true})
 		}
 		if end := int(e.End().Offset()); end < len(s) {
 			// The parser stops after one expression: "a b" leaves "b".
 			if rest := strings.TrimSpace(s[end:]); rest != "" {
-				panic(arithErr{msg: fmt.Sprintf("syntax error in expression (error token is \"%s\")", rest)})
+				panic(arithErr{msg: fmt.Sprintf("%s: syntax error in expression (error token is \"%s\")", s, rest), full: true})
 			}
 		}
 		x = e
 		arithCache.Store(s, x)
 	}
-	return r.eval(x)
+	return r.withSpan(arithSpan{src: s, to: len(s)}, true, func() int64 { return r.eval(x) })
+}
+
+// trailingOp returns the binary operator s ends with when the text before
+// it is an expression ("1 +"), which bash reports as a missing operand
+// naming that operator; "" otherwise.
+func trailingOp(s string) string {
+	for _, op := range []string{"**", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^", ","} {
+		head, ok := strings.CutSuffix(s, op)
+		if !ok || strings.TrimSpace(head) == "" {
+			continue
+		}
+		if strings.ContainsAny(head[len(head)-1:], "+-*/%<>=!&|^,") {
+			return ""
+		}
+		p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+		if e, err := p.Arithmetic(strings.NewReader(head)); err == nil && e != nil && int(e.End().Offset()) >= len(strings.TrimRight(head, " \t")) {
+			return op
+		}
+		return ""
+	}
+	return ""
 }
 
 // arithText is the source text of x, for messages.
@@ -356,6 +450,9 @@ func (r *runner) evalBinary(x *syntax.BinaryArithm) int64 {
 		syntax.ShrAssgn, syntax.PowAssgn:
 		name, idx := r.arithLvalue(x.X)
 		v := r.eval(x.Y)
+		if v == 0 && (x.Op == syntax.QuoAssgn || x.Op == syntax.RemAssgn) {
+			r.divZero(x.Y)
+		}
 		if x.Op != syntax.Assgn {
 			old := r.arithGet(name, idx)
 			v = arithOp(assignBase(x.Op), old, v)
@@ -363,7 +460,11 @@ func (r *runner) evalBinary(x *syntax.BinaryArithm) int64 {
 		r.arithSet(name, idx, v)
 		return v
 	}
-	return arithOp(x.Op, r.eval(x.X), r.eval(x.Y))
+	a, b := r.eval(x.X), r.eval(x.Y)
+	if b == 0 && (x.Op == syntax.Quo || x.Op == syntax.Rem) {
+		r.divZero(x.Y)
+	}
+	return arithOp(x.Op, a, b)
 }
 
 func assignBase(op syntax.BinAritOperator) syntax.BinAritOperator {

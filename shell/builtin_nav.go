@@ -148,8 +148,18 @@ opts:
 			if a == "-" || !strings.HasPrefix(a, "-") {
 				break opts
 			}
-			r.errorf("pwd: %s: invalid option", a)
-			return 2
+			for _, ch := range a[1:] {
+				switch ch {
+				case 'P':
+					physical = true
+				case 'L':
+					physical = false
+				default:
+					r.errorf("pwd: -%c: invalid option", ch)
+					fmt.Fprintln(r.stderr(), "pwd: usage: pwd [-LP]")
+					return 2
+				}
+			}
 		}
 	}
 	d := r.dir

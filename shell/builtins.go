@@ -33,7 +33,7 @@ func init() {
 		"readarray": biMapfile, "declare": biDeclare, "typeset": biDeclare, "local": biLocal,
 		"export": biExport, "readonly": biReadonly, "unset": biUnset, "test": biTest,
 		"[": biBracket, "builtin": biBuiltin, "enable": biEnable, "help": biHelp,
-		"disown": biTrue, "suspend": biFalse, "logout": biExit, "jobs": biJobs,
+		"disown": biTrue, "suspend": biFalse, "logout": biLogout, "jobs": biJobs,
 		"fg": biFg, "bg": biFg, "ulimit": biUlimit, "compgen": biUnsupported,
 		"complete": biUnsupported, "coproc": biUnsupported, "fc": biUnsupported,
 		"history": biUnsupported, "bind": biUnsupported,
@@ -736,7 +736,10 @@ func (r *runner) letClause(c *syntax.LetClause) int {
 	}
 	var last int64
 	for _, x := range c.Exprs {
-		v, err := r.arithSafe(x)
+		sp, ok := r.spanOf(x, x.Pos().Offset(), x.End().Offset())
+		var v int64
+		var err error
+		r.withSpan(sp, ok, func() int64 { v, err = r.arithSafe(x); return 0 })
 		if err != nil {
 			r.errorf("let: %s", err)
 			return 1
@@ -747,4 +750,10 @@ func (r *runner) letClause(c *syntax.LetClause) int {
 		return 1
 	}
 	return 0
+}
+
+// biLogout is logout in a shell that is never a login shell.
+func biLogout(r *runner, args []string) int {
+	r.errorf("logout: not login shell: use `exit'")
+	return 1
 }

@@ -278,7 +278,13 @@ func (e *expander) word(parts []syntax.WordPart, inDQ bool, first bool) {
 				e.splitText(s)
 			}
 		case *syntax.ArithmExp:
-			s := itoa(e.r.arith(p.X))
+			var s string
+			if p.Bracket {
+				s = itoa(e.r.arith(p.X))
+			} else {
+				sp, ok := e.r.spanOf(p.X, p.Left.Offset()+3, p.Right.Offset())
+				s = itoa(e.r.withSpan(sp, ok, func() int64 { return e.r.arith(p.X) }))
+			}
 			if inDQ {
 				e.lit(s, true)
 			} else {

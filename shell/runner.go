@@ -72,6 +72,16 @@ type runner struct {
 	inCmdSubst bool // running a command substitution: errexit is off
 	lastArg    string
 	arg0       string // $0
+	// scriptFile: the shell runs a script file named arg0, not a -c
+	// string; bash's syntax errors then read "NAME: line N: ...".
+	scriptFile bool
+	// src is the text the statements running now were parsed from (the
+	// -c string, a script file, an eval string), for the messages that
+	// quote source text (see arithSpan); "" when unknown.
+	src string
+	// arith is the expression being evaluated, innermost last: the text
+	// bash quotes in an arithmetic error.
+	arithCtx []arithSpan
 
 	substStatus int          // status of the last command substitution, -1 if none
 	procs       []*procSubst // running process substitutions
@@ -423,7 +433,10 @@ func (r *runner) command(cmd syntax.Command) int {
 			return 1
 		}
 		r.traceArith(c)
-		v, err := r.arithSafe(c.X)
+		sp, ok := r.spanOf(c.X, c.Left.Offset()+2, c.Right.Offset())
+		var v int64
+		var err error
+		r.withSpan(sp, ok, func() int64 { v, err = r.arithSafe(c.X); return 0 })
 		if err != nil {
 			r.errorf("((: %s", err.Error())
 			return 1

@@ -1,9 +1,11 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -48,7 +50,7 @@ func (r *runner) runScriptFile(args []string) (int, bool) {
 	}
 	c := r.childShell(args[1:])
 	defer c.uncount()
-	c.arg0 = name
+	c.arg0, c.scriptFile = name, true
 	return c.runProtected(func(c *runner) { c.script(src) }), true
 }
 
@@ -143,6 +145,11 @@ func runChildShell(r *runner, args []string) int {
 		name = a[0]
 		data, err := r.readFile(name)
 		if err != nil {
+			if errors.Is(err, syscall.EISDIR) {
+				// bash has named itself after the script by then.
+				fmt.Fprintf(r.stderr(), "%s: %s: %s\n", name, name, ErrText(err))
+				return 126
+			}
 			fmt.Fprintf(r.stderr(), "%s: %s: %s\n", args[0], name, ErrText(err))
 			return 127
 		}
@@ -165,7 +172,7 @@ func runChildShell(r *runner, args []string) int {
 	switch {
 	case haveC:
 	case name != "":
-		c.scriptName = name
+		c.scriptName, c.scriptFile = name, true
 	default:
 		c.scriptName = "main"
 	}

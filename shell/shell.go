@@ -478,6 +478,7 @@ func (r *runner) script(src string) {
 				}
 			}
 			done = stmts[len(stmts)-1].End().Offset()
+			r.src = src
 			r.lineAliases = nil
 			r.stmts(stmts)
 			if r.breakN > 0 || r.contN > 0 {
@@ -497,7 +498,7 @@ func (r *runner) script(src string) {
 	// panic (exit) may be mid-statement.
 	parsers.Put(p)
 	if err != nil && !r.exiting && r.ctx.Err() == nil {
-		r.syntaxError(err)
+		r.syntaxError(src, err)
 	}
 }
 
@@ -517,15 +518,27 @@ var parsers sync.Pool
 
 // syntaxError reports a parse error as bash does and ends the shell with
 // status 2.
-func (r *runner) syntaxError(err error) {
+func (r *runner) syntaxError(src string, err error) {
 	msg := err.Error()
 	line := r.lineno
 	var pe syntax.ParseError
 	if errors.As(err, &pe) {
+		if bs, ok := translateSyntax(r.arg0, r.scriptFile, src, pe); ok {
+			for _, l := range bs.lines {
+				fmt.Fprintln(r.stderr(), l)
+			}
+			r.exiting = true
+			r.exitCode = bs.status
+			return
+		}
 		line = int(pe.Pos.Line())
 		msg = pe.Text
 	}
-	fmt.Fprintf(r.stderr(), "%s: -c: line %d: syntax error: %s\n", r.arg0, line, msg)
+	if r.scriptFile {
+		fmt.Fprintf(r.stderr(), "%s: line %d: syntax error: %s\n", r.arg0, line, msg)
+	} else {
+		fmt.Fprintf(r.stderr(), "%s: -c: line %d: syntax error: %s\n", r.arg0, line, msg)
+	}
 	r.exiting = true
 	r.exitCode = 2
 	if expansionSyntax(msg) {
@@ -569,7 +582,10 @@ func (r *runner) evalString(src, name string) int {
 	line := r.lineno
 	saved := r.lineAliases
 	r.lineAliases = nil // eval reads its text now: every alias so far applies
+	savedSrc := r.src
+	r.src = src
 	r.stmts(f.Stmts)
+	r.src = savedSrc
 	if len(r.lineAliases) > 0 {
 		// Aliases eval defined are still not in effect on this line.
 		m := maps.Clone(saved)

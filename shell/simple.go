@@ -272,6 +272,10 @@ func (r *runner) runTool(args []string) (status int) {
 			if st, ok := r.runScriptFile(args); ok {
 				return st
 			}
+			if fi, err := r.sh.sh.cfg.FS.Stat(r.abs(name)); err == nil && fi.IsDir() {
+				r.errorf("%s: Is a directory", name)
+				return 126
+			}
 			r.errorf("%s: No such file or directory", name)
 			r.sh.setUnsupported(fmt.Errorf("command %s: %w", name, ErrUnsupported))
 			return 127

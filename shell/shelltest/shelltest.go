@@ -41,6 +41,9 @@ type Case struct {
 	// StderrAny skips the loose stderr comparison (the reason goes in
 	// Known or a comment).
 	StderrAny bool
+	// StderrExact compares stderr byte for byte (the interpreter names
+	// itself bash, as the harness's bash does).
+	StderrExact bool
 }
 
 // Outcome is what one side did.
@@ -273,8 +276,10 @@ func RunShell(ctx context.Context, c Case, tmp string, tools map[string]shell.To
 	return o, nil
 }
 
-// Diff describes how two outcomes differ, or "" when they match.
-func Diff(want, got Outcome, stderrAny bool) string {
+// Diff describes how two outcomes differ, or "" when they match:
+// stderr exactly when exact, else loosely (both empty or both not)
+// unless stderrAny.
+func Diff(want, got Outcome, stderrAny, exact bool) string {
 	var sb strings.Builder
 	if want.Stdout != got.Stdout {
 		fmt.Fprintf(&sb, "stdout:\n  bash:  %q\n  rung:  %q\n", want.Stdout, got.Stdout)
@@ -282,7 +287,7 @@ func Diff(want, got Outcome, stderrAny bool) string {
 	if want.Exit != got.Exit {
 		fmt.Fprintf(&sb, "exit: bash %d, rung %d\n", want.Exit, got.Exit)
 	}
-	if !stderrAny && (want.Stderr == "") != (got.Stderr == "") {
+	if exact && want.Stderr != got.Stderr || !stderrAny && (want.Stderr == "") != (got.Stderr == "") {
 		fmt.Fprintf(&sb, "stderr:\n  bash:  %q\n  rung:  %q\n", want.Stderr, got.Stderr)
 	}
 	keys := map[string]bool{}
@@ -367,7 +372,7 @@ func Run(t *testing.T, cases []Case, tools map[string]shell.Tool) {
 			if err != nil {
 				t.Fatalf("rung: %v", err)
 			}
-			if d := Diff(want, got, c.StderrAny); d != "" {
+			if d := Diff(want, got, c.StderrAny, c.StderrExact); d != "" {
 				if c.Known != "" {
 					t.Logf("known difference (%s):\n%s", c.Known, d)
 					return

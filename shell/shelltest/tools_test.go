@@ -87,3 +87,18 @@ func TestToolsDifferential(t *testing.T) {
 	}
 	shelltest.Run(t, cases, tools.All())
 }
+
+// TestToolsExactStderr compares stderr byte for byte too, for messages
+// whose wording the isolate tier must match.
+func TestToolsExactStderr(t *testing.T) {
+	cases := []shelltest.Case{
+		// git outside a repository stops at the /workspace mount point in
+		// the container, which the harness's bind mount (same device) is
+		// not: TestParity's git cases compare that with the container.
+		{Name: "extglob on the line that enables it", Script: "shopt -s extglob; echo !(*.txt)", Files: toolFiles},
+	}
+	for i := range cases {
+		cases[i].StderrExact = true
+	}
+	shelltest.Run(t, cases, tools.All())
+}

@@ -18,7 +18,8 @@ var cpSpec = fuNewSpec([]string{
 	"L,dereference", "P,no-dereference", "d", "l,link", "s,symbolic-link", "u,update=*",
 	"T,no-target-directory", "t,target-directory=", "preserve=?", "no-preserve=",
 	"remove-destination", "H", "strip-trailing-slashes", "parents",
-}, "i,interactive", "b", "backup=?", "S,suffix=", "sparse=", "reflink=?", "attributes-only",
+	"i,interactive",
+}, "b", "backup=?", "S,suffix=", "sparse=", "reflink=?", "attributes-only",
 	"copy-contents", "x,one-file-system", "Z", "context=?", "keep-directory-symlink",
 	"debug", "help", "version")
 
@@ -42,7 +43,9 @@ func runCp(ctx context.Context, c *shell.Call) int {
 		case "force":
 			cp.force = true
 		case "no-clobber":
-			cp.noClobber = true
+			cp.noClobber, cp.interactive = true, false
+		case "interactive":
+			cp.interactive, cp.noClobber = true, false
 		case "verbose":
 			cp.verbose = true
 		case "dereference":

@@ -80,7 +80,7 @@ func TestCp(t *testing.T) {
 
 func TestCpUnsupported(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"cp", "p", "q"}, {"cp", "-r", "d", "q"}, {"cp", "-i", "a", "b"}, {"cp", "--reflink", "a", "b"}} {
+	for _, args := range [][]string{{"cp", "p", "q"}, {"cp", "-r", "d", "q"}, {"cp", "-b", "a", "b"}, {"cp", "--reflink", "a", "b"}} {
 		tc := toolCase{args: args}
 		root := t.TempDir()
 		writeFiles(t, root+"/workspace", map[string]string{"a": "x", "d/": ""})
@@ -91,7 +91,7 @@ func TestCpUnsupported(t *testing.T) {
 		if status != 125 || out != "" {
 			t.Errorf("%q = %d %q, want 125 and no output", args, status, out)
 		}
-		if err := tools["cp"].Check(args[1:]); err == nil && (args[1] == "-i" || args[1] == "--reflink") {
+		if err := tools["cp"].Check(args[1:]); err == nil && (args[1] == "-b" || args[1] == "--reflink") {
 			t.Errorf("Check(%q) = nil, want unsupported", args)
 		}
 	}

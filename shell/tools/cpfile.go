@@ -24,12 +24,14 @@ type copier struct {
 	recursive, derefAll, derefTop                bool
 	preserveMode, preserveTime, preserveLinks    bool
 	force, noClobber, update, verbose, removeDst bool
-	hardlink, symlink                            bool
-	noPreserveMode                               bool                 // --no-preserve=mode: default modes
-	created                                      map[[2]uint64]bool   // dirs this copy made
-	intoSelf                                     bool                 // met its own copy: stop
-	links                                        map[[2]uint64]string // dev/ino -> first copy, for --preserve=links
-	buf                                          []byte
+	// interactive: -i, ask before overwriting.
+	interactive       bool
+	hardlink, symlink bool
+	noPreserveMode    bool                 // --no-preserve=mode: default modes
+	created           map[[2]uint64]bool   // dirs this copy made
+	intoSelf          bool                 // met its own copy: stop
+	links             map[[2]uint64]string // dev/ino -> first copy, for --preserve=links
+	buf               []byte
 }
 
 // special reports the first FIFO, socket or device that copying src would
@@ -124,7 +126,7 @@ func (cp *copier) copyStat(src, dst string, top bool, pre *fuStat) bool {
 	case st.isDir():
 		return cp.copyDir(src, dst, st, dstSt, dstExists)
 	case st.isLink() && !cp.hardlink && !cp.symlink:
-		if cp.skip(st, dstSt, dstExists) {
+		if cp.skip(dst, st, dstSt, dstExists) {
 			return true
 		}
 		target, err := c.FS.Readlink(c.Abs(src))
@@ -150,7 +152,7 @@ func (cp *copier) copyStat(src, dst string, top bool, pre *fuStat) bool {
 		c.Errorf("cannot overwrite directory %s with non-directory", fuQuote(dst))
 		return false
 	}
-	if cp.skip(st, dstSt, dstExists) {
+	if cp.skip(dst, st, dstSt, dstExists) {
 		return true
 	}
 	if cp.hardlink || cp.symlink || (cp.preserveLinks && st.Nlink > 1) {
@@ -161,15 +163,18 @@ func (cp *copier) copyStat(src, dst string, top bool, pre *fuStat) bool {
 	return cp.copyFile(src, dst, st, dstExists)
 }
 
-// skip applies -n and -u.
-func (cp *copier) skip(st, dstSt fuStat, dstExists bool) bool {
+// skip applies -n, -u and -i.
+func (cp *copier) skip(dst string, st, dstSt fuStat, dstExists bool) bool {
 	if !dstExists {
 		return false
 	}
 	if cp.noClobber {
 		return true
 	}
-	return cp.update && !st.Mtim.After(dstSt.Mtim)
+	if cp.update && !st.Mtim.After(dstSt.Mtim) {
+		return true
+	}
+	return cp.interactive && !fuAsk(cp.c, "cp: overwrite "+fuQuote(dst)+"? ")
 }
 
 func (cp *copier) say(src, dst string) {

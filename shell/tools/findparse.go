@@ -275,6 +275,9 @@ func (p *findParser) parsePrimary() (findPred, error) {
 			which = tok[1]
 		}
 		return func(e *findEnt) bool { return findStatTime(e.info(), which).After(ref) }, nil
+	case "-newerat", "-newerct", "-newermt", "-neweraa", "-newerac", "-neweram", "-newerca", "-newercc",
+		"-newercm", "-newerma", "-newermc", "-newermm":
+		return p.newerXY(tok)
 	case "-empty":
 		return func(e *findEnt) bool {
 			fi := e.info()
@@ -568,6 +571,40 @@ func (p *findParser) timePred(tok, a string) (findPred, error) {
 }
 
 // findStatTime returns the m(odification), a(ccess) or c(hange) time.
+// newerXY is -newerXY: the entry's X time (a, c or m) is after the
+// reference's Y time, or, for Y = t, after the date its argument names
+// (parsed as date -d parses; a date that parser does not know is
+// refused, GNU's parser may know it). Birth times (B) are not among them.
+func (p *findParser) newerXY(tok string) (findPred, error) {
+	a, err := p.arg(tok)
+	if err != nil {
+		return nil, err
+	}
+	x, y := tok[6], tok[7]
+	var ref time.Time
+	if y == 't' {
+		now := p.f.now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		t, ok := parseDate(a, now.In(fuLocation(p.f.c)))
+		if !ok {
+			return nil, &findUnsupported{tok + " " + a}
+		}
+		ref = t
+	} else {
+		fi, err := p.f.statRef(a)
+		if err != nil {
+			return nil, err
+		}
+		if fi == nil {
+			return func(*findEnt) bool { return false }, nil
+		}
+		ref = findStatTime(fi, y)
+	}
+	return func(e *findEnt) bool { return findStatTime(e.info(), x).After(ref) }, nil
+}
+
 func findStatTime(fi fs.FileInfo, which byte) time.Time {
 	if fi == nil {
 		return time.Time{}

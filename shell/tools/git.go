@@ -281,10 +281,16 @@ func (g *gitCtx) open() int {
 			g.st = filesystem.NewStorage(storage.Billy(g.c.FS, path.Join(d, ".git")), cache.NewObjectLRUDefault())
 			return 0
 		}
-		if d == "/" {
+		if d == "/" || d == "/workspace" || d == "/tmp" {
 			if g.sub == "diff" {
 				fmt.Fprintln(g.c.Stderr, "warning: Not a git repository. Use --no-index to compare two paths outside a working tree\nusage: git diff --no-index [<options>] <path> <path>")
 				return 129
+			}
+			if d != "/" {
+				// In the container /workspace and /tmp are mount points,
+				// where git's discovery stops.
+				fmt.Fprintln(g.c.Stderr, "fatal: not a git repository (or any parent up to mount point /)\nStopping at filesystem boundary (GIT_DISCOVERY_ACROSS_FILESYSTEM not set).")
+				return 128
 			}
 			fmt.Fprintln(g.c.Stderr, "fatal: not a git repository (or any of the parent directories): .git")
 			return 128

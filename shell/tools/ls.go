@@ -19,12 +19,13 @@ var lsSpec = fuNewSpec([]string{
 	"t", "S", "r,reverse", "F,classify=*", "p", "i,inode", "n,numeric-uid-gid", "G,no-group",
 	"o", "g", "color=?", "X", "v", "U", "c", "u", "time-style=", "full-time",
 	"group-directories-first", "C", "x", "file-type", "s,size", "k,kibibytes", "sort=", "time=",
+	"I,ignore=", "hide=", "B,ignore-backups", "w,width=", "T,tabsize=", "hyperlink=?", "m",
+	"format=", "indicator-style=", "b,escape", "N,literal", "q,hide-control-chars",
+	"show-control-chars", "Q,quote-name", "quoting-style=", "Z,context", "L,dereference",
+	"H,dereference-command-line",
 },
-	"author", "b,escape", "block-size=", "B,ignore-backups", "D,dired", "f", "format=", "hide=",
-	"hyperlink=?", "indicator-style=", "H,dereference-command-line",
-	"dereference-command-line-symlink-to-dir", "I,ignore=", "L,dereference", "m", "N,literal",
-	"q,hide-control-chars", "show-control-chars", "Q,quote-name", "quoting-style=", "si",
-	"T,tabsize=", "w,width=", "Z,context", "zero", "help", "version",
+	"author", "block-size=", "D,dired", "f",
+	"dereference-command-line-symlink-to-dir", "si", "zero", "help", "version",
 )
 
 type lsFormat int
@@ -34,6 +35,7 @@ const (
 	lsLong
 	lsColumns
 	lsAcross
+	lsCommas
 )
 
 type lsSort int
@@ -59,6 +61,18 @@ type lsConfig struct {
 	loc                                                                 *time.Location
 	now                                                                 time.Time
 	width                                                               int
+	// ignore are -I's patterns, hide --hide's (which -a and -A undo).
+	ignore, hide []string
+	// quoting is the quoting style of printed names ("literal",
+	// "escape", "c", "shell", "shell-always", "shell-escape",
+	// "shell-escape-always"); hideCtl prints control characters as ?.
+	quoting string
+	hideCtl bool
+	// context: -Z, a "?" security context before each name.
+	context bool
+	// deref: -L, every symlink stands for its target; derefArgs: -H,
+	// those named on the command line.
+	deref, derefArgs bool
 }
 
 // lsEntry is one file to print.
@@ -71,6 +85,8 @@ type lsEntry struct {
 	tst    fuStat // symlink target's stat
 	tOK    bool
 	cmdDir bool // a command-line directory to list
+	// deadLink: -L could not follow this symlink (statOK is false).
+	deadLink bool
 }
 
 func runLs(ctx context.Context, c *shell.Call) int {
@@ -141,7 +157,7 @@ func (l *lister) run(args []string) int {
 	if len(args) == 0 {
 		args = []string{"."}
 	}
-	derefArgs := !(l.cfg.dirsSelf || l.cfg.indicator == 'F' || l.cfg.format == lsLong)
+	derefArgs := !(l.cfg.dirsSelf || l.cfg.indicator == 'F' || l.cfg.format == lsLong) || l.cfg.deref || l.cfg.derefArgs
 	var ents []*lsEntry
 	nargs := len(args)
 	if len(args) == 1 && args[0] == "." && !l.cfg.dirsSelf && !l.cfg.recursive {
@@ -156,8 +172,12 @@ func (l *lister) run(args []string) int {
 		e := &lsEntry{name: a, path: a}
 		st, err := fuLstat(l.c, a)
 		if err == nil && st.isLink() && derefArgs {
-			if tst, terr := fuStatPath(l.c, a); terr == nil && tst.isDir() {
+			tst, terr := fuStatPath(l.c, a)
+			switch {
+			case terr == nil && (tst.isDir() || l.cfg.deref || l.cfg.derefArgs):
 				st = tst
+			case terr != nil && (l.cfg.deref || l.cfg.derefArgs):
+				err = terr
 			}
 		}
 		if err != nil {
@@ -277,7 +297,7 @@ func (l *lister) listDir(dir string, cmdLine bool) error {
 // their types.
 func (l *lister) readDir(dir string) ([]*lsEntry, error) {
 	cfg := l.cfg
-	needStat := cfg.format == lsLong || cfg.inode || cfg.size || cfg.indicator == 'F' ||
+	needStat := cfg.deref || cfg.format == lsLong || cfg.inode || cfg.size || cfg.indicator == 'F' ||
 		cfg.sort == lsByTime || cfg.sort == lsBySize || cfg.format == lsColumns || cfg.format == lsAcross
 	des, self, err := fuReadDirSelf(l.c, dir, needStat, cfg.all)
 	if err != nil {
@@ -319,10 +339,24 @@ func (l *lister) readDir(dir string) ([]*lsEntry, error) {
 			return nil, err
 		}
 		n := de.name
-		if n[0] == '.' && !cfg.all && !cfg.almostAll {
+		if n[0] == '.' && !cfg.all && !cfg.almostAll || l.ignored(n) {
 			continue
 		}
 		e := newEntry(lsEntry{name: n, path: fuJoin(dir, n), st: de.st, statOK: de.ok})
+		if cfg.deref && de.ok && de.st.isLink() {
+			if tst, err := fuStatPath(l.c, e.path); err == nil {
+				e.st = tst
+			} else {
+				l.w.Flush()
+				shown := e.path
+				if dir == "." {
+					shown = n
+				}
+				l.c.Errorf("cannot access %s: %s", fuQuote(shown), fuErr(err))
+				l.fail(1)
+				e.statOK, e.deadLink = false, true
+			}
+		}
 		if !de.ok {
 			l.w.Flush()
 			l.c.Errorf("cannot access %s: %s", fuQuote(e.path), fuErr(de.err))

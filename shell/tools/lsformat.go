@@ -87,11 +87,16 @@ func (l *lister) printEntries(ents, sizing []*lsEntry) {
 		l.printLong(ents, sizing)
 	case lsColumns, lsAcross:
 		l.printColumns(ents, sizing)
+	case lsCommas:
+		l.printCommas(ents)
 	default:
 		inoW, blkW := l.prefixWidths(sizing)
 		for _, e := range ents {
 			l.w.WriteString(l.prefix(e, inoW, blkW))
-			l.w.WriteString(e.name)
+			if l.cfg.context {
+				l.w.WriteString("? ")
+			}
+			l.w.WriteString(l.shown(e.name))
 			l.w.WriteString(l.indicator(e.st.Mode, e.statOK))
 			l.w.WriteByte('\n')
 		}
@@ -193,10 +198,14 @@ func (l *lister) printLong(ents, sizing []*lsEntry) {
 		l.colsBuf = make([]lsLongCols, len(sizing))
 	}
 	cols := l.colsBuf[:len(sizing)]
-	var nlW, ownW, grpW, sizeW, majW, minW int
+	var nlW, ownW, grpW, sizeW, majW, minW, timeW int
 	for i, e := range sizing {
 		k := &cols[i]
 		*k = l.longCols(e)
+		if e.statOK {
+			// GNU pads an unknown time ("?") to a known one's width.
+			timeW = max(timeW, utf8.RuneCountInString(k.time))
+		}
 		nlW = max(nlW, len(k.nlink))
 		ownW = max(ownW, utf8.RuneCountInString(k.owner))
 		grpW = max(grpW, utf8.RuneCountInString(k.group))
@@ -224,6 +233,8 @@ func (l *lister) printLong(ents, sizing []*lsEntry) {
 		if e.statOK {
 			l.scratch = fuAppendMode(l.scratch[:0], e.st.Mode)
 			w.Write(l.scratch)
+		} else if e.deadLink {
+			w.WriteString("l?????????")
 		} else {
 			w.WriteString("??????????")
 		}
@@ -247,13 +258,17 @@ func (l *lister) printLong(ents, sizing []*lsEntry) {
 			lsPadLeft(w, k.size, sizeW)
 		}
 		w.WriteByte(' ')
-		w.WriteString(k.time)
+		if e.statOK {
+			w.WriteString(k.time)
+		} else {
+			lsPadLeft(w, k.time, timeW)
+		}
 		w.WriteByte(' ')
-		w.WriteString(e.name)
+		w.WriteString(l.shown(e.name))
 		if e.st.isLink() && e.statOK {
 			if e.target != "" {
 				w.WriteString(" -> ")
-				w.WriteString(e.target)
+				w.WriteString(l.shown(e.target))
 				if e.tOK {
 					w.WriteString(l.indicator(e.tst.Mode, true))
 				}
@@ -291,7 +306,7 @@ func (l *lister) printColumns(ents, sizing []*lsEntry) {
 	inoW, blkW := l.prefixWidths(sizing)
 	lens := make([]int, n)
 	for i, e := range ents {
-		ln := utf8.RuneCountInString(e.name) + len(l.indicator(e.st.Mode, e.statOK))
+		ln := utf8.RuneCountInString(l.shown(e.name)) + len(l.indicator(e.st.Mode, e.statOK))
 		if l.cfg.inode {
 			ln += inoW + 1
 		}
@@ -349,7 +364,7 @@ func (l *lister) printColumns(ents, sizing []*lsEntry) {
 	arr := infos[cols-1].arr
 	print := func(e *lsEntry) {
 		l.w.WriteString(l.prefix(e, inoW, blkW))
-		l.w.WriteString(e.name)
+		l.w.WriteString(l.shown(e.name))
 		l.w.WriteString(l.indicator(e.st.Mode, e.statOK))
 	}
 	if byCols {

@@ -13,6 +13,15 @@ import (
 // false the tool returns status (a usage error or an unsupported value).
 func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 	cfg := &lsConfig{timeKind: 'm', loc: fuLocation(c), now: time.Now(), width: 80}
+	if v, ok := c.LookupEnv("QUOTING_STYLE"); ok && lsQuotingStyles[v] {
+		cfg.quoting = v
+	}
+	if v, ok := c.LookupEnv("COLUMNS"); ok {
+		if n, err := parseIntStrict(v); err == nil && n > 0 {
+			cfg.width = n
+		}
+	}
+	tabs := ""
 	for _, o := range opts {
 		switch o.Key {
 		case "all":
@@ -121,7 +130,92 @@ func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 			cfg.format, cfg.timeStyle = lsLong, "full-iso"
 		case "group-directories-first":
 			cfg.dirsFirst = true
+		case "ignore":
+			cfg.ignore = append(cfg.ignore, o.Value)
+		case "hide":
+			cfg.hide = append(cfg.hide, o.Value)
+		case "ignore-backups":
+			cfg.ignore = append(cfg.ignore, "*~", ".*~")
+		case "width":
+			n, err := parseIntStrict(o.Value)
+			if err != nil {
+				c.Errorf("invalid line width: %s", fuQuote(o.Value))
+				return nil, 2, false
+			}
+			cfg.width = n
+		case "tabsize":
+			if _, err := parseIntStrict(o.Value); err != nil {
+				c.Errorf("invalid tab size: %s", fuQuote(o.Value))
+				return nil, 2, false
+			}
+			tabs = o.Value
+		case "hyperlink":
+			switch o.Value {
+			case "never", "no", "none", "auto", "tty", "if-tty":
+			case "", "always", "yes", "force":
+				return nil, c.Fail("option --hyperlink=always"), false
+			default:
+				c.Errorf("invalid argument %s for '--hyperlink'", fuQuote(o.Value))
+				return nil, 1, false
+			}
+		case "m":
+			cfg.format = lsCommas
+		case "format":
+			f, ok := lsFormats[o.Value]
+			if !ok {
+				c.Errorf("invalid argument %s for '--format'", fuQuote(o.Value))
+				return nil, 1, false
+			}
+			cfg.format = f
+		case "indicator-style":
+			ind, ok := map[string]byte{"none": 0, "slash": 'p', "file-type": 't', "classify": 'F'}[o.Value]
+			if !ok {
+				c.Errorf("invalid argument %s for '--indicator-style'", fuQuote(o.Value))
+				return nil, 1, false
+			}
+			cfg.indicator = ind
+		case "escape":
+			cfg.quoting = "escape"
+		case "literal":
+			cfg.quoting = "literal"
+		case "quote-name":
+			cfg.quoting = "c"
+		case "quoting-style":
+			if lsQuotingUnimpl[o.Value] {
+				return nil, c.Fail("option --quoting-style=" + o.Value), false
+			}
+			if !lsQuotingStyles[o.Value] {
+				c.Errorf("invalid argument %s for '--quoting-style'", fuQuote(o.Value))
+				return nil, 1, false
+			}
+			cfg.quoting = o.Value
+		case "hide-control-chars":
+			cfg.hideCtl = true
+		case "show-control-chars":
+			cfg.hideCtl = false
+		case "context":
+			cfg.context = true
+		case "dereference":
+			cfg.deref = true
+		case "dereference-command-line":
+			cfg.derefArgs = true
 		}
+	}
+	if tabs != "" && tabs != "8" && (cfg.format == lsColumns || cfg.format == lsAcross) {
+		// The column code pads with tabs of 8.
+		return nil, c.Fail("option -T " + tabs + " with columns"), false
+	}
+	if cfg.context && (cfg.format != lsOnePerLine || cfg.inode || cfg.size) {
+		return nil, c.Fail("option -Z with this format"), false
+	}
+	if cfg.format == lsCommas && (cfg.inode || cfg.size) {
+		return nil, c.Fail("option -m with -i or -s"), false
+	}
+	if cfg.quoting == "" {
+		cfg.quoting = "literal"
+	}
+	if len(cfg.hide) > 0 && (cfg.all || cfg.almostAll) {
+		cfg.hide = nil
 	}
 	if cfg.sort == lsByNone && cfg.all {
 		// Where "." and ".." fall in directory order is not visible
@@ -130,11 +224,6 @@ func lsParse(c *shell.Call, opts []Opt) (*lsConfig, int, bool) {
 	}
 	if cfg.timeKind != 'm' && !cfg.sortSet && cfg.format != lsLong {
 		cfg.sort = lsByTime
-	}
-	if v, ok := c.LookupEnv("COLUMNS"); ok {
-		if n, err := parseIntStrict(v); err == nil && n > 0 {
-			cfg.width = n
-		}
 	}
 	if cfg.timeStyle == "" {
 		cfg.timeStyle = c.Getenv("TIME_STYLE")
@@ -178,7 +267,8 @@ func lsCheck(args []string) error {
 		return err
 	}
 	opts, _, _ := lsSpec.opts.Parse(args)
-	all, unsorted := false, false
+	all, unsorted, context, complex := false, false, false, false
+	tabs := ""
 	for _, o := range opts {
 		bad := false
 		switch o.Key {
@@ -189,6 +279,18 @@ func lsCheck(args []string) error {
 			unsorted = o.Value == "none"
 		case "time":
 			bad = o.Value == "birth" || o.Value == "creation"
+		case "hyperlink":
+			bad = o.Value == "" || o.Value == "always" || o.Value == "yes" || o.Value == "force"
+		case "quoting-style":
+			bad = lsQuotingUnimpl[o.Value]
+		case "tabsize":
+			tabs = o.Value
+		case "context":
+			context = true
+		case "C", "x", "m", "l", "1", "format", "inode", "size", "o", "g", "numeric-uid-gid", "full-time":
+			// -Z only with names one per line; -T only without columns;
+			// -m without -i or -s: the run refuses the rest.
+			complex = true
 		case "U":
 			unsorted = true
 		case "t", "S", "X", "v":
@@ -204,6 +306,9 @@ func lsCheck(args []string) error {
 	}
 	if all && unsorted {
 		return fmt.Errorf("options -U with -a: %w", shell.ErrUnsupported)
+	}
+	if complex && (context || tabs != "" && tabs != "8") {
+		return fmt.Errorf("options -Z or -T with a format: %w", shell.ErrUnsupported)
 	}
 	return nil
 }

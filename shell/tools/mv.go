@@ -15,23 +15,25 @@ import (
 // prompts; -i and backups are refused.
 
 var mvSpec = fuNewSpec([]string{
-	"f,force", "n,no-clobber", "v,verbose", "u,update=*", "T,no-target-directory",
+	"f,force", "n,no-clobber", "v,verbose", "u,update=*", "T,no-target-directory", "i,interactive",
 	"t,target-directory=", "strip-trailing-slashes",
-}, "i,interactive", "b", "backup=?", "S,suffix=", "Z,context", "debug", "help", "version")
+}, "b", "backup=?", "S,suffix=", "Z,context", "debug", "help", "version")
 
 func runMv(ctx context.Context, c *shell.Call) int {
 	opts, ops, status, ok := mvSpec.parse(c, 1)
 	if !ok {
 		return status
 	}
-	var noClobber, verbose, update, noTarget bool
+	var noClobber, verbose, update, noTarget, interactive bool
 	targetDir := ""
 	for _, o := range opts {
 		switch o.Key {
 		case "force":
-			noClobber = false
+			noClobber, interactive = false, false
 		case "no-clobber":
-			noClobber = true
+			noClobber, interactive = true, false
+		case "interactive":
+			interactive, noClobber = true, false
 		case "verbose":
 			verbose = true
 		case "update":
@@ -64,14 +66,14 @@ func runMv(ctx context.Context, c *shell.Call) int {
 		if ctx.Err() != nil {
 			return 130
 		}
-		if !mvOne(ctx, c, p[0], p[1], mvOpts{noClobber, update, verbose}) {
+		if !mvOne(ctx, c, p[0], p[1], mvOpts{noClobber, update, verbose, interactive}) {
 			status = 1
 		}
 	}
 	return status
 }
 
-type mvOpts struct{ noClobber, update, verbose bool }
+type mvOpts struct{ noClobber, update, verbose, interactive bool }
 
 func mvOne(ctx context.Context, c *shell.Call, src, dst string, o mvOpts) bool {
 	st, err := fuLstat(c, src)
@@ -87,6 +89,9 @@ func mvOne(ctx context.Context, c *shell.Call, src, dst string, o mvOpts) bool {
 			return false
 		}
 		if o.noClobber || (o.update && !st.Mtim.After(dstSt.Mtim)) {
+			return true
+		}
+		if o.interactive && !fuAsk(c, "mv: overwrite "+fuQuote(dst)+"? ") {
 			return true
 		}
 		if st.isDir() && !dstSt.isDir() {

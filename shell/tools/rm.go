@@ -13,14 +13,15 @@ import (
 )
 
 // rm and rmdir remove files like GNU's. Standard input is never a
-// terminal here, so rm never prompts (as GNU does not when piped); -i and
-// -I, which ask anyway, are refused. Removing "/" (or anything resolving
+// terminal here, so rm never prompts (as GNU does not when piped) but
+// with -i, which asks (see fuAsk) about each file that is not a
+// directory; -i with a directory operand and -I are refused. Removing "/" (or anything resolving
 // to it) is always refused, like GNU's --preserve-root; asking for
 // --no-preserve-root is refused as unsupported.
 
 var rmSpec = fuNewSpec([]string{
-	"f,force", "r,R,recursive", "d,dir", "v,verbose", "preserve-root=?",
-}, "i", "I", "interactive=?", "one-file-system", "no-preserve-root", "help", "version")
+	"f,force", "r,R,recursive", "d,dir", "v,verbose", "preserve-root=?", "i",
+}, "I", "interactive=?", "one-file-system", "no-preserve-root", "help", "version")
 
 var rmdirSpec = fuNewSpec([]string{"p,parents", "v,verbose", "ignore-fail-on-non-empty"}, "help", "version")
 
@@ -28,6 +29,7 @@ type remover struct {
 	c                          *shell.Call
 	ctx                        context.Context
 	force, recursive, dir, vrb bool
+	interactive                bool
 }
 
 func runRm(ctx context.Context, c *shell.Call) int {
@@ -39,7 +41,9 @@ func runRm(ctx context.Context, c *shell.Call) int {
 	for _, o := range opts {
 		switch o.Key {
 		case "force":
-			r.force = true
+			r.force, r.interactive = true, false
+		case "i":
+			r.interactive, r.force = true, false
 		case "recursive":
 			r.recursive = true
 		case "dir":
@@ -53,6 +57,14 @@ func runRm(ctx context.Context, c *shell.Call) int {
 			return 0
 		}
 		return usage(c, errors.New("missing operand"), 1)
+	}
+	if r.interactive {
+		for _, a := range args {
+			if st, err := fuLstat(c, a); err == nil && st.isDir() {
+				// GNU asks to descend and to remove, per directory.
+				return c.Fail("rm -i of a directory")
+			}
+		}
 	}
 	for _, a := range args {
 		if ctx.Err() != nil {
@@ -95,6 +107,9 @@ func (r *remover) remove(name string) bool {
 		return false
 	}
 	if !st.isDir() {
+		if r.interactive && !fuAsk(c, "rm: remove "+fuFileType(st)+" "+fuQuote(name)+"? ") {
+			return true
+		}
 		return r.unlink(name, false)
 	}
 	if !r.recursive {

@@ -18,9 +18,10 @@ import (
 // counts as a directory (and is not descended), a root directory counts
 // only when it lists something.
 
-var treeSpec = fuNewSpec([]string{"a", "d", "L=", "I=", "f", "noreport", "dirsfirst", "r", "n"},
-	"l", "P=", "C", "F", "t", "U", "v", "c", "s", "h", "p", "u", "g", "D", "J", "X", "o=",
-	"i", "Q", "N", "q", "x", "A", "S", "charset=", "filelimit=", "prune", "matchdirs",
+var treeSpec = fuNewSpec([]string{"a", "d", "L=", "I=", "f", "noreport", "dirsfirst", "r", "n",
+	"i", "F", "P=", "l"},
+	"C", "t", "U", "v", "c", "s", "h", "p", "u", "g", "D", "J", "X", "o=",
+	"Q", "N", "q", "x", "A", "S", "charset=", "filelimit=", "prune", "matchdirs",
 	"ignore-case", "info", "du", "si", "inodes", "device", "fromfile", "gitignore", "help", "version")
 
 type treer struct {
@@ -28,9 +29,16 @@ type treer struct {
 	ctx                                     context.Context
 	w                                       *bufio.Writer
 	all, dirsOnly, full, dirsFirst, reverse bool
-	level                                   int // 0: unlimited
-	ignore                                  []string
-	dirs, files                             int
+	// flat: -i, no indentation lines; classify: -F; follow: -l.
+	flat, classify, follow bool
+	level                  int // 0: unlimited
+	ignore                 []string
+	// only are -P's patterns: files not matching one are left out.
+	only []string
+	// seen are the directories listed so far (device, inode), for -l:
+	// a symlink to one of them is not followed again.
+	seen        map[[2]uint64]bool
+	dirs, files int
 }
 
 func runTree(ctx context.Context, c *shell.Call) int {
@@ -63,6 +71,14 @@ func runTree(ctx context.Context, c *shell.Call) int {
 			t.dirsFirst = true
 		case "r":
 			t.reverse = true
+		case "i":
+			t.flat = true
+		case "F":
+			t.classify = true
+		case "P":
+			t.only = append(t.only, strings.Split(o.Value, "|")...)
+		case "l":
+			t.follow = true
 		}
 	}
 	if len(args) == 0 {
@@ -81,7 +97,13 @@ func runTree(ctx context.Context, c *shell.Call) int {
 			continue
 		}
 		t.w.WriteString(a)
+		if t.classify {
+			t.w.WriteByte('/')
+		}
 		t.w.WriteByte('\n')
+		if t.follow {
+			t.seen = map[[2]uint64]bool{{st.Dev, st.Ino}: true}
+		}
 		n, err := t.list(a, "", 1)
 		if err != nil {
 			t.w.Flush()
@@ -113,6 +135,40 @@ func plural(n int, one, many string) string {
 type treeEnt struct {
 	name, target string
 	dir, link    bool
+	mode         uint32 // the entry's own mode (lstat)
+}
+
+// matchesOnly reports whether a file's name matches one of -P's patterns.
+func (t *treer) matchesOnly(name string) bool {
+	for _, p := range t.only {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// indicator is -F's suffix: / for a directory (a symlink's target
+// decides), * for an executable file, = a socket, | a FIFO; a symlink
+// gets its target's.
+func (t *treer) indicator(e treeEnt) string {
+	switch {
+	case e.dir:
+		return "/"
+	case e.link:
+		return ""
+	}
+	switch e.mode & 0o170000 {
+	case 0o010000:
+		return "|"
+	case 0o140000:
+		return "="
+	case 0o100000:
+		if e.mode&0o111 != 0 {
+			return "*"
+		}
+	}
+	return ""
 }
 
 func (t *treer) ignored(name string) bool {
@@ -141,6 +197,11 @@ func (t *treer) list(dir, prefix string, depth int) (int, error) {
 		}
 		e := treeEnt{name: n, dir: de.IsDir()}
 		p := fuJoin(dir, n)
+		if t.classify {
+			if st, err := fuLstat(t.c, p); err == nil {
+				e.mode = st.Mode
+			}
+		}
 		if de.Type()&fs.ModeSymlink != 0 {
 			e.link = true
 			e.target, _ = t.c.FS.Readlink(t.c.Abs(p))
@@ -148,7 +209,8 @@ func (t *treer) list(dir, prefix string, depth int) (int, error) {
 				e.dir = true
 			}
 		}
-		if t.dirsOnly && !e.dir {
+		descends := e.dir && (!e.link || t.follow)
+		if t.dirsOnly && !e.dir || len(t.only) > 0 && !descends && !t.matchesOnly(n) {
 			continue
 		}
 		ents = append(ents, e)
@@ -171,6 +233,9 @@ func (t *treer) list(dir, prefix string, depth int) (int, error) {
 		if last {
 			branch, next = "└── ", "    "
 		}
+		if t.flat {
+			branch, next = "", ""
+		}
 		p := fuJoin(dir, e.name)
 		shown := e.name
 		if t.full {
@@ -180,13 +245,27 @@ func (t *treer) list(dir, prefix string, depth int) (int, error) {
 		if e.link {
 			t.w.WriteString(" -> " + e.target)
 		}
+		if t.classify {
+			t.w.WriteString(t.indicator(e))
+		}
+		loop := false
+		if e.dir && t.follow {
+			if st, err := fuStatPath(t.c, p); err == nil {
+				key := [2]uint64{st.Dev, st.Ino}
+				loop = t.seen[key]
+				t.seen[key] = true
+			}
+			if loop && e.link {
+				t.w.WriteString("  [recursive, not followed]")
+			}
+		}
 		t.w.WriteByte('\n')
 		if !e.dir {
 			t.files++
 			continue
 		}
 		t.dirs++
-		if e.link || (t.level > 0 && depth >= t.level) {
+		if e.link && (!t.follow || loop) || (t.level > 0 && depth >= t.level) {
 			continue
 		}
 		if _, err := t.list(p, prefix+next, depth+1); err != nil {

@@ -8,6 +8,13 @@ func TestTree(t *testing.T) {
 	setup := fuSetup(fuSymlink("a", "la"), fuSymlink("f", "lf"), fuSymlink("nowhere", "dangle"), fuMkfifo("p"))
 	cases := []toolCase{
 		{name: "default", args: []string{"tree"}, files: files, setup: setup},
+		{name: "i", args: []string{"tree", "-i"}, files: files, setup: setup},
+		{name: "i-f", args: []string{"tree", "-if", "a"}, files: files, setup: setup},
+		{name: "F", args: []string{"tree", "-F"}, files: files, setup: fuSetup(setup, fuChmod("a/g", 0o755))},
+		{name: "P", args: []string{"tree", "-P", "c|g"}, files: files, setup: setup},
+		{name: "P-glob", args: []string{"tree", "-P", "*b*"}, files: files, setup: setup},
+		{name: "l", args: []string{"tree", "-l"}, files: files, setup: setup},
+		{name: "l-root", args: []string{"tree", "-l", "la"}, files: files, setup: setup},
 		{name: "dot", args: []string{"tree", "."}, files: files, setup: setup},
 		{name: "a", args: []string{"tree", "-a"}, files: files, setup: setup},
 		{name: "d", args: []string{"tree", "-d"}, files: files, setup: setup},
