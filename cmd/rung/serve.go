@@ -51,6 +51,11 @@ func newServe(g *globals) *cobra.Command {
 			if stopGrace <= 0 || stopGrace > agent.DefaultGrace {
 				return fmt.Errorf("--stop-grace must be more than 0 and at most %s", agent.DefaultGrace)
 			}
+			// Checked before anything opens (an image build can take
+			// minutes), so a typo fails at once.
+			if _, err := tracing.Endpoint(otlpEndpoint, os.Getenv); err != nil {
+				return err
+			}
 			var specs []controller.WarmSpec
 			for _, w := range warm {
 				spec, err := controller.ParseWarm(w)
