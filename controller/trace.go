@@ -25,8 +25,8 @@ type Tracer interface {
 // Span is a started span. Its methods are safe for concurrent use.
 type Span interface {
 	// Set adds attributes; a key set again takes the later value. String,
-	// integer, boolean and duration values are kept as they are, others
-	// as their text.
+	// integer, boolean and float values are kept as they are, others as
+	// their text.
 	Set(attrs ...slog.Attr)
 	// End ends the span now; a non-nil err marks it failed, with err's
 	// wire code (rung.Code) and text. Calls after the first do nothing.
