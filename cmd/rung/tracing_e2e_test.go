@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,11 +33,13 @@ const (
 	clientSpan  = "b7ad6b7169203331"
 )
 
-// TestTraces runs an isolate exec and a container exec, whose requests
-// carry a client's traceparent, on a daemon whose spans go to a real
-// OTLP/HTTP receiver, and checks the span tree: each request (a child of
-// the client's span) -> its exec -> its tier run, the container's cold
-// start under the container run, with the sandbox and exec ids.
+// TestTraces runs an isolate exec, a container exec and one that the
+// isolate tier refuses at run time, whose requests carry a client's
+// traceparent, on a daemon whose spans go to a real OTLP/HTTP receiver,
+// and checks the span tree: each request (a child of the client's span)
+// -> its exec -> its tier runs (two for the fall-through), the
+// container's cold start under the container run that needed it, with
+// the sandbox and exec ids.
 func TestTraces(t *testing.T) {
 	recv := tracingtest.NewReceiver(t)
 	c, d, addr := startContainerDaemonWith(t, DaemonConfig{Tracing: tracing.Config{Endpoint: recv.URL, BatchTimeout: 20 * time.Millisecond}})
@@ -46,19 +50,35 @@ func TestTraces(t *testing.T) {
 	}
 	traced := client.New(addr, client.WithToken(d.Token), client.WithHTTPClient(&http.Client{
 		Transport: traceparentTransport{"00-" + clientTrace + "-" + clientSpan + "-01"}}))
-	runs := map[rung.Backend]rung.ExecID{}
-	for _, b := range []rung.Backend{rung.BackendIsolate, rung.BackendContainer} {
-		res, err := traced.Exec(ctx, string(sb.ID), client.ExecRequest{Command: "echo hi", Backend: b})
-		if err != nil || res.ExitCode != 0 || res.Backend != b {
-			t.Fatalf("exec in %s: %+v, %v", b, res, err)
+	type want struct {
+		backend rung.Backend
+		class   string
+		tiers   []string // the exec's tier runs, in order
+		cold    bool     // its container run started the container
+	}
+	execs := []struct {
+		req  client.ExecRequest
+		want want
+	}{
+		{client.ExecRequest{Command: "echo hi", Backend: rung.BackendIsolate}, want{rung.BackendIsolate, "requested", []string{"isolate"}, false}},
+		{client.ExecRequest{Command: "echo hi", Backend: rung.BackendContainer}, want{rung.BackendContainer, "requested", []string{"container"}, true}},
+		// The check cannot see the path; the isolate tier refuses it
+		// when it meets it, and the exec runs again in the container.
+		{client.ExecRequest{Command: "p=/etc/os-release; cat $p >/dev/null; echo ok"}, want{rung.BackendContainer, "fallthrough", []string{"isolate", "container"}, false}},
+	}
+	byID := map[string]want{}
+	for _, e := range execs {
+		res, err := traced.Exec(ctx, string(sb.ID), e.req)
+		if err != nil || res.ExitCode != 0 || res.Backend != e.want.backend {
+			t.Fatalf("exec %q: %+v, %v", e.req.Command, res, err)
 		}
-		runs[b] = res.ExecID
+		byID[string(res.ExecID)] = e.want
 	}
 
 	wctx, cancel := context.WithTimeout(ctx, time.Minute) // only catches spans that never come
 	defer cancel()
 	spans, err := recv.Wait(wctx, func(s []tracingtest.Span) bool {
-		return len(tracingtest.Named(s, "POST /v1/sandboxes/{id}/exec")) == 2 && len(tracingtest.Named(s, controller.SpanContainerStart)) == 1 &&
+		return len(tracingtest.Named(s, "POST /v1/sandboxes/{id}/exec")) == len(execs) && len(tracingtest.Named(s, controller.SpanTierRun)) == 4 &&
 			len(tracingtest.Named(s, "POST /v1/sandboxes")) == 1
 	})
 	if err != nil {
@@ -68,38 +88,53 @@ func TestTraces(t *testing.T) {
 	if cr := tracingtest.Named(spans, "POST /v1/sandboxes")[0]; cr.ParentID != "" || cr.TraceID == clientTrace || cr.Service != "rung" || cr.Attrs["http.response.status_code"] != int64(201) {
 		t.Errorf("create request span = %+v; want a root span of service rung with status 201", cr)
 	}
+	if n := len(tracingtest.Named(spans, controller.SpanContainerStart)); n != 1 {
+		t.Errorf("%d container start spans, want 1", n)
+	}
 	for _, req := range tracingtest.Named(spans, "POST /v1/sandboxes/{id}/exec") {
 		if req.TraceID != clientTrace || req.ParentID != clientSpan || req.Kind != "SPAN_KIND_SERVER" {
 			t.Errorf("exec request span = %+v; want a server span, child of the client's %s", req, clientSpan)
 		}
-		want := map[string]any{"http.route": "POST /v1/sandboxes/{id}/exec", "http.request.method": "POST", "http.response.status_code": int64(200),
+		attrs := map[string]any{"http.route": "POST /v1/sandboxes/{id}/exec", "http.request.method": "POST", "http.response.status_code": int64(200),
 			controller.AttrSandbox: string(sb.ID), controller.AttrTenant: string(sb.Tenant)}
-		for k, v := range want {
+		for k, v := range attrs {
 			if req.Attrs[k] != v {
 				t.Errorf("exec request span: %s = %v, want %v", k, req.Attrs[k], v)
 			}
 		}
-		execs := tracingtest.Children(spans, req)
-		if len(execs) != 1 || execs[0].Name != controller.SpanExec {
-			t.Errorf("children of the request span: %+v; want one %s", execs, controller.SpanExec)
+		children := tracingtest.Children(spans, req)
+		if len(children) != 1 || children[0].Name != controller.SpanExec {
+			t.Errorf("children of the request span: %+v; want one %s", children, controller.SpanExec)
 			continue
 		}
-		ex := execs[0]
-		b := rung.Backend(ex.Str(controller.AttrBackend))
-		if id, ok := runs[b]; !ok || ex.Str(controller.AttrExec) != string(id) || ex.Str(controller.AttrSandbox) != string(sb.ID) ||
-			ex.Attrs[controller.AttrExitCode] != int64(0) || ex.Str(controller.AttrExitReason) != "exit" || ex.Str(controller.AttrReasonClass) != "requested" {
-			t.Errorf("exec span = %+v; want exec %v of sandbox %s, exit 0, class requested", ex, runs, sb.ID)
-		}
-		tiers := tracingtest.Children(spans, ex)
-		if len(tiers) != 1 || tiers[0].Name != controller.SpanTierRun || tiers[0].Str(controller.AttrTier) != string(b) {
-			t.Errorf("children of the %s exec span: %+v; want one %s in %s", b, tiers, controller.SpanTierRun, b)
+		ex := children[0]
+		w, ok := byID[ex.Str(controller.AttrExec)]
+		if !ok || ex.Str(controller.AttrSandbox) != string(sb.ID) || ex.Str(controller.AttrBackend) != string(w.backend) || ex.Str(controller.AttrReasonClass) != w.class ||
+			ex.Attrs[controller.AttrExitCode] != int64(0) || ex.Str(controller.AttrExitReason) != "exit" || ex.Str(controller.AttrReason) == "" {
+			t.Errorf("exec span = %+v; want one of the execs %v of sandbox %s, exit 0", ex, byID, sb.ID)
 			continue
 		}
-		starts := tracingtest.Children(spans, tiers[0])
-		if b == rung.BackendIsolate && len(starts) != 0 {
-			t.Errorf("isolate run has children %+v", starts)
+		runs := tracingtest.Children(spans, ex)
+		slices.SortFunc(runs, func(a, b tracingtest.Span) int { return cmp.Compare(a.Start, b.Start) })
+		var tiers []string
+		for _, r := range runs {
+			tiers = append(tiers, r.Str(controller.AttrTier))
+			if r.Name != controller.SpanTierRun {
+				t.Errorf("child of the exec span: %+v; want %s", r, controller.SpanTierRun)
+			}
 		}
-		if b != rung.BackendContainer {
+		if !slices.Equal(tiers, w.tiers) {
+			t.Errorf("exec %s ran in tiers %v, want %v", ex.Str(controller.AttrExec), tiers, w.tiers)
+			continue
+		}
+		if len(runs) == 2 && !strings.Contains(runs[0].Str(controller.AttrTierRefused), "/etc/os-release") {
+			t.Errorf("refused isolate run = %+v; want why it stopped", runs[0])
+		}
+		starts := tracingtest.Children(spans, runs[len(runs)-1])
+		if !w.cold {
+			if len(starts) != 0 {
+				t.Errorf("children of the run of exec %s: %+v; want none", ex.Str(controller.AttrExec), starts)
+			}
 			continue
 		}
 		if len(starts) != 1 || starts[0].Name != controller.SpanContainerStart {
@@ -112,6 +147,35 @@ func TestTraces(t *testing.T) {
 			st.Str(controller.AttrRuntime) == "" || st.End <= st.Start {
 			t.Errorf("container start span = %+v; want a cold start of sandbox %s with its image digest and runtime", st, sb.ID)
 		}
+	}
+}
+
+// TestTracesWarm: a create that claims a warm spare has the warm start as
+// its request span's child.
+func TestTracesWarm(t *testing.T) {
+	recv := tracingtest.NewReceiver(t)
+	_, d, addr := startContainerDaemonWith(t, DaemonConfig{Warm: []controller.WarmSpec{{Image: "lite", Count: 1}},
+		Tracing: tracing.Config{Endpoint: recv.URL, BatchTimeout: 20 * time.Millisecond}})
+	waitWarm(t, d)
+	traced := client.New(addr, client.WithToken(d.Token), client.WithHTTPClient(&http.Client{
+		Transport: traceparentTransport{"00-" + clientTrace + "-" + clientSpan + "-01"}}))
+	sb, err := traced.Create(t.Context(), client.CreateRequest{})
+	if err != nil || sb.State != rung.StateRunning {
+		t.Fatalf("create: %+v, %v; want a running sandbox (a claimed spare)", sb, err)
+	}
+	wctx, cancel := context.WithTimeout(t.Context(), time.Minute) // only catches spans that never come
+	defer cancel()
+	spans, err := recv.Wait(wctx, func(s []tracingtest.Span) bool { return len(tracingtest.Named(s, "POST /v1/sandboxes")) == 1 })
+	if err != nil {
+		t.Fatalf("spans so far %+v: %v", spans, err)
+	}
+	req := tracingtest.Named(spans, "POST /v1/sandboxes")[0]
+	starts := tracingtest.Children(spans, req)
+	if req.ParentID != clientSpan || len(starts) != 1 || starts[0].Name != controller.SpanContainerStart {
+		t.Fatalf("create request span %+v with children %+v; want the client's child, with the warm start", req, starts)
+	}
+	if st := starts[0]; st.Attrs[controller.AttrWarm] != true || st.Str(controller.AttrSandbox) != string(sb.ID) || !strings.HasPrefix(st.Str(controller.AttrImageDigest), "sha256:") {
+		t.Errorf("warm start span = %+v; want warm, sandbox %s, the image's digest", st, sb.ID)
 	}
 }
 
