@@ -73,30 +73,33 @@ type dep struct {
 }
 
 var modules = map[string]dep{
-	"mvdan.cc/sh/v3":                                                  {[]string{"shell"}, nil, "the parser behind the isolate tier; the router asks shell, never the syntax tree"},
-	"github.com/ncruces/go-sqlite3":                                   {[]string{"store/sqlite"}, nil, "the SQLite driver behind store.Store"},
-	"github.com/opencontainers/runtime-spec":                          {[]string{"container"}, nil, "OCI bundles are the container tier's"},
-	"github.com/klauspost/compress":                                   {[]string{"image", "storage"}, nil, "zstd: image layers, and the chunks of snapshot archives (storage/archive.go)"},
-	"github.com/itchyny/gojq":                                         {[]string{"shell/tools"}, nil, "the jq tool"},
-	"github.com/go-git/go-git/v5":                                     {[]string{"shell/tools"}, []string{"storage"}, "the git tool; storage's tests run it over the billy adapter"},
-	"github.com/go-git/go-billy/v5":                                   {[]string{"storage", "shell/tools"}, nil, "storage adapts its file view to billy for the git tool"},
-	"github.com/spf13/cobra":                                          {[]string{"cmd"}, nil, "the CLI's verbs and flags"},
-	"github.com/coder/websocket":                                      {[]string{"api", "cmd"}, nil, "the exec and process WebSocket streams, served by api and used by the CLI"},
-	"github.com/google/go-cmp":                                        {nil, []string{"*"}, "diffs in test failures"},
-	"github.com/google/nftables":                                      {[]string{"network"}, nil, "the packet policy's nftables table is network's alone"},
-	"github.com/vishvananda/netlink":                                  {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
-	"golang.org/x/sys":                                                {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "egress", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
-	"connectrpc.com/connect":                                          {[]string{"e2b"}, nil, "envd's Connect RPC services, served by e2b (stubs generated into e2b/envdpb)"},
-	"google.golang.org/protobuf":                                      {[]string{"e2b", "tracing"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b; tracing/tracingtest decodes OTLP requests"},
-	"go.opentelemetry.io/otel":                                        {[]string{"tracing"}, nil, "OpenTelemetry's API (attributes, status codes, propagation) behind tracing.Tracer; the rest of rung starts spans through controller.Tracer"},
+	"mvdan.cc/sh/v3":                         {[]string{"shell"}, nil, "the parser behind the isolate tier; the router asks shell, never the syntax tree"},
+	"github.com/ncruces/go-sqlite3":          {[]string{"store/sqlite"}, nil, "the SQLite driver behind store.Store"},
+	"github.com/opencontainers/runtime-spec": {[]string{"container"}, nil, "OCI bundles are the container tier's"},
+	"github.com/klauspost/compress":          {[]string{"image", "storage"}, nil, "zstd: image layers, and the chunks of snapshot archives (storage/archive.go)"},
+	"github.com/itchyny/gojq":                {[]string{"shell/tools"}, nil, "the jq tool"},
+	"github.com/go-git/go-git/v5":            {[]string{"shell/tools"}, []string{"storage"}, "the git tool; storage's tests run it over the billy adapter"},
+	"github.com/go-git/go-billy/v5":          {[]string{"storage", "shell/tools"}, nil, "storage adapts its file view to billy for the git tool"},
+	"github.com/spf13/cobra":                 {[]string{"cmd"}, nil, "the CLI's verbs and flags"},
+	"github.com/coder/websocket":             {[]string{"api", "cmd"}, nil, "the exec and process WebSocket streams, served by api and used by the CLI"},
+	"github.com/google/go-cmp":               {nil, []string{"*"}, "diffs in test failures"},
+	"github.com/google/nftables":             {[]string{"network"}, nil, "the packet policy's nftables table is network's alone"},
+	"github.com/vishvananda/netlink":         {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
+	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "egress", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
+	"connectrpc.com/connect":                 {[]string{"e2b"}, nil, "envd's Connect RPC services, served by e2b (stubs generated into e2b/envdpb)"},
+	"google.golang.org/protobuf":             {[]string{"e2b", "tracing"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b; tracing/tracingtest decodes OTLP requests"},
+	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
+	"github.com/prometheus/client_golang":    {[]string{"metrics"}, nil, "the /metrics registry and its text format; the API serves it as a plain http.Handler"},
+	"github.com/modelcontextprotocol/go-sdk": {[]string{"mcp"}, nil, "MCP sessions and tools are package mcp's (mcp/mcptest drives them from other packages' tests)"},
+	"github.com/google/jsonschema-go":        {[]string{"mcp"}, nil, "the MCP tools' input schemas (enums and bounds the SDK's inference cannot say)"},
+
+	// OpenTelemetry lives behind package tracing alone; the controller and
+	// the API start spans through Tracer interfaces of their own.
+	"go.opentelemetry.io/otel":                                        {[]string{"tracing"}, nil, "OpenTelemetry's API (attributes, status codes, propagation) behind tracing.Tracer"},
 	"go.opentelemetry.io/otel/trace":                                  {[]string{"tracing"}, nil, "OpenTelemetry's span API, wrapped by tracing's controller.Span"},
 	"go.opentelemetry.io/otel/sdk":                                    {[]string{"tracing"}, nil, "the tracer provider and batch span processor that tracing runs"},
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp": {[]string{"tracing"}, nil, "the OTLP/HTTP exporter behind rung serve --otlp-endpoint"},
 	"go.opentelemetry.io/proto/otlp":                                  {[]string{"tracing"}, nil, "OTLP's messages, which tracing/tracingtest's receiver decodes for tests"},
-	"github.com/miekg/dns":                                            {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
-	"github.com/prometheus/client_golang":                             {[]string{"metrics"}, nil, "the /metrics registry and its text format; the API serves it as a plain http.Handler"},
-	"github.com/modelcontextprotocol/go-sdk":                          {[]string{"mcp"}, nil, "MCP sessions and tools are package mcp's (mcp/mcptest drives them from other packages' tests)"},
-	"github.com/google/jsonschema-go":                                 {[]string{"mcp"}, nil, "the MCP tools' input schemas (enums and bounds the SDK's inference cannot say)"},
 }
 
 // An edge is an import the ranks allow but the design forbids: from's
