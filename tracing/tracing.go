@@ -113,6 +113,9 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 		// A malformed OTEL_RESOURCE_ATTRIBUTES: what parsed is kept.
 		log.WarnContext(ctx, "trace resource", "err", err)
 	}
+	if res == nil {
+		res = resource.NewSchemaless(attribute.String("service.name", ServiceName))
+	}
 	var opts []sdktrace.BatchSpanProcessorOption
 	if cfg.BatchTimeout > 0 {
 		opts = append(opts, sdktrace.WithBatchTimeout(cfg.BatchTimeout))
