@@ -17,12 +17,10 @@ import (
 	"os"
 	"path"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -51,8 +49,10 @@ type Config struct {
 	// Endpoint is the collector's OTLP/HTTP traces URL
 	// (http://collector:4318/v1/traces); a URL without a path gets
 	// /v1/traces. "" takes EnvTracesEndpoint, then EnvEndpoint; with none
-	// of the three, tracing is off. The exporter's other OTEL_EXPORTER_OTLP_*
-	// variables (headers, timeout, certificates, compression) apply.
+	// of the three, tracing is off. The headers and timeout variables
+	// (EnvTracesHeaders, EnvHeaders, EnvTracesTimeout, EnvTimeout) apply;
+	// the certificate and compression ones do not (the system's roots
+	// verify https, and requests are not compressed).
 	Endpoint string
 	// BatchTimeout is how long the batch span processor waits to fill a
 	// batch before it sends what it has; default 5 s (the SDK's). Tests
@@ -84,8 +84,8 @@ var _ controller.Tracer = (*Tracer)(nil)
 // New returns a Tracer exporting to cfg's endpoint, or nil and no error
 // when none is configured (tracing off: leave the controller's and the
 // API's Tracer nil then, not a nil *Tracer). A malformed endpoint, or one
-// that is not http or https, is an ErrInvalid error naming where it came
-// from. No connection is made here: an unreachable collector shows as
+// that is not http or https, or a malformed headers or timeout variable,
+// is an ErrInvalid error naming where it came from. No connection is made here: an unreachable collector shows as
 // failed exports in the log.
 func New(ctx context.Context, cfg Config) (*Tracer, error) {
 	getenv := cfg.Getenv
@@ -101,10 +101,10 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	client, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
+	exp, err := newExporter(endpoint, getenv, life, log)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("trace exporter: %w", err)
+		return nil, err
 	}
 	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
 		resource.WithAttributes(attribute.String("service.name", ServiceName)),
@@ -120,7 +120,6 @@ func New(ctx context.Context, cfg Config) (*Tracer, error) {
 	if cfg.BatchTimeout > 0 {
 		opts = append(opts, sdktrace.WithBatchTimeout(cfg.BatchTimeout))
 	}
-	exp := &exporter{SpanExporter: client, life: life, log: log, endpoint: endpoint}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, opts...), sdktrace.WithResource(res))
 	return &Tracer{tp: tp, tr: tp.Tracer("rung.dev/rung"), endpoint: endpoint, cancel: cancel}, nil
 }
@@ -257,33 +256,4 @@ func convert(attrs []slog.Attr) []attribute.KeyValue {
 		}
 	}
 	return kvs
-}
-
-// exporter logs the OTLP exporter's failures with rung's logger, once
-// per failed batch, and when exports work again; it reports success to
-// the batch processor, which would only hand the error to
-// OpenTelemetry's global handler (a second line, on stderr). Its exports
-// end when life does (Shutdown's bound).
-type exporter struct {
-	sdktrace.SpanExporter
-	life     context.Context
-	log      *slog.Logger
-	endpoint string
-	failing  atomic.Bool // the last export failed
-}
-
-func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(e.life, cancel)
-	defer stop()
-	err := e.SpanExporter.ExportSpans(ctx, spans)
-	switch {
-	case err != nil:
-		e.failing.Store(true)
-		e.log.Warn("trace export failed: spans dropped", "endpoint", e.endpoint, "spans", len(spans), "err", err)
-	case e.failing.Swap(false):
-		e.log.Info("trace export works again", "endpoint", e.endpoint)
-	}
-	return nil
 }
