@@ -180,16 +180,33 @@ func exportHeaders(getenv func(string) string) (http.Header, error) {
 		}
 		k, val, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, rung.Errorf(rung.ErrInvalid, "%s: %q is not key=value", from, pair)
+		if !ok || !token(k) {
+			return nil, rung.Errorf(rung.ErrInvalid, "%s: %q is not key=value with a header name as key", from, pair)
 		}
 		dec, err := url.PathUnescape(strings.TrimSpace(val))
 		if err != nil {
 			return nil, rung.Errorf(rung.ErrInvalid, "%s: header %s: %v", from, k, err)
 		}
+		if strings.ContainsAny(dec, "\r\n\x00") {
+			return nil, rung.Errorf(rung.ErrInvalid, "%s: header %s: a line break or NUL in its value", from, k)
+		}
 		h.Add(k, dec)
 	}
 	return h, nil
+}
+
+// token reports whether s is an HTTP header name (RFC 9110's token).
+func token(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // exportTimeout parses the timeout variable, in milliseconds.

@@ -188,6 +188,8 @@ func TestExporterEnvInvalid(t *testing.T) {
 		{EnvHeaders: "novalue"},
 		{EnvTracesHeaders: "=v"},
 		{EnvHeaders: "k=%zz"},
+		{EnvHeaders: "a b=c"},
+		{EnvTracesHeaders: "k=x%0D%0AEvil: 1"},
 		{EnvTimeout: "soon"},
 		{EnvTracesTimeout: "0"},
 		{EnvTimeout: "-5"},
