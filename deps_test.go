@@ -52,6 +52,7 @@ var ranks = map[string]rank{
 	"containers":      {6, "the container tier's adapter: implements controller.ContainerTier, as store/sqlite implements store.Store"},
 	"client":          {6, "the Go SDK (see sdkOnly)"},
 	"networks":        {6, "the network tier: implements controller.NetworkTier and containers.Network over network and egress"},
+	"tracing":         {6, "OpenTelemetry traces over the controller's and the API's Tracer interfaces; wired by cmd, imported by no one else (tracing/tracingtest: a real OTLP receiver for tests)"},
 	"metrics":         {6, "Prometheus metrics over the controller's, the API's and the store's hooks; wired by cmd, imported by no one else"},
 	"mcp":             {7, "the MCP server: agents' tools over the Go SDK (client), as the CLI is, never around the API"},
 	"bench":           {7, "side-by-side benchmarks over every part"},
@@ -87,11 +88,45 @@ var modules = map[string]dep{
 	"github.com/vishvananda/netlink":         {[]string{"network"}, nil, "veth pairs, addresses and routes of sandboxes' links"},
 	"golang.org/x/sys":                       {[]string{"storage", "container", "containers", "agent", "shell", "image", "internal", "network", "egress", "cmd"}, []string{"controller"}, "system calls the standard library lacks (openat2, ioctls, prctl); no x/sys type in an exported signature"},
 	"connectrpc.com/connect":                 {[]string{"e2b"}, nil, "envd's Connect RPC services, served by e2b (stubs generated into e2b/envdpb)"},
-	"google.golang.org/protobuf":             {[]string{"e2b"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b"},
+	"google.golang.org/protobuf":             {[]string{"e2b", "tracing"}, nil, "envd's messages in protobuf JSON, generated into e2b/envdpb and used by e2b; tracing writes OTLP requests with protowire alone, and its tests decode them"},
 	"github.com/miekg/dns":                   {[]string{"egress"}, nil, "the DNS server that answers a sandbox's queries under its egress policy"},
 	"github.com/prometheus/client_golang":    {[]string{"metrics"}, nil, "the /metrics registry and its text format; the API serves it as a plain http.Handler"},
 	"github.com/modelcontextprotocol/go-sdk": {[]string{"mcp"}, nil, "MCP sessions and tools are package mcp's (mcp/mcptest drives them from other packages' tests)"},
 	"github.com/google/jsonschema-go":        {[]string{"mcp"}, nil, "the MCP tools' input schemas (enums and bounds the SDK's inference cannot say)"},
+
+	// OpenTelemetry lives behind package tracing alone; the controller and
+	// the API start spans through Tracer interfaces of their own.
+	"go.opentelemetry.io/otel":       {[]string{"tracing"}, nil, "OpenTelemetry's API (attributes, status codes, propagation) behind tracing.Tracer"},
+	"go.opentelemetry.io/otel/trace": {[]string{"tracing"}, nil, "OpenTelemetry's span API, wrapped by tracing's controller.Span"},
+	"go.opentelemetry.io/otel/sdk":   {[]string{"tracing"}, nil, "the tracer provider and batch span processor that tracing runs"},
+	"go.opentelemetry.io/proto/otlp": {[]string{"tracing/tracingtest"}, []string{"tracing"}, "OTLP's generated messages, for tests only: tracing/tracingtest's receiver and tracing's encoder test decode requests with them (the exporter writes them with protowire: the package also holds gRPC stubs, which would link grpc into the binary)"},
+}
+
+// unlinked are modules the rung binary must not link, with why: each
+// costs every start of the binary (the in-container agent's included)
+// its package initialisation.
+var unlinked = map[string]string{
+	"google.golang.org/grpc":                 "7 ms of init per start with grpc-gateway (docs/BENCHMARKS.md); OTLP goes over HTTP",
+	"github.com/grpc-ecosystem/grpc-gateway": "linked only through OTLP's generated collector package, which tracing does not import",
+	"go.opentelemetry.io/proto/otlp":         "generated messages register descriptors at init; tracing writes OTLP with protowire",
+}
+
+// TestBinaryUnlinked checks that cmd/rung's dependencies include none of
+// unlinked's modules.
+func TestBinaryUnlinked(t *testing.T) {
+	t.Parallel()
+	dec := goJSON(t, "list", "-deps", "-json=ImportPath", "./cmd/rung")
+	for dec.More() {
+		var p struct{ ImportPath string }
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		for mod, why := range unlinked {
+			if under(p.ImportPath, mod) {
+				t.Errorf("cmd/rung links %s: %s", p.ImportPath, why)
+			}
+		}
+	}
 }
 
 // An edge is an import the ranks allow but the design forbids: from's

@@ -59,6 +59,11 @@ type Config struct {
 	// path), status code and time. It must be quick and safe for
 	// concurrent use.
 	Observe func(route string, code int, took time.Duration)
+	// Tracer, when set, makes every request a span named after its
+	// route, continuing the trace of a W3C traceparent header, and hands
+	// it to the controller (whose Config.Tracer should be the same), so
+	// an exec's span is its request's child. Nil traces nothing.
+	Tracer Tracer
 }
 
 // Server serves the API. It is safe for concurrent use.
@@ -214,6 +219,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			if c, err = auth(r); err != nil {
 				s.writeError(w, r, err)
 				return
+			}
+			if s.cfg.Tracer != nil {
+				traceTenant(r, c.tenant)
 			}
 			if rt.admin && !c.admin {
 				s.writeError(w, r, rung.Errorf(rung.ErrPermission, "this endpoint needs an admin token"))

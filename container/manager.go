@@ -110,6 +110,9 @@ func NewManager(cfg Config) (*Manager, error) {
 		containers: map[rung.SandboxID]*Container{}, stopping: map[rung.SandboxID]chan struct{}{}}, nil
 }
 
+// RuntimeName is the OCI runtime's name: "runc", "crun" or "runsc".
+func (m *Manager) RuntimeName() string { return m.cfg.Runtime.Name }
+
 // RuntimeRoot is the OCI runtime's state directory (its --root).
 func (m *Manager) RuntimeRoot() string { return m.cfg.Runtime.Root }
 

@@ -156,7 +156,7 @@ func (t *Tier) ensure(ctx context.Context, sb rung.Sandbox) (*container.Containe
 		t.cfg.Network.Started(sb.ID, ctr.InitPID())
 	}
 	if t.ev.Started != nil {
-		t.ev.Started(sb, ctr.Image.Ref(), time.Since(ctr.Started))
+		t.ev.Started(ctx, sb, controller.ContainerStart{Image: ctr.Image.Ref(), Digest: ctr.Image.Digest, Runtime: m.RuntimeName(), Took: time.Since(ctr.Started)})
 	}
 	t.watch(sb.ID, ctr)
 	return ctr, nil

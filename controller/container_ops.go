@@ -38,11 +38,12 @@ func (c *Controller) containerEvents() ContainerEvents {
 
 // containerStarted records a new container: state "running", the idle
 // alarm armed, a journal entry.
-func (c *Controller) containerStarted(sb rung.Sandbox, image string, took time.Duration) {
-	startMS := took.Milliseconds()
-	c.observeStart(false, took)
+func (c *Controller) containerStarted(ctx context.Context, sb rung.Sandbox, s ContainerStart) {
+	startMS := s.Took.Milliseconds()
+	c.observeStart(false, s.Took)
+	c.traceStart(ctx, sb.ID, false, s)
 	c.journal(c.ctx, sb.ID, rung.EntryContainerStarted, ContainerStarted{
-		Image: image, Isolation: sb.Isolation, StartMS: &startMS,
+		Image: s.Image, Isolation: sb.Isolation, StartMS: &startMS,
 	})
 	c.touchContainer(sb.ID, rung.StateRunning)
 }

@@ -118,6 +118,10 @@ type Config struct {
 	// Observer is told what the controller does, for metrics; the zero
 	// value tells nobody.
 	Observer Observer
+	// Tracer, when set, gets a span for each exec, each of its runs in
+	// a tier and each container start (see [Tracer]); nil traces
+	// nothing.
+	Tracer Tracer
 	// Usage configures the sampling of sandboxes' resource use (see
 	// [UsageConfig]); it runs when the container tier can report it.
 	Usage UsageConfig

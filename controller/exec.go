@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"rung.dev/rung"
@@ -48,7 +49,11 @@ const maxCommand = 1 << 20
 // events. A non-zero exit status is a result. Errors: ErrNotFound,
 // ErrInvalid, ErrLimit (too many concurrent execs), ErrUnavailable (no
 // faithful tier on this server), ErrConflict (sandbox not usable).
-func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string, req rung.ExecRequest, opt ExecOptions) (rung.ExecResult, error) {
+func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string, req rung.ExecRequest, opt ExecOptions) (_ rung.ExecResult, err error) {
+	ctx, sp := c.startSpan(ctx, SpanExec)
+	if sp != nil {
+		defer func() { sp.End(err) }()
+	}
 	if err := c.checkExec(&req); err != nil {
 		return rung.ExecResult{}, err
 	}
@@ -63,6 +68,9 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 		return rung.ExecResult{}, err
 	}
 	defer c.release(a)
+	if sp != nil {
+		sp.Set(slog.String(AttrTenant, string(tenant)), slog.String(AttrSandbox, string(a.id)))
+	}
 	sb, err := c.startSlot(a)
 	if err != nil {
 		return rung.ExecResult{}, err
@@ -74,6 +82,9 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 		return rung.ExecResult{}, err
 	}
 	if d.Err != nil {
+		if sp != nil {
+			sp.Set(slog.String(AttrBackend, string(d.Backend)), slog.String(AttrReason, d.Reason), slog.String(AttrReasonClass, d.Class))
+		}
 		return rung.ExecResult{Backend: d.Backend, Reason: d.Reason}, d.Err
 	}
 	var lease *shell.Lease
@@ -129,6 +140,9 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 		ended.Error = rung.Code(runErr)
 	}
 	c.observeExec(d, o, runErr, dur)
+	if sp != nil {
+		traceExecEnd(sp, e.ID, d, o)
+	}
 	endData, _ := json.Marshal(ended)
 	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: string(rung.EntryExecEnded), Journal: true, Data: endData})
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -171,9 +185,12 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d *rou
 			return c.runChecked(ctx, a, sb, d, req, checkedRun{stdin: stdin, out: out, lease: lease, streamedStdin: streamedStdin})
 		}
 		stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
+		ctx, sp := c.startTierSpan(ctx, rung.BackendIsolate)
 		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: isolateEnv(c.envOf(sb.Sandbox), req.Env), Stdin: stdin, Stdout: stdout, Stderr: stderr,
 			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
-		return isolateOutcome(res), nil
+		o := isolateOutcome(res)
+		endTierSpan(sp, o, nil)
+		return o, nil
 	}
 	return c.runContainer(ctx, a, sb, req, containerIO{stdin: stdin}, out)
 }
@@ -200,7 +217,11 @@ func isolateOutcome(res shell.Result) outcome {
 }
 
 // runContainer runs one exec in the sandbox's container.
-func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbox, req rung.ExecRequest, in containerIO, out *output) (outcome, error) {
+func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbox, req rung.ExecRequest, in containerIO, out *output) (o outcome, err error) {
+	ctx, sp := c.startTierSpan(ctx, rung.BackendContainer)
+	if sp != nil {
+		defer func() { endTierSpan(sp, o, err) }()
+	}
 	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
 	who, err := c.execIdentity(a, req.User)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,14 +56,21 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 		read = &readCounter{r: stdin}
 		stdin = read
 	}
-	res := a.sh.Run(ctx, shell.Request{Program: d.Program, StopUnsupported: true, Dir: req.Dir,
+	sctx, sp := c.startTierSpan(ctx, rung.BackendIsolate)
+	res := a.sh.Run(sctx, shell.Request{Program: d.Program, StopUnsupported: true, Dir: req.Dir,
 		Env: isolateEnv(c.envOf(sb.Sandbox), req.Env), Stdin: stdin, Stdout: hold.writer("stdout"), Stderr: hold.writer("stderr"),
 		Lease: r.lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
 	if !res.Stopped {
 		hold.release()
-		return isolateOutcome(res), nil
+		o := isolateOutcome(res)
+		endTierSpan(sp, o, nil)
+		return o, nil
 	}
 	why := strings.TrimSuffix(fmt.Sprint(res.Unsupported), ": "+shell.ErrUnsupported.Error())
+	if sp != nil {
+		sp.Set(slog.String(AttrTierRefused, why))
+		sp.End(nil)
+	}
 	var effects []string
 	if res.Changed {
 		effects = append(effects, "changed files")

@@ -238,7 +238,10 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String(), Warm: sp})
 	if sp {
 		c.adoptSpare(ctx, sb, spareImage)
-		c.observeStart(true, time.Since(claimed))
+		took := time.Since(claimed)
+		c.observeStart(true, took)
+		_, digest, _ := strings.Cut(spareImage, "@")
+		c.traceStart(ctx, sb.ID, true, ContainerStart{Image: spareImage, Digest: digest, Took: took})
 	}
 	if !sb.ExpiresAt.IsZero() {
 		c.poke()

@@ -151,8 +151,9 @@ type Spares interface {
 // from its own goroutines, never while holding a lock the controller
 // could wait on.
 type ContainerEvents struct {
-	// Started: sb's container started cold, from image, in took.
-	Started func(sb rung.Sandbox, image string, took time.Duration)
+	// Started: sb's container started cold, as s says. ctx is the
+	// start's: that of the exec or request that needed the container.
+	Started func(ctx context.Context, sb rung.Sandbox, s ContainerStart)
 	// Used: the container served an exec, or a process in it ended while
 	// it runs on; its idle timeout starts again.
 	Used func(id rung.SandboxID)

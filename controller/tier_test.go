@@ -33,7 +33,7 @@ func (f *fakeTier) Exec(ctx context.Context, sb rung.Sandbox, req controller.Tie
 	f.running[sb.ID] = true
 	f.mu.Unlock()
 	if cold {
-		f.ev.Started(sb, "lite@sha256:feed", 3*time.Millisecond)
+		f.ev.Started(ctx, sb, controller.ContainerStart{Image: "lite@sha256:feed", Digest: "sha256:feed", Runtime: "runc", Took: 3 * time.Millisecond})
 	}
 	fmt.Fprintf(req.Stdout, "ran %s as %s\n", req.Command, req.User.User)
 	f.ev.Used(sb.ID)

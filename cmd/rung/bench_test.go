@@ -15,6 +15,8 @@ import (
 	"rung.dev/rung/client"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/internal/testenv"
+	"rung.dev/rung/tracing"
+	"rung.dev/rung/tracing/tracingtest"
 )
 
 // idleSandboxes is how many sandboxes BenchmarkIdleSandboxes creates:
@@ -41,6 +43,25 @@ func reportLatency(b *testing.B, d []time.Duration) {
 // process (no HTTP), so one run gives the HTTP overhead.
 func BenchmarkExec(b *testing.B) {
 	addr, token := startDaemon(b, b.TempDir())
+	execRoundTrips(b, addr, token)
+}
+
+// BenchmarkExecTraced is BenchmarkExec with tracing on: every request's,
+// exec's and tier run's span goes to a real OTLP/HTTP receiver in this
+// process (tracingtest: it decodes each batch as a collector does), at
+// the default batch timeout. Compare it with BenchmarkExec run alone.
+func BenchmarkExecTraced(b *testing.B) {
+	recv := tracingtest.NewReceiver(b)
+	d, addr := startDaemonWith(b, DaemonConfig{Data: b.TempDir(), Tracing: tracing.Config{Endpoint: recv.URL}})
+	execRoundTrips(b, addr, d.Token)
+	if err := d.tracer.Flush(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("spans received: %d", len(recv.Spans()))
+}
+
+// execRoundTrips runs BenchmarkExec's sub-benchmarks against addr.
+func execRoundTrips(b *testing.B, addr, token string) {
 	c := client.New(addr, client.WithToken(token))
 	sb, err := c.Create(b.Context(), client.CreateRequest{})
 	if err != nil {

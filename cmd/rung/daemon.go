@@ -29,6 +29,7 @@ import (
 	"rung.dev/rung/storage"
 	"rung.dev/rung/store"
 	"rung.dev/rung/store/sqlite"
+	"rung.dev/rung/tracing"
 )
 
 // DaemonConfig configures a [Daemon].
@@ -95,6 +96,11 @@ type DaemonConfig struct {
 	// samples every 5 seconds and keeps an hour. Tests shorten the
 	// interval.
 	Usage controller.UsageConfig
+	// Tracing configures OpenTelemetry traces (`rung serve
+	// --otlp-endpoint`); the zero value traces only when the standard
+	// OTEL_EXPORTER_OTLP_*ENDPOINT variables name a collector. Its Logger
+	// defaults to Logger.
+	Tracing tracing.Config
 	// netResolver and netRootCAs, in tests, resolve names for the egress
 	// proxies and verify the HTTPS servers they intercept for.
 	netResolver egress.Resolver
@@ -123,6 +129,9 @@ type Daemon struct {
 	// metrics counts what the controller, the API and the store report
 	// (GET /metrics; MetricsHandler).
 	metrics *metrics.Metrics
+	// tracer exports the spans of requests, execs, tier runs and
+	// container starts; nil when tracing is off. Close flushes it last.
+	tracer *tracing.Tracer
 	// liveRestore: Close leaves the containers running (DaemonConfig).
 	liveRestore bool
 	// links and networks are the network tier, nil when off.
@@ -199,8 +208,19 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if ccfg.Container == nil && len(cfg.Warm) > 0 {
 		log.WarnContext(ctx, "warm pool ignored: it needs the container tier")
 	}
-	d.ctrl, d.Report, err = controller.New(ctx, ccfg)
+	tcfg := cfg.Tracing
+	tcfg.Logger = cmp.Or(tcfg.Logger, log)
+	if d.tracer, err = tracing.New(ctx, tcfg); err == nil {
+		if d.tracer != nil {
+			// Set only when on: a nil *tracing.Tracer in the interface
+			// would not be a nil Tracer.
+			ccfg.Tracer = d.tracer
+			log.InfoContext(ctx, "tracing", "endpoint", d.tracer.EndpointURL())
+		}
+		d.ctrl, d.Report, err = controller.New(ctx, ccfg)
+	}
 	if err != nil {
+		d.closeTracer()
 		if d.containers == nil && ccfg.Container != nil { // New failed before opening the tier
 			ccfg.Container(controller.ContainerEvents{})
 		}
@@ -257,8 +277,12 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 			return tenant, err
 		},
 	})
-	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
-		Metrics: d.metrics.Handler(), Observe: d.metrics.API, Dashboard: dashboard.Handler()})
+	acfg := api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
+		Metrics: d.metrics.Handler(), Observe: d.metrics.API, Dashboard: dashboard.Handler()}
+	if d.tracer != nil {
+		acfg.Tracer = d.tracer
+	}
+	apiHandler = api.New(acfg)
 	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, Key: key})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
@@ -365,7 +389,7 @@ func (d *Daemon) Close() error {
 		// the pool stays mounted for it to adopt, and their links stay.
 		d.containers.Detach()
 		d.closeNetwork()
-		return errors.Join(append(errs, d.pool.Release(), d.store.Close())...)
+		return errors.Join(append(errs, d.pool.Release(), d.store.Close(), d.closeTracer())...)
 	}
 	if d.containers != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -373,5 +397,24 @@ func (d *Daemon) Close() error {
 		cancel()
 	}
 	d.closeNetwork()
-	return errors.Join(append(errs, d.pool.Close(), d.store.Close())...)
+	return errors.Join(append(errs, d.pool.Close(), d.store.Close(), d.closeTracer())...)
 }
+
+// closeTracer sends the spans not yet sent, waiting for the collector
+// at most tracerFlush, and stops the exporter. A collector that does not
+// answer in time costs those spans, never the stop. It is a no-op
+// without tracing.
+func (d *Daemon) closeTracer() error {
+	if d.tracer == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tracerFlush)
+	defer cancel()
+	if err := d.tracer.Shutdown(ctx); err != nil {
+		d.log.Warn("trace flush at stop", "err", err)
+	}
+	return nil
+}
+
+// tracerFlush bounds how long a stopping daemon waits for the collector.
+const tracerFlush = 5 * time.Second

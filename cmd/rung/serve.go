@@ -20,6 +20,7 @@ import (
 	"rung.dev/rung/controller"
 	"rung.dev/rung/network"
 	"rung.dev/rung/shell/tools"
+	"rung.dev/rung/tracing"
 )
 
 func newServe(g *globals) *cobra.Command {
@@ -34,6 +35,7 @@ func newServe(g *globals) *cobra.Command {
 	var openTenants []string
 	var metricsAddr string
 	var e2bAddr string
+	var otlpEndpoint string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the rung daemon (HTTP API on --addr, state under --data)",
@@ -48,6 +50,11 @@ func newServe(g *globals) *cobra.Command {
 			// default downstream, so it is refused rather than misread.
 			if stopGrace <= 0 || stopGrace > agent.DefaultGrace {
 				return fmt.Errorf("--stop-grace must be more than 0 and at most %s", agent.DefaultGrace)
+			}
+			// Checked before anything opens (an image build can take
+			// minutes), so a typo fails at once.
+			if _, err := tracing.Endpoint(otlpEndpoint, os.Getenv); err != nil {
+				return err
 			}
 			var specs []controller.WarmSpec
 			for _, w := range warm {
@@ -79,7 +86,7 @@ func newServe(g *globals) *cobra.Command {
 			}
 			d, err := OpenDaemon(ctx, DaemonConfig{Data: dataDir(data), PoolMount: poolMount, Logger: log, Tools: tools.All(), Warm: specs, StopGrace: stopGrace,
 				DefaultImage: defaultImage, Terminal: os.Stderr, LiveRestore: liveRestore, KeyFile: keyFile, PreviewDomain: previewDomain, PublicURL: publicURL,
-				Network: netCfg, OpenNetworkTenants: tenantIDs(openTenants)})
+				Network: netCfg, OpenNetworkTenants: tenantIDs(openTenants), Tracing: tracing.Config{Endpoint: otlpEndpoint}})
 			if err != nil {
 				return err
 			}
@@ -149,6 +156,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&publicURL, "public-url", "", "the API's address as clients reach it, for shared port URLs (default: each request's own scheme and host)")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", "", "also serve GET /metrics (Prometheus) on this address without a token, for a scraper on a private network (the API's own /metrics needs an admin token)")
 	cmd.Flags().StringVar(&e2bAddr, "e2b-addr", "", "also serve the E2B SDK's API and envd on this address, without the /e2b/api and /e2b/envd prefixes (for the SDK's uploadUrl and downloadUrl); E2B_API_URL and E2B_SANDBOX_URL both point at it")
+	cmd.Flags().StringVar(&otlpEndpoint, "otlp-endpoint", "", "send OpenTelemetry traces (a span per API request, exec, tier run and container start) to this OTLP/HTTP collector URL; a URL without a path gets /v1/traces (default $"+tracing.EnvTracesEndpoint+", then $"+tracing.EnvEndpoint+" + /v1/traces; with none, tracing is off)")
 	cmd.Flags().StringVar(&defaultImage, "default-image", "base", "image of sandboxes created without one; a built-in image (lite, base, debian) missing from the store is built at start (base: minutes, once; if it cannot be built, lite serves until it is)")
 	return cmd
 }
