@@ -90,17 +90,25 @@ func (c *Controller) expire(sb store.Sandbox) {
 	a, err := c.acquire(c.ctx, "", string(sb.ID))
 	if err != nil {
 		c.log.Warn("ttl delete", "sandbox", sb.ID, "err", err)
-		if rung.Code(err) == rung.CodeNotFound {
-			return
-		}
-		// Push the alarm back so a persistent failure does not spin.
-		sb.ExpiresAt = time.Now().Add(time.Minute)
-		c.st.UpdateSandbox(c.ctx, sb)
+		c.retryExpire(sb) // not found too: see retryExpire
 		return
 	}
 	defer c.release(a)
 	if err := c.do(c.ctx, a, func() error { return c.deleteLocked(c.ctx, a, "ttl") }); err != nil && c.ctx.Err() == nil {
 		c.log.Warn("ttl delete", "sandbox", sb.ID, "err", err)
+		c.retryExpire(sb)
+	}
+}
+
+// retryExpire pushes a TTL alarm whose delete failed back a minute, so a
+// persistent failure is retried, not spun on. A sandbox whose delete is
+// still under way (waiting for an exec to end) keeps its row, and with it
+// the alarm; a row already gone makes this a no-op.
+func (c *Controller) retryExpire(sb store.Sandbox) {
+	// Only the alarm: the row may have changed since it was read (a
+	// delete under way marks it deleted), and those changes stay.
+	if err := c.st.PostponeExpiry(c.ctx, sb.ID, time.Now().Add(time.Minute)); err != nil && rung.Code(err) != rung.CodeNotFound {
+		c.log.Warn("ttl delete: push the alarm back", "sandbox", sb.ID, "err", err)
 	}
 }
 

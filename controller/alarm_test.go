@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"errors"
+	"io"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -84,5 +85,51 @@ func TestTTL(t *testing.T) {
 		}
 		c.Close()
 		st.Close()
+	})
+}
+
+// An exec reading a stdin stream that its client never closes does not
+// hold a sandbox past its TTL: the TTL's delete cancels the exec, whose
+// read ends, and the sandbox goes.
+func TestTTLEndsExecOnOpenStdin(t *testing.T) {
+	pool := storagetest.NewTestPool(t)
+	dbPath := filepath.Join(t.TempDir(), "rung.db")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := sqlite.Open(ctx, dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		c, _, err := controller.New(ctx, controller.Config{Store: st, Pool: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := st.CreateTenant(ctx, store.Tenant{ID: "acme"}); err != nil {
+			t.Fatal(err)
+		}
+		sb, err := c.Create(ctx, "acme", controller.CreateRequest{TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Exec(ctx, "acme", string(sb.ID), rung.ExecRequest{Command: "cat", Backend: rung.BackendIsolate, Timeout: 24 * time.Hour},
+				controller.ExecOptions{Stdin: pr})
+			done <- err
+		}()
+		time.Sleep(2 * time.Hour)
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("the exec outlived its sandbox's TTL")
+		}
+		if _, err := c.Get(ctx, "acme", string(sb.ID)); !errors.Is(err, rung.ErrNotFound) {
+			t.Errorf("sandbox after its TTL: %v", err)
+		}
 	})
 }

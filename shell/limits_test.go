@@ -169,3 +169,30 @@ func TestStreaming(t *testing.T) {
 	}
 	<-done
 }
+
+// A stdin stream its client never closes does not keep an exec alive past
+// its context: cat waiting on it ends when the exec is canceled.
+func TestStreamedStdinCanceled(t *testing.T) {
+	sh := newShell(t, shell.Config{})
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan shell.Result, 1)
+	go func() {
+		done <- sh.Run(ctx, shell.Request{Script: "read x; echo got $x; cat", Stdin: inR, Stdout: outW})
+		outW.Close()
+	}()
+	if _, err := inW.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, len("got hello\n"))
+	if _, err := io.ReadFull(outR, line); err != nil || string(line) != "got hello\n" {
+		t.Fatalf("first line = %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, outR) // ends when the run closes outW
+	cancel()                     // cat is now waiting on a stream nobody closes
+	if res := <-done; res.ExitCode == 0 {
+		t.Errorf("a canceled exec exited 0: %+v", res)
+	}
+}

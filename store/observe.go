@@ -77,6 +77,11 @@ func (o *observed) SandboxStates(ctx context.Context) (map[rung.State]int, error
 	return o.s.SandboxStates(ctx)
 }
 
+func (o *observed) PostponeExpiry(ctx context.Context, id rung.SandboxID, at time.Time) error {
+	defer o.done("PostponeExpiry", time.Now())
+	return o.s.PostponeExpiry(ctx, id, at)
+}
+
 func (o *observed) UpdateSandbox(ctx context.Context, s Sandbox) error {
 	defer o.done("UpdateSandbox", time.Now())
 	return o.s.UpdateSandbox(ctx, s)

@@ -131,6 +131,10 @@ type Store interface {
 	NextAlarm(ctx context.Context) (time.Time, bool, error)
 	// DueSandboxes returns the sandboxes with an alarm at or before now.
 	DueSandboxes(ctx context.Context, now time.Time) ([]Sandbox, error)
+	// PostponeExpiry moves the sandbox's TTL alarm (ExpiresAt) to at and
+	// changes nothing else, whatever else changed since the caller read the
+	// row. A missing sandbox is ErrNotFound.
+	PostponeExpiry(ctx context.Context, id rung.SandboxID, at time.Time) error
 
 	// Close releases the store. It is idempotent.
 

@@ -201,6 +201,24 @@ func (db *DB) UpdateSandbox(ctx context.Context, s store.Sandbox) error {
 	})
 }
 
+// PostponeExpiry implements [store.Store].
+func (db *DB) PostponeExpiry(ctx context.Context, id rung.SandboxID, at time.Time) error {
+	return db.write(ctx, func(tx tx) error {
+		n, err := scanSandbox(tx.QueryRowContext(ctx, `SELECT `+sandboxCols+` FROM sandboxes WHERE id = ?`, string(id)))
+		if err != nil {
+			return classify(err, "sandbox "+string(id))
+		}
+		n.ExpiresAt = at
+		doc, _, err := encodeSandbox(n)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sandboxes SET doc = ?, expires = ?, alarm = ? WHERE id = ?`,
+			doc, nanos(n.ExpiresAt), nanos(n.Alarm()), string(id))
+		return classify(err, "sandbox "+string(id))
+	})
+}
+
 // DeleteSandbox implements [store.Store].
 func (db *DB) DeleteSandbox(ctx context.Context, id rung.SandboxID) error {
 	return db.write(ctx, func(tx tx) error {

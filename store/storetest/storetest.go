@@ -490,6 +490,23 @@ func testAlarms(t *testing.T, s store.Store) {
 	if len(due) != 0 {
 		t.Errorf("DueSandboxes after clearing idle = %+v", due)
 	}
+
+	// PostponeExpiry moves the TTL alarm and nothing else: a state
+	// written since the caller read the row stays.
+	b.State = rung.StateDeleted
+	must(t, s.UpdateSandbox(ctx, b))
+	must(t, s.PostponeExpiry(ctx, b.ID, t0.Add(2*time.Hour)))
+	got, err := s.GetSandbox(ctx, "", b.ID)
+	must(t, err)
+	if got.State != rung.StateDeleted || !got.ExpiresAt.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("after PostponeExpiry: state %s, expires %v", got.State, got.ExpiresAt)
+	}
+	if due, err = s.DueSandboxes(ctx, t0.Add(90*time.Minute)); err != nil || len(due) != 1 || due[0].ID != a.ID {
+		t.Errorf("DueSandboxes after PostponeExpiry = %+v, %v; want only %s", due, err, a.ID)
+	}
+	if err := s.PostponeExpiry(ctx, rung.NewSandboxID(), t0); !errors.Is(err, rung.ErrNotFound) {
+		t.Errorf("PostponeExpiry of a missing sandbox = %v", err)
+	}
 }
 
 func testSnapshots(t *testing.T, s store.Store) {
