@@ -401,6 +401,10 @@ func TestTerminalRenderer(t *testing.T) {
 		{`{"key":"D","ctrlKey":true,"shiftKey":true}`, "\x04"},
 		{`{"key":"[","ctrlKey":true}`, "\x1b"},
 		{`{"key":"b","altKey":true}`, "\x1bb"},
+		{`{"key":"V","ctrlKey":true,"shiftKey":true}`, ""}, // the browser pastes
+		{`{"key":"C","ctrlKey":true,"shiftKey":true}`, ""}, // the browser copies
+		{`{"key":"Insert","shiftKey":true}`, ""},
+		{`{"key":"Insert"}`, "\x1b[2~"},
 		{`{"key":"a"}`, ""}, // text: the input event sends it
 		{`{"key":"v","metaKey":true}`, ""},
 		{`{"key":"Shift","shiftKey":true}`, ""},

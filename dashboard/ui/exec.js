@@ -65,8 +65,10 @@ const keys = {
 // is text left to the input event (or nothing a terminal gets).
 export function keyData(e) {
   if (e.isComposing || e.metaKey) return "";
+  if (e.shiftKey && e.key === "Insert") return ""; // paste
   if (e.ctrlKey && !e.altKey && e.key.length === 1) {
     const c = e.key.toLowerCase();
+    if (e.shiftKey && (c === "c" || c === "v")) return ""; // the browser's copy and paste
     if (c >= "a" && c <= "z") return String.fromCharCode(c.charCodeAt(0) - 96); // ^A … ^Z
     const more = { "@": "\x00", " ": "\x00", "[": "\x1b", "\\": "\x1c", "]": "\x1d", "^": "\x1e", "_": "\x1f", "/": "\x1f" };
     return more[e.key] || "";
