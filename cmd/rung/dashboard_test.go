@@ -334,6 +334,11 @@ func TestTerminalRenderer(t *testing.T) {
 		{"cursor down stays on the screen", []string{"a\x1b[9Bb"}, "a\n\n\n\n b", true},
 		{"charset designation is not text", []string{"\x1b(Bx\x1b)0y"}, "xy", true},
 		{"other private and intermediate sequences", []string{"\x1b[>4;1mA\x1b[2 qB\x1b[?1049hC"}, "ABC", true},
+		// Recorded from bash 5 (readline) on a 10-column PTY: typing
+		// "echo abcdefghij" and six Backspaces, Enter; "echo hxllo", three
+		// Lefts, Backspace, "e", Home, Delete, "X", Enter; "exit".
+		{"bash readline, recorded: edits across a wrapped line", []string{"\u001b[?2004h$ echo abcdefghij\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\r\n\u001b[?2004l\rabcd\r\n\u001b[?2004h$ echo hxllo\b\r\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\bllo\u001b[K\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[Cello\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\r\u001b[C\u001b[Ccho hello\u001b[K\u001b[A\u001b[CXcho hello\u001b[A\u001b[C\r\n\r\r\n\u001b[?2004l\rbash: Xcho: command not found\r\n\u001b[?2004h$ exit\r\n\u001b[?2004l\rexit\r\n"},
+			"$ echo abc\nd\nabcd\n$ Xcho hel\nlo\nbash: Xcho\n: command\nnot found\n$ exit\nexit", true},
 		{"clear screen (Ctrl-L)", []string{"$ x\r\n\x1b[H\x1b[2J$ "}, "$ x\n\n$", true},
 	}
 	for _, tc := range tests {
