@@ -77,38 +77,89 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("the dashboard's sandbox: %v", err)
 	}
 
-	// The terminal: a command, its output and its exit; SGR colours.
+	// The terminal: a login shell on a PTY in the container. Keys typed
+	// go to it; its output (echo, SGR colours) is drawn; the shell's
+	// state (the working directory) carries from one command to the next.
+	sctx, done = step(3 * time.Minute)
+	b.waitFor(sctx, "the shell's first output", `/^\d+×\d+$/.test(document.querySelector("#term-status").textContent)`)
+	done()
+	termLine := func(what, text string) {
+		t.Helper()
+		sctx, done := step(2 * time.Minute)
+		defer done()
+		b.waitFor(sctx, what, fmt.Sprintf(`[...document.querySelectorAll("#term-screen .ln")].some((l) => l.textContent.trim() === %q)`, text))
+	}
 	b.typeInto(ctx, "#term-input", "echo hello-$((6*7))")
 	b.pressEnter(ctx)
-	sctx, done = step(2 * time.Minute)
-	b.waitFor(sctx, "the command's output", `document.querySelector("#term-screen").textContent.includes("hello-42")`)
-	b.waitFor(sctx, "the command's exit", `document.querySelector("#term-screen").textContent.includes("[exit 0 · isolate")`)
-	done()
+	termLine("the command's output", "hello-42")
 	b.typeInto(ctx, "#term-input", `printf '\033[31mred\033[0m plain\n'`)
 	b.pressEnter(ctx)
 	sctx, done = step(2 * time.Minute)
 	b.waitFor(sctx, "red text in the terminal", `[...document.querySelectorAll("#term-screen span.f1")].some((s) => s.textContent === "red")`)
 	done()
-	// No escape character reaches the page: the sequence was interpreted.
+	b.typeInto(ctx, "#term-input", "cd /tmp && pwd")
+	b.pressEnter(ctx)
+	termLine("the new working directory", "/tmp")
+	b.typeInto(ctx, "#term-input", "pwd; echo still-$((1+1))")
+	b.pressEnter(ctx)
+	termLine("the working directory kept", "still-2")
+	var pwds int
+	b.eval(ctx, `[...document.querySelectorAll("#term-screen .ln")].filter((l) => l.textContent.trim() === "/tmp").length`, &pwds)
+	if pwds != 2 {
+		t.Errorf("the second command's pwd: %d lines of /tmp on the screen, want 2", pwds)
+	}
+	// No escape character reaches the page: the sequences were interpreted.
 	var raw bool
 	b.eval(ctx, `document.querySelector("#term-screen").textContent.includes("\x1b")`, &raw)
 	if raw {
 		t.Errorf("the terminal shows a raw escape sequence")
 	}
 	shot("03-terminal")
+	// A narrower window resizes the terminal: the PTY gets the new size
+	// (stty reads it from the terminal), and the shell still answers.
+	var before string
+	b.eval(ctx, `document.querySelector("#term-status").textContent`, &before)
+	b.page(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 900, "height": 700, "deviceScaleFactor": 1, "mobile": false}, nil)
+	sctx, done = step(time.Minute)
+	size := b.waitFor(sctx, "the terminal's new size", fmt.Sprintf(`(() => { const s = document.querySelector("#term-status").textContent; return s !== %q && /^\d+×\d+$/.test(s) && s; })()`, before))
+	done()
+	var sizeText string
+	var cols, rows int
+	json.Unmarshal(size, &sizeText)
+	if _, err := fmt.Sscanf(sizeText, "%d×%d", &cols, &rows); err != nil {
+		t.Fatalf("terminal size %s: %v", size, err)
+	}
+	b.typeInto(ctx, "#term-input", "stty size")
+	b.pressEnter(ctx)
+	termLine("the PTY's new size", fmt.Sprintf("%d %d", rows, cols))
+	shot("03b-terminal-resized")
+	b.page(ctx, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false}, nil)
+	// The shell exits: the session ends, and a new one starts on request.
+	b.typeInto(ctx, "#term-input", "exit 3")
+	b.pressEnter(ctx)
+	sctx, done = step(time.Minute)
+	b.waitFor(sctx, "the ended session", `document.querySelector("#term-status").textContent === "session ended" && !document.querySelector("#term-reconnect").hidden`)
+	done()
+	termLine("the shell's exit", "[session ended: exit 3]")
+	b.click(ctx, "#term-reconnect")
+	b.typeInto(ctx, "#term-input", "echo again-$((2+3)); pwd")
+	b.pressEnter(ctx)
+	termLine("the new session's output", "again-5")
+	termLine("the new session's directory", "/workspace")
+	shot("03c-terminal-new-session")
 
 	// The journal follows the events stream: an exec made elsewhere shows
 	// up without a reload, and so does the tier split.
 	b.click(ctx, "#tab-journal")
 	sctx, done = step(time.Minute)
-	b.waitFor(sctx, "the terminal's exec in the journal", `[...document.querySelectorAll("#journal-rows tr[data-type='exec.started']")].some((r) => r.textContent.includes("hello-"))`)
+	b.waitFor(sctx, "the terminal's exec in the journal", `[...document.querySelectorAll("#journal-rows tr[data-type='exec.started']")].some((r) => r.textContent.includes("bash -l") && r.textContent.includes('"pty"'))`)
 	done()
 	if _, err := c.Exec(ctx, string(sb.ID), client.ExecRequest{Command: "echo from-the-sdk"}); err != nil {
 		t.Fatal(err)
 	}
 	sctx, done = step(time.Minute)
 	b.waitFor(sctx, "the SDK's exec in the journal", `[...document.querySelectorAll("#journal-rows tr[data-type='exec.started']")].some((r) => r.textContent.includes("from-the-sdk"))`)
-	b.waitFor(sctx, "the tier split", `document.querySelector("#tier-split").textContent.includes("isolate 3")`)
+	b.waitFor(sctx, "the tier split", `document.querySelector("#tier-split").textContent.includes("isolate 1")`)
 	done()
 	shot("04-journal")
 
@@ -247,31 +298,55 @@ func TestTerminalRenderer(t *testing.T) {
 		name   string
 		writes []string // written one after another
 		want   string   // Terminal.text(): lines, trailing blanks trimmed
+		pty    bool     // LF is a line feed only (opts.crlf false), as on a PTY
 	}{
-		{"lines", []string{"a\nb\n"}, "a\nb"},
-		{"carriage return", []string{"abc\rX"}, "Xbc"},
-		{"backspace", []string{"abc\b\bX"}, "aXc"},
-		{"erase by backspace", []string{"ab\b \b"}, "a"},
-		{"tab", []string{"a\tb"}, "a       b"},
-		{"wrap at the width", []string{"0123456789AB"}, "0123456789\nAB"},
-		{"colours are not text", []string{"\x1b[1;31mred\x1b[0m plain"}, "red plain"},
-		{"a sequence split across writes", []string{"x\x1b[3", "1my"}, "xy"},
-		{"cursor back and erase to end of line", []string{"12345\x1b[3D\x1b[K"}, "12"},
-		{"erase line", []string{"abc\x1b[2K\rd"}, "d"},
-		{"cursor up", []string{"l1\nl2\x1b[1Ax"}, "l1x\nl2"},
-		{"clear screen and scrollback", []string{"old\nstuff\x1b[H\x1b[2J\x1b[3Jnew"}, "new"},
-		{"clear screen keeps scrollback", []string{"old\x1b[H\x1b[2Jnew"}, "old\nnew"},
-		{"cursor position", []string{"\x1b[2;3Hx"}, "\n  x"},
-		{"title (OSC) is ignored", []string{"\x1b]0;title\x07ok\x1b]2;t\x1b\\!"}, "ok!"},
-		{"unknown sequences are ignored", []string{"\x1b[?25l\x1b[?2004hA\x1b=B"}, "AB"},
-		{"markup is text", []string{"<b>x</b>"}, "<b>x</b>"},
+		{"lines", []string{"a\nb\n"}, "a\nb", false},
+		{"carriage return", []string{"abc\rX"}, "Xbc", false},
+		{"backspace", []string{"abc\b\bX"}, "aXc", false},
+		{"erase by backspace", []string{"ab\b \b"}, "a", false},
+		{"tab", []string{"a\tb"}, "a       b", false},
+		{"wrap at the width", []string{"0123456789AB"}, "0123456789\nAB", false},
+		{"colours are not text", []string{"\x1b[1;31mred\x1b[0m plain"}, "red plain", false},
+		{"a sequence split across writes", []string{"x\x1b[3", "1my"}, "xy", false},
+		{"cursor back and erase to end of line", []string{"12345\x1b[3D\x1b[K"}, "12", false},
+		{"erase line", []string{"abc\x1b[2K\rd"}, "d", false},
+		{"cursor up", []string{"l1\nl2\x1b[1Ax"}, "l1x\nl2", false},
+		{"clear screen and scrollback", []string{"old\nstuff\x1b[H\x1b[2J\x1b[3Jnew"}, "new", false},
+		{"clear screen keeps scrollback", []string{"old\x1b[H\x1b[2Jnew"}, "old\nnew", false},
+		{"cursor position", []string{"\x1b[2;3Hx"}, "\n  x", false},
+		{"title (OSC) is ignored", []string{"\x1b]0;title\x07ok\x1b]2;t\x1b\\!"}, "ok!", false},
+		{"unknown sequences are ignored", []string{"\x1b[?25l\x1b[?2004hA\x1b=B"}, "AB", false},
+		{"markup is text", []string{"<b>x</b>"}, "<b>x</b>", false},
+		// What bash and readline send on a PTY.
+		{"pty: LF keeps the column", []string{"ab\ncd"}, "ab\n  cd", true},
+		{"pty: CR LF", []string{"$ ls\r\na  b\r\n$ "}, "$ ls\na  b\n$", true},
+		{"readline: rubout", []string{"$ abc\b\x1b[K"}, "$ ab", true},
+		{"readline: rubout by overwrite", []string{"$ abc\b \b\b \b"}, "$ a", true},
+		{"delete characters", []string{"abcdef\r\x1b[2C\x1b[2P"}, "abef", true},
+		{"insert characters", []string{"abef\r\x1b[2C\x1b[2@cd"}, "abcdef", true},
+		{"insert mode", []string{"abef\r\x1b[2C\x1b[4hcd\x1b[4lX"}, "abcdXf", true},
+		{"erase characters", []string{"abcdef\r\x1b[C\x1b[3X"}, "a   ef", true},
+		{"pending wrap: CR returns on the same line", []string{"0123456789\rX"}, "X123456789", true},
+		{"pending wrap: cursor left from the last column", []string{"0123456789\x1b[D\x1b[KX"}, "01234567X", true},
+		{"pending wrap: backspace from the last column", []string{"0123456789\bX"}, "01234567X9", true},
+		{"pending wrap: the next character wraps", []string{"0123456789", "A"}, "0123456789\nA", true},
+		{"save and restore the cursor", []string{"ab\x1b7cd\x1b8X", "\x1b[se\x1b[uY"}, "abXY", true},
+		{"cursor down stays on the screen", []string{"a\x1b[9Bb"}, "a\n\n\n\n b", true},
+		{"charset designation is not text", []string{"\x1b(Bx\x1b)0y"}, "xy", true},
+		{"other private and intermediate sequences", []string{"\x1b[>4;1mA\x1b[2 qB\x1b[?1049hC"}, "ABC", true},
+		// Recorded from bash 5 (readline) on a 10-column PTY: typing
+		// "echo abcdefghij" and six Backspaces, Enter; "echo hxllo", three
+		// Lefts, Backspace, "e", Home, Delete, "X", Enter; "exit".
+		{"bash readline, recorded: edits across a wrapped line", []string{"\u001b[?2004h$ echo abcdefghij\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\r\n\u001b[?2004l\rabcd\r\n\u001b[?2004h$ echo hxllo\b\r\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\bllo\u001b[K\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[Cello\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\r\u001b[C\u001b[Ccho hello\u001b[K\u001b[A\u001b[CXcho hello\u001b[A\u001b[C\r\n\r\r\n\u001b[?2004l\rbash: Xcho: command not found\r\n\u001b[?2004h$ exit\r\n\u001b[?2004l\rexit\r\n"},
+			"$ echo abc\nd\nabcd\n$ Xcho hel\nlo\nbash: Xcho\n: command\nnot found\n$ exit\nexit", true},
+		{"clear screen (Ctrl-L)", []string{"$ x\r\n\x1b[H\x1b[2J$ "}, "$ x\n\n$", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			writes, _ := json.Marshal(tc.writes)
 			var got string
 			js := `(async () => { const { Terminal } = await import("/ui/term.js");
-				const t = new Terminal(document.createElement("div"), { cols: 10, rows: 5 });
+				const t = new Terminal(document.createElement("div"), { cols: 10, rows: 5, crlf: ` + fmt.Sprint(!tc.pty) + ` });
 				for (const w of ` + string(writes) + `) t.write(w);
 				return t.text(); })()`
 			if err := b.eval(ctx, js, &got); err != nil {
@@ -297,7 +372,94 @@ func TestTerminalRenderer(t *testing.T) {
 	if fmt.Sprint(spans) != fmt.Sprint(want) {
 		t.Errorf("spans = %q, want %q", spans, want)
 	}
+	// The cursor is hidden and shown by ?25; bracketed paste is tracked.
+	var modes []any
+	js = `(async () => { const { Terminal } = await import("/ui/term.js");
+		const el = document.createElement("div");
+		const t = new Terminal(el, { cols: 40, rows: 5 });
+		const tick = () => new Promise((r) => setTimeout(r, 0));
+		t.write("x\x1b[?25l\x1b[?2004h"); await tick();
+		const hidden = el.querySelectorAll(".cur").length, paste = t.bracketedPaste;
+		t.write("\x1b[?25h\x1b[?2004l"); await tick();
+		return [hidden, paste, el.querySelectorAll(".cur").length, t.bracketedPaste]; })()`
+	if err := b.eval(ctx, js, &modes); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(modes) != "[0 true 1 false]" {
+		t.Errorf("[cursors while hidden, bracketed paste on, cursors when shown, bracketed paste off] = %v, want [0 true 1 false]", modes)
+	}
+	// Keys: what the PTY terminal sends for each (dashboard/ui/exec.js).
+	keys := []struct {
+		event string // KeyboardEvent init, JSON
+		want  string
+	}{
+		{`{"key":"Enter"}`, "\r"},
+		{`{"key":"Backspace"}`, "\x7f"},
+		{`{"key":"ArrowUp"}`, "\x1b[A"},
+		{`{"key":"ArrowLeft"}`, "\x1b[D"},
+		{`{"key":"Home"}`, "\x1b[H"},
+		{`{"key":"End"}`, "\x1b[F"},
+		{`{"key":"Delete"}`, "\x1b[3~"},
+		{`{"key":"Tab"}`, "\t"},
+		{`{"key":"Tab","shiftKey":true}`, "\x1b[Z"},
+		{`{"key":"c","ctrlKey":true}`, "\x03"},
+		{`{"key":"D","ctrlKey":true,"shiftKey":true}`, "\x04"},
+		{`{"key":"[","ctrlKey":true}`, "\x1b"},
+		{`{"key":"b","altKey":true}`, "\x1bb"},
+		{`{"key":"V","ctrlKey":true,"shiftKey":true}`, ""}, // the browser pastes
+		{`{"key":"C","ctrlKey":true,"shiftKey":true}`, ""}, // the browser copies
+		{`{"key":"Insert","shiftKey":true}`, ""},
+		{`{"key":"Insert"}`, "\x1b[2~"},
+		{`{"key":"a"}`, ""}, // text: the input event sends it
+		{`{"key":"v","metaKey":true}`, ""},
+		{`{"key":"Shift","shiftKey":true}`, ""},
+	}
+	for _, k := range keys {
+		var got string
+		js := `(async () => { const { keyData } = await import("/ui/exec.js");
+			return keyData(new KeyboardEvent("keydown", ` + k.event + `)); })()`
+		if err := b.eval(ctx, js, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != k.want {
+			t.Errorf("keyData(%s) = %q, want %q", k.event, got, k.want)
+		}
+	}
 	if f := b.pageFaults(); len(f) > 0 {
 		t.Errorf("the page reported faults: %q", f)
+	}
+}
+
+// TestDashboardLineMode checks the terminal's fallback: on a server
+// without the container tier the PTY exec is refused (unavailable), and
+// the terminal runs each line as one exec in the isolate tier instead.
+func TestDashboardLineMode(t *testing.T) {
+	testenv.Require(t, "chromium")
+	d, addr := startDaemonWith(t, DaemonConfig{Data: t.TempDir(), NoContainers: true})
+	c := client.New(addr, client.WithToken(d.Token))
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	sb, err := c.Create(ctx, client.CreateRequest{Name: "no-pty"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := startBrowser(t, 1200, 900)
+	b.navigate(ctx, "http://"+addr+"/")
+	b.waitFor(ctx, "the login form", `document.querySelector("#token")`)
+	b.typeInto(ctx, "#token", d.Token)
+	b.click(ctx, "#login button[type=submit]")
+	b.waitFor(ctx, "the sandbox list", `document.querySelector("#sandbox-rows tr[data-id]")`)
+	b.navigate(ctx, "http://"+addr+"/#/s/"+string(sb.ID))
+	b.waitFor(ctx, "the refused terminal", `document.querySelector("#term-screen").textContent.includes("[no terminal: ")`)
+	b.waitFor(ctx, "line mode's input", `document.querySelector("#term-input")?.tagName === "INPUT" && document.querySelector("#term-status").textContent === "idle"`)
+	b.typeInto(ctx, "#term-input", "echo hello-$((6*7))")
+	b.pressEnter(ctx)
+	b.waitFor(ctx, "the command's output", `[...document.querySelectorAll("#term-screen .ln")].some((l) => l.textContent === "hello-42")`)
+	b.waitFor(ctx, "the command's exit", `document.querySelector("#term-screen").textContent.includes("[exit 0 · isolate")`)
+	if dir := artifactDir(t); dir != "" {
+		b.screenshot(ctx, filepath.Join(dir, "line-mode.png"))
+	}
+	if f := b.pageFaults(); len(f) > 0 {
+		t.Errorf("the page reported faults:\n%s", strings.Join(f, "\n"))
 	}
 }

@@ -1,49 +1,236 @@
-// The dashboard's terminal: a Terminal renderer fed by commands run over
-// the exec WebSocket. Without a PTY it is line-based: the user types a
-// command line, it runs as one exec (in /workspace, routed to a tier as
-// any exec is), and its output streams into the screen; while it runs,
-// Enter sends the line to its stdin, Ctrl-D closes stdin, Ctrl-C cancels
-// it. openExec is the whole transport, so a PTY (a "pty" start option and
-// resize messages) changes that function and the key handling only.
+// The dashboard's terminal: a Terminal renderer fed by execs over the
+// exec WebSocket. When the sandbox has a container tier it is an
+// interactive login shell on a PTY (the shell `rung shell` runs), sized
+// from the screen element, with keys sent as they are typed and window
+// resizes sent as resize messages. When the PTY exec is refused
+// (unavailable without a container tier, invalid_argument when the
+// sandbox is held to the isolate tier) it falls back to line mode: the
+// user types a command line, it runs as one exec (in /workspace, routed
+// to a tier as any exec is), and its output streams into the screen;
+// while it runs, Enter sends the line to its stdin, Ctrl-D closes stdin,
+// Ctrl-C cancels it.
 
 import { h } from "./dom.js";
 import { socket, sbx } from "./api.js";
 import { Terminal } from "./term.js";
 
-// openExec runs request ({command, cwd, env, backend, …}) in sandbox over
-// the exec WebSocket. on.frame gets each frame ({type: "stdout"|"stderr",
-// data}, then {type: "exit", exit_code, …} or {type: "error", error});
-// on.close is called once when the socket closes. It returns the
-// session's controls.
+// openExec runs request ({command, cwd, env, backend, pty, …}) in sandbox
+// over the exec WebSocket. on.frame gets each frame ({type:
+// "stdout"|"stderr", data}, then {type: "exit", exit_code, …} or {type:
+// "error", error}); on.close is called once when the socket closes. It
+// returns the session's controls.
 export function openExec(sandbox, request, on) {
   const ws = socket(sbx(sandbox) + "/exec/ws");
-  const send = (msg) => { if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg)); };
-  ws.onopen = () => ws.send(JSON.stringify(request));
+  // Messages sent before the socket opens (keys typed at once) follow
+  // the request when it does.
+  let queued = [];
+  const send = (msg) => {
+    if (ws.readyState === WebSocket.CONNECTING) queued.push(msg);
+    else if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+  };
+  ws.onopen = () => {
+    ws.send(JSON.stringify(request));
+    for (const m of queued) ws.send(JSON.stringify(m));
+    queued = [];
+  };
   ws.onmessage = (m) => {
     let f;
     try { f = JSON.parse(m.data); } catch (_) { return; }
     on.frame(f);
   };
-  ws.onclose = (e) => on.close(e);
+  ws.onclose = (e) => { queued = []; on.close(e); };
   return {
     stdin: (data) => send({ type: "stdin", data }),
     closeStdin: () => send({ type: "stdin_close" }),
+    resize: (cols, rows) => send({ type: "resize", cols, rows }),
     cancel: () => ws.close(),
+  };
+}
+
+// The shell `rung shell` runs (cmd/rung/term.go).
+const loginShell = "if command -v bash >/dev/null; then exec bash -l; else exec sh -l; fi";
+// Codes that refuse a PTY exec before it starts: no container tier, or
+// the sandbox held to the isolate tier. Line mode takes over.
+const refused = new Set(["unavailable", "invalid_argument"]);
+
+// keys maps the keys that are not text to what a terminal sends for them
+// (xterm's, in normal cursor mode).
+const keys = {
+  Enter: "\r", Backspace: "\x7f", Tab: "\t", Escape: "\x1b", Delete: "\x1b[3~",
+  ArrowUp: "\x1b[A", ArrowDown: "\x1b[B", ArrowRight: "\x1b[C", ArrowLeft: "\x1b[D",
+  Home: "\x1b[H", End: "\x1b[F", PageUp: "\x1b[5~", PageDown: "\x1b[6~", Insert: "\x1b[2~",
+};
+
+// keyData says what key event e sends to a terminal, or "" when the key
+// is text left to the input event (or nothing a terminal gets).
+export function keyData(e) {
+  if (e.isComposing || e.metaKey) return "";
+  if (e.shiftKey && e.key === "Insert") return ""; // paste
+  if (e.ctrlKey && !e.altKey && e.key.length === 1) {
+    const c = e.key.toLowerCase();
+    if (e.shiftKey && (c === "c" || c === "v")) return ""; // the browser's copy and paste
+    if (c >= "a" && c <= "z") return String.fromCharCode(c.charCodeAt(0) - 96); // ^A … ^Z
+    const more = { "@": "\x00", " ": "\x00", "[": "\x1b", "\\": "\x1c", "]": "\x1d", "^": "\x1e", "_": "\x1f", "/": "\x1f" };
+    return more[e.key] || "";
+  }
+  if (e.altKey && !e.ctrlKey && e.key.length === 1) return "\x1b" + e.key; // Meta as ESC prefix
+  if (e.shiftKey && e.key === "Tab") return "\x1b[Z";
+  return keys[e.key] || "";
+}
+
+// cellSize measures one character cell of the terminal's font in el.
+function cellSize(el) {
+  const probe = h("div", { class: "ln probe" }, h("span", { text: "0".repeat(50) }));
+  el.appendChild(probe);
+  const w = probe.firstChild.getBoundingClientRect().width / 50;
+  const ht = probe.getBoundingClientRect().height;
+  probe.remove();
+  return { w: w || 8, h: ht || 17 };
+}
+
+// fit says the cols and rows of the terminal that fill el.
+function fit(el) {
+  const cs = getComputedStyle(el);
+  const cell = cellSize(el);
+  const w = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  const ht = el.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+  const clamp = (v) => Math.max(1, Math.min(1000, Math.floor(v)));
+  return { cols: clamp(w / cell.w), rows: clamp(ht / cell.h) };
+}
+
+// shell builds the terminal panel for sandbox. It returns {el, show(),
+// close()}: show() starts the shell the first time and focuses it.
+export function shell(sandbox) {
+  const screen = h("div", { class: "term", id: "term-screen", "aria-live": "polite" });
+  const status = h("span", { class: "term-status", id: "term-status", text: "connecting" });
+  const note = h("span", { class: "term-note", id: "term-note" });
+  const again = h("button", { type: "button", class: "small", id: "term-reconnect", text: "New session", hidden: true });
+  const bar = h("div", { class: "term-line" }, note, h("span", { class: "grow" }), status, again);
+  const el = h("div", { class: "shell" }, screen, bar);
+  let mode = null; // {focus(), close()} of the PTY session or line mode
+  let started = false;
+
+  function show() {
+    if (!started) {
+      started = true;
+      mode = pty(sandbox, screen, bar, status, note, again, (term) => { mode = lines(sandbox, term, bar, status, note); mode.focus(); });
+    }
+    mode.focus();
+  }
+
+  return {
+    el,
+    show,
+    close: () => { if (mode) mode.close(); },
+  };
+}
+
+// pty runs the login shell on a PTY the size of screen. fallback is
+// called when the server refuses the PTY exec.
+function pty(sandbox, screen, bar, status, note, again, fallback) {
+  const term = new Terminal(screen, { crlf: false, scrollback: 5000 });
+  // Keys are read from a textarea, as typed text, composed text and paste
+  // arrive there; it is kept out of sight under the screen.
+  const input = h("textarea", { class: "term-keys", id: "term-input", autocomplete: "off", autocorrect: "off",
+    autocapitalize: "off", spellcheck: "false", "aria-label": "terminal input" });
+  screen.before(input);
+  let session = null;
+  let size = fit(screen);
+  term.resize(size.cols, size.rows);
+  note.textContent = "login shell on a PTY in the container";
+
+  function connect() {
+    again.hidden = true;
+    status.textContent = "connecting";
+    let output = false; // any output yet: an error after it is the session's, not a refusal
+    let ended = false;
+    const s = openExec(sandbox, { command: loginShell, pty: { cols: size.cols, rows: size.rows } }, {
+      frame(f) {
+        if (ended) return;
+        if (f.type === "stdout" || f.type === "stderr") {
+          if (!output) { output = true; status.textContent = `${size.cols}×${size.rows}`; }
+          term.write(f.data || "");
+        } else if (f.type === "exit") {
+          const why = f.exit_reason && f.exit_reason !== "exit" ? " " + f.exit_reason : "";
+          end(`session ended: exit ${f.exit_code}${why}`);
+        } else if (f.type === "error" && f.error) {
+          if (!output && refused.has(f.error.code)) {
+            ended = true;
+            session = null;
+            input.remove();
+            window.removeEventListener("resize", onResize);
+            term.write(`\x1b[2m[no terminal: ${f.error.message}]\x1b[0m\r\n`);
+            fallback(term);
+            return;
+          }
+          end(`${f.error.code}: ${f.error.message}`);
+        }
+      },
+      close() { end("connection closed"); },
+    });
+    const end = (why) => {
+      if (ended) return;
+      ended = true;
+      if (session === s) session = null;
+      term.write(`\r\n\x1b[2m[${why}]\x1b[0m\r\n`);
+      status.textContent = "session ended";
+      again.hidden = false;
+    };
+    session = s;
+  }
+
+  const send = (data) => { if (session && data) session.stdin(data); };
+  input.addEventListener("keydown", (e) => {
+    const data = keyData(e);
+    if (!data) return; // text: the input event sends it
+    // Ctrl+C with text selected on the page copies it.
+    if (data === "\x03" && String(getSelection())) return;
+    e.preventDefault();
+    send(data);
+  });
+  input.addEventListener("input", (e) => {
+    if (e.isComposing) return;
+    let text = input.value;
+    input.value = "";
+    if (!text) return;
+    text = text.replace(/\r?\n/g, "\r"); // a pasted newline is Enter
+    if (e.inputType === "insertFromPaste" && term.bracketedPaste) text = "\x1b[200~" + text + "\x1b[201~";
+    send(text);
+  });
+  input.addEventListener("compositionend", () => { send(input.value); input.value = ""; });
+  // A click on the screen focuses the keys, unless it made a selection.
+  screen.addEventListener("mouseup", () => { if (!String(getSelection())) input.focus(); });
+
+  function onResize() {
+    if (!screen.clientWidth) return; // hidden (another tab): sized when shown
+    const next = fit(screen);
+    if (next.cols === size.cols && next.rows === size.rows) return;
+    size = next;
+    term.resize(size.cols, size.rows);
+    if (session) { session.resize(size.cols, size.rows); status.textContent = `${size.cols}×${size.rows}`; }
+  }
+  window.addEventListener("resize", onResize);
+  again.addEventListener("click", () => { term.write("\r\n"); connect(); input.focus(); });
+  connect();
+
+  return {
+    focus: () => { onResize(); input.focus({ preventScroll: true }); },
+    close: () => { window.removeEventListener("resize", onResize); if (session) session.cancel(); },
   };
 }
 
 const historyMax = 200;
 
-// shell builds the terminal panel for sandbox: the screen and its input
-// line. It returns {el, focus(), close()}.
-export function shell(sandbox) {
-  const screen = h("div", { class: "term", id: "term-screen", "aria-live": "polite" });
-  const term = new Terminal(screen, { cols: 120, rows: 30 });
+// lines is line mode on term: each line typed into the input line below
+// the screen runs as one exec.
+function lines(sandbox, term, bar, status, note) {
+  term.crlf = true;
   const prompt = h("span", { class: "prompt", text: "$" });
   const input = h("input", { class: "term-in", id: "term-input", autocomplete: "off", spellcheck: "false",
     "aria-label": "command line", placeholder: "type a command and press Enter" });
-  const status = h("span", { class: "term-status", id: "term-status", text: "idle" });
-  const el = h("div", { class: "shell" }, screen, h("div", { class: "term-line" }, prompt, input, status));
+  bar.prepend(prompt, input);
+  note.textContent = "";
+  status.textContent = "idle";
   const history = [];
   let at = 0;
   let running = null; // the exec in flight: {stdin, closeStdin, cancel}
@@ -117,10 +304,9 @@ export function shell(sandbox) {
       input.value = history[at] || "";
     }
   });
-  screen.addEventListener("click", () => input.focus());
+  term.el.addEventListener("click", () => { if (!String(getSelection())) input.focus(); });
 
   return {
-    el,
     focus: () => input.focus(),
     close: () => { if (running) running.cancel(); },
   };

@@ -396,7 +396,7 @@ export function sandboxView(main, crumbs, id, firstTab) {
       panels[t].hidden = t !== name;
       document.getElementById("tab-" + t).classList.toggle("on", t === name);
     }
-    if (name === "terminal") sh.focus();
+    if (name === "terminal") sh.show();
     else if (name === "files") drawFiles();
     else if (name === "processes") drawProcesses();
     else if (name === "snapshots") drawSnapshots();

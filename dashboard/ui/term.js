@@ -1,13 +1,18 @@
 // A small terminal renderer, written for rung's dashboard: enough of a
-// VT100/xterm screen for a shell's output. It understands printable text
-// (wrapped at the width), CR, LF (as CR LF: without a PTY no tty turns LF
-// into CR LF for us, and with one CR LF arrives and gives the same
-// result), backspace, tab, the SGR colours and attributes (16 colours,
-// the first 16 of the 256, bold, dim, italic, underline, inverse), cursor
-// moves (CUU, CUD, CUF, CUB, CUP, CHA, VPA), erase in line and in display
-// (clear screen, clear scrollback). Other escape sequences (OSC titles,
-// private modes) are parsed and ignored. Output is put into the page as
-// text nodes only, so nothing a program prints can become markup.
+// VT100/xterm screen for a shell and readline. It understands printable
+// text (wrapped at the width, the wrap deferred until the next character
+// as xterm does), CR, LF (as CR LF unless opts.crlf is false: without a
+// PTY no tty turns LF into CR LF for us; on a PTY LF moves down only),
+// backspace, tab, the SGR colours and attributes (16 colours, the first
+// 16 of the 256, bold, dim, italic, underline, inverse), cursor moves
+// (CUU, CUD, CUF, CUB, CNL, CPL, CUP, CHA, VPA, save and restore), insert
+// and delete characters (ICH, DCH, ECH, insert mode), erase in line and
+// in display (clear screen, clear scrollback), the cursor's visibility
+// and bracketed paste mode (?2004, for the caller's paste). Other escape
+// sequences (OSC titles, charsets, other private modes) are parsed and
+// ignored; there are no scroll regions or alternate screen, so full-screen
+// programs (vim, less, top) are not drawn right. Output is put into the
+// page as text nodes only, so nothing a program prints can become markup.
 
 const ESC = "\x1b";
 
@@ -18,6 +23,7 @@ export class Terminal {
     this.cols = opts.cols || 120;
     this.rows = opts.rows || 32;
     this.scrollback = opts.scrollback || 5000;
+    this.crlf = opts.crlf !== false;
     this.reset();
   }
 
@@ -27,7 +33,11 @@ export class Terminal {
     this.col = 0;
     this.attr = { fg: -1, bg: -1, bold: false, dim: false, italic: false, under: false, inverse: false };
     this.style = "";
-    this.state = "text"; // parser: text, esc, csi, osc, oscEsc
+    this.state = "text"; // parser: text, esc, escInter, csi, osc, oscEsc
+    this.cursorVisible = true;
+    this.bracketedPaste = false;
+    this.insertMode = false;
+    this.saved = null; // the saved cursor (ESC 7, CSI s): {row on screen, col}
     this.params = "";
     this.full = true; // redraw every line at the next render
     this.dirty = new Set();
@@ -49,7 +59,18 @@ export class Terminal {
         if (ch === "[") { this.state = "csi"; this.params = ""; }
         else if (ch === "]") this.state = "osc";
         else if (ch === "c") { this.state = "text"; this.reset(); }
-        else this.state = "text"; // two-character sequences we ignore (ESC =, ESC 7, …)
+        else if (ch >= " " && ch <= "/") this.state = "escInter"; // ESC ( B and the like: one more character
+        else {
+          this.state = "text";
+          if (ch === "7") this.save();
+          else if (ch === "8") this.restore();
+          else if (ch === "M") this.row = Math.max(this.top(), this.row - 1); // reverse index (no scrolling down)
+          else if (ch === "E") this.newline();
+          // other two-character sequences are ignored (ESC =, ESC >, …)
+        }
+        return;
+      case "escInter":
+        if (ch < " " || ch > "/") this.state = "text";
         return;
       case "csi":
         if (ch >= "@" && ch <= "~") { this.state = "text"; this.csi(ch, this.params); }
@@ -66,8 +87,10 @@ export class Terminal {
     switch (ch) {
       case ESC: this.state = "esc"; return;
       case "\r": this.col = 0; return;
-      case "\n": this.newline(); return;
-      case "\b": if (this.col > 0) this.col--; this.dirty.add(this.row); return;
+      case "\n": case "\v": case "\f":
+        if (this.crlf) this.newline(); else this.lineFeed();
+        return;
+      case "\b": this.col = Math.min(this.col, this.cols - 1); if (this.col > 0) this.col--; this.dirty.add(this.row); return;
       case "\t": {
         const next = Math.min(this.cols - 1, (Math.floor(this.col / 8) + 1) * 8);
         while (this.col < next) this.put(" ");
@@ -78,19 +101,31 @@ export class Terminal {
     this.put(ch);
   }
 
+  // put writes ch at the cursor. col === cols is xterm's pending wrap:
+  // the line is full and the next character goes to the next line.
   put(ch) {
     if (this.col >= this.cols) this.newline();
     const line = this.lines[this.row];
     while (line.length < this.col) line.push({ c: " ", s: "" });
-    line[this.col] = { c: ch, s: this.style };
+    if (this.insertMode) {
+      line.splice(this.col, 0, { c: ch, s: this.style });
+      if (line.length > this.cols) line.length = this.cols;
+    } else line[this.col] = { c: ch, s: this.style };
     this.col++;
     this.dirty.add(this.row);
   }
 
   newline() {
+    this.lineFeed();
+    this.col = 0;
+  }
+
+  // lineFeed moves the cursor down a line, keeping its column; below the
+  // screen's last line the screen scrolls (the top line to the scrollback).
+  lineFeed() {
     this.dirty.add(this.row);
     this.row++;
-    this.col = 0;
+    if (this.col >= this.cols) this.col = this.cols - 1;
     this.ensure(this.row);
     const max = this.scrollback + this.rows;
     if (this.lines.length > max) {
@@ -109,19 +144,45 @@ export class Terminal {
   // relative to it); lines above it are scrollback.
   top() { return Math.max(0, this.lines.length - this.rows); }
 
+  save() { this.saved = { row: this.row - this.top(), col: this.col }; }
+
+  restore() {
+    if (!this.saved) return;
+    this.dirty.add(this.row);
+    this.row = this.top() + Math.min(this.rows - 1, this.saved.row);
+    this.col = Math.min(this.cols, this.saved.col);
+    this.ensure(this.row);
+  }
+
   csi(final, params) {
-    const priv = params.startsWith("?");
+    const lead = params[0];
+    const priv = lead === "?" || lead === ">" || lead === "<" || lead === "=";
+    if (/[ -\/]/.test(params)) return; // intermediate bytes (CSI 2 SP q, cursor shape …): ignored
     const ps = (priv ? params.slice(1) : params).split(";").map((p) => parseInt(p, 10));
     const n = (i, def) => (isNaN(ps[i]) || ps[i] === 0 ? def : ps[i]);
-    if (priv) return; // private modes (cursor visibility, bracketed paste): nothing to do here
+    if (priv) {
+      if (lead === "?" && (final === "h" || final === "l")) {
+        for (const p of ps) {
+          if (p === 25) this.cursorVisible = final === "h";
+          else if (p === 2004) this.bracketedPaste = final === "h";
+        }
+        this.dirty.add(this.row);
+        this.schedule();
+      }
+      return; // other private modes: nothing to do here
+    }
     this.dirty.add(this.row);
+    // A cursor move from the pending wrap starts at the last column.
+    if (final !== "m" && this.col >= this.cols) this.col = this.cols - 1;
     switch (final) {
       case "m": this.sgr(ps); return;
       case "A": this.row = Math.max(this.top(), this.row - n(0, 1)); break;
-      case "B": this.row += n(0, 1); this.ensure(this.row); break;
+      case "B": this.row = Math.min(this.top() + this.rows - 1, this.row + n(0, 1)); this.ensure(this.row); break;
       case "C": this.col = Math.min(this.cols - 1, this.col + n(0, 1)); break;
       case "D": this.col = Math.max(0, this.col - n(0, 1)); break;
-      case "G": this.col = Math.min(this.cols - 1, n(0, 1) - 1); break;
+      case "E": this.row = Math.min(this.top() + this.rows - 1, this.row + n(0, 1)); this.col = 0; this.ensure(this.row); break;
+      case "F": this.row = Math.max(this.top(), this.row - n(0, 1)); this.col = 0; break;
+      case "G": case "`": this.col = Math.min(this.cols - 1, n(0, 1) - 1); break;
       case "d": this.row = this.top() + Math.min(this.rows, n(0, 1)) - 1; this.ensure(this.row); break;
       case "H": case "f":
         this.row = this.top() + Math.min(this.rows, n(0, 1)) - 1;
@@ -130,8 +191,45 @@ export class Terminal {
         break;
       case "K": this.eraseLine(isNaN(ps[0]) ? 0 : ps[0]); break;
       case "J": this.eraseDisplay(isNaN(ps[0]) ? 0 : ps[0]); break;
+      case "@": this.insertChars(n(0, 1)); break;
+      case "P": this.deleteChars(n(0, 1)); break;
+      case "X": this.eraseChars(n(0, 1)); break;
+      case "h": case "l": if (ps.includes(4)) this.insertMode = final === "h"; break;
+      case "s": this.save(); break;
+      case "u": this.restore(); break;
     }
     this.dirty.add(this.row);
+  }
+
+  // insertChars moves the rest of the line right by k blanks (what is
+  // pushed past the width is lost).
+  insertChars(k) {
+    const line = this.lines[this.row];
+    if (this.col >= line.length) return;
+    line.splice(this.col, 0, ...Array.from({ length: Math.min(k, this.cols) }, () => ({ c: " ", s: "" })));
+    if (line.length > this.cols) line.length = this.cols;
+  }
+
+  // deleteChars removes k characters at the cursor; the rest moves left.
+  deleteChars(k) {
+    const line = this.lines[this.row];
+    if (this.col < line.length) line.splice(this.col, k);
+  }
+
+  // eraseChars blanks k characters from the cursor.
+  eraseChars(k) {
+    const line = this.lines[this.row];
+    for (let i = this.col; i < this.col + k && i < line.length; i++) line[i] = { c: " ", s: "" };
+  }
+
+  // resize sets the screen's size (a PTY's, after a window resize). Lines
+  // are not reflowed; the cursor stays on its line.
+  resize(cols, rows) {
+    this.cols = cols;
+    this.rows = rows;
+    if (this.col > cols) this.col = cols;
+    this.full = true;
+    this.schedule();
   }
 
   eraseLine(mode) {
@@ -245,9 +343,10 @@ export class Terminal {
     if (this.cursorAt !== undefined) this.dirty.add(this.cursorAt);
     this.cursorAt = this.row;
     this.dirty.add(this.row);
+    const col = this.cursorVisible ? Math.min(this.col, this.cols - 1) : -1;
     for (const r of this.dirty) {
       if (r > last) continue;
-      this.renderLine(el.children[r], this.lines[r], r === this.row ? this.col : -1);
+      this.renderLine(el.children[r], this.lines[r], r === this.row ? col : -1);
     }
     this.dirty.clear();
     el.scrollTop = el.scrollHeight;
