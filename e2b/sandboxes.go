@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -106,7 +107,7 @@ func sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
 
 func detailOf(sb rung.Sandbox) detailOut {
 	state := "running"
-	if sb.State == rung.StatePaused {
+	if paused(sb) {
 		state = "paused"
 	}
 	end := sb.CreatedAt.Add(sb.TTL)
@@ -132,6 +133,11 @@ type createIn struct {
 
 // defaultTimeout is E2B's server-side default sandbox lifetime.
 const defaultTimeout = 300 * time.Second
+
+// setupGrace is how long past its timeout a new sandbox may live while
+// create sets up its home; create then sets the timeout from the moment
+// it is ready. It bounds a create whose client went away mid-setup.
+const setupGrace = 10 * time.Minute
 
 func decodeBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -177,6 +183,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 	} else {
 		return err
 	}
+	if req.FromSnapshot == "" {
+		// The timeout counts from when the sandbox is ready, as on E2B:
+		// the home's setup (a container start) must not outlast a short
+		// one and have the sandbox deleted under it.
+		req.TTL += setupGrace
+	}
 	sb, err := s.ctrl.Create(r.Context(), c.tenant, req)
 	if err != nil {
 		if req.Image != "" && rung.Code(err) == rung.CodeNotFound {
@@ -185,10 +197,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		return err
 	}
 	if req.FromSnapshot == "" {
-		if err := s.setupHome(r.Context(), c.tenant, sb); err != nil {
+		ready, err := sb, s.setupHome(r.Context(), c.tenant, sb)
+		if err == nil {
+			ready, err = s.ctrl.Update(r.Context(), c.tenant, string(sb.ID), controller.UpdateRequest{ExpiresIn: &ttl})
+		}
+		if err != nil {
 			s.ctrl.Delete(context.WithoutCancel(r.Context()), c.tenant, string(sb.ID))
 			return err
 		}
+		sb = ready
 	}
 	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
 	return nil
@@ -307,17 +324,61 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c caller) er
 	return nil
 }
 
+// paused reports whether sb is paused as E2B sees it: by E2B's pause
+// (pausedLabel) or in rung's own paused state.
+func paused(sb rung.Sandbox) bool {
+	return sb.State == rung.StatePaused || sb.Labels[pausedLabel] != ""
+}
+
 func (s *Server) pause(w http.ResponseWriter, r *http.Request, c caller) error {
+	id := r.PathValue("id")
 	// rung's pause keeps files, not memory, whatever the caller asks.
-	if err := s.ctrl.Pause(r.Context(), c.tenant, r.PathValue("id"), false); err != nil {
+	if err := s.ctrl.Pause(r.Context(), c.tenant, id, false); err != nil {
+		return err
+	}
+	if err := s.setPaused(r.Context(), c.tenant, id, true); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
+// setPaused sets or clears the sandbox's pausedLabel.
+func (s *Server) setPaused(ctx context.Context, tenant rung.TenantID, id string, on bool) error {
+	sb, err := s.ctrl.Get(ctx, tenant, id)
+	if err != nil {
+		return err
+	}
+	if (sb.Labels[pausedLabel] != "") == on {
+		return nil
+	}
+	labels := maps.Clone(sb.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if on {
+		labels[pausedLabel] = "1"
+	} else {
+		delete(labels, pausedLabel)
+	}
+	_, err = s.ctrl.Update(ctx, tenant, id, controller.UpdateRequest{Labels: &labels})
+	return err
+}
+
+// resumeSandbox starts a paused sandbox's container again and clears its
+// mark.
+func (s *Server) resumeSandbox(ctx context.Context, tenant rung.TenantID, id string) (rung.Sandbox, error) {
+	if _, err := s.ctrl.Resume(ctx, tenant, id); err != nil {
+		return rung.Sandbox{}, err
+	}
+	if err := s.setPaused(ctx, tenant, id, false); err != nil {
+		return rung.Sandbox{}, err
+	}
+	return s.ctrl.Get(ctx, tenant, id)
+}
+
 func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error {
-	sb, err := s.ctrl.Resume(r.Context(), c.tenant, r.PathValue("id"))
+	sb, err := s.resumeSandbox(r.Context(), c.tenant, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -326,7 +387,8 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error 
 }
 
 // connect answers 200 for a running sandbox and resumes a paused one
-// (201); a timeout in the body moves the sandbox's end.
+// (201); a timeout in the body extends the sandbox's end to that long
+// from now, never shortens it (as E2B's connect).
 func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error {
 	var in struct {
 		Timeout *int64 `json:"timeout"`
@@ -341,13 +403,15 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 	}
 	if in.Timeout != nil && *in.Timeout > 0 {
 		d := time.Duration(*in.Timeout) * time.Second
-		if sb, err = s.ctrl.Update(r.Context(), c.tenant, id, controller.UpdateRequest{ExpiresIn: &d}); err != nil {
-			return err
+		if sb.TTL != 0 && time.Now().Add(d).After(sb.CreatedAt.Add(sb.TTL)) {
+			if sb, err = s.ctrl.Update(r.Context(), c.tenant, id, controller.UpdateRequest{ExpiresIn: &d}); err != nil {
+				return err
+			}
 		}
 	}
 	status := http.StatusOK
-	if sb.State == rung.StatePaused {
-		if sb, err = s.ctrl.Resume(r.Context(), c.tenant, id); err != nil {
+	if paused(sb) {
+		if sb, err = s.resumeSandbox(r.Context(), c.tenant, id); err != nil {
 			return err
 		}
 		status = http.StatusCreated

@@ -122,12 +122,20 @@ type caller struct {
 }
 
 // health answers envd's GET /health: 204, or, as E2B's proxy does for a
-// sandbox that is gone, 502 when the E2b-Sandbox-Id header names a
-// sandbox the caller's tenant does not have (the SDK's isRunning reads
-// 502 as false). A request without the header is the daemon's own health.
+// sandbox that is gone or paused, 502 when the E2b-Sandbox-Id header
+// names a sandbox the caller's tenant does not have or has paused (the
+// SDK's isRunning reads 502 as false). A request without the header is
+// the daemon's own health.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("E2b-Sandbox-Id") != "" {
-		if _, err := s.envdCaller(r.Context(), r.Header); err != nil {
+		c, err := s.envdCaller(r.Context(), r.Header)
+		if err == nil {
+			var sb rung.Sandbox
+			if sb, err = s.ctrl.Get(r.Context(), c.tenant, c.sandbox); err == nil && paused(sb) {
+				err = rung.Errorf(rung.ErrNotFound, "sandbox %s is paused", sb.ID)
+			}
+		}
+		if err != nil {
 			status := http.StatusBadGateway
 			if rung.Code(err) != rung.CodeNotFound {
 				status = statusOf[rung.Code(err)]

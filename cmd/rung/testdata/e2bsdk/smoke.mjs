@@ -160,6 +160,31 @@ await check('connect to a running command', async () => {
   return [r.stdout === 'got it\n', r]
 })
 
+await check('connect does not shorten the timeout', async () => {
+  const before = (await sbx.getInfo()).endAt.getTime()
+  await Sandbox.connect(sbx.sandboxId, { timeoutMs: 10_000 })
+  const after = (await sbx.getInfo()).endAt.getTime()
+  return [after === before, { before, after }]
+})
+
+await check('connect extends the timeout', async () => {
+  const before = (await sbx.getInfo()).endAt.getTime()
+  await Sandbox.connect(sbx.sandboxId, { timeoutMs: 600_000 })
+  const after = (await sbx.getInfo()).endAt.getTime()
+  return [after > before, { before, after }]
+})
+
+await check('pause, then connect resumes', async () => {
+  await sbx.files.write('kept.txt', 'kept')
+  await sbx.pause()
+  const paused = await sbx.isRunning()
+  const state = (await sbx.getInfo()).state
+  const resumed = await Sandbox.connect(sbx.sandboxId)
+  const running = await resumed.isRunning()
+  const r = await resumed.commands.run('cat kept.txt')
+  return [paused === false && state === 'paused' && running && r.stdout === 'kept', { paused, state, running, stdout: r.stdout }]
+})
+
 await check('isRunning', async () => [await sbx.isRunning(), null])
 
 await check('kill', async () => {
