@@ -106,6 +106,29 @@ await check('files exists, getInfo, rename, remove', async () => {
   return [before && info.type === 'file' && moved.path === '/home/user/notes/c.txt' && !after, { info, moved }]
 })
 
+await check('writeFiles keeps each path', async () => {
+  const infos = await sbx.files.write([
+    { path: 'wf/nested/a.txt', data: 'a' },
+    { path: '/tmp/wf-b.txt', data: 'b' },
+  ])
+  const a = await sbx.files.read('/home/user/wf/nested/a.txt')
+  const b = await sbx.files.read('/tmp/wf-b.txt')
+  const paths = infos.map((i) => i.path)
+  return [paths[0] === '/home/user/wf/nested/a.txt' && paths[1] === '/tmp/wf-b.txt' && a === 'a' && b === 'b', { paths, a, b }]
+})
+
+await check('remove of a missing file succeeds', async () => {
+  await sbx.files.remove('never-there.txt')
+  return [true, null]
+})
+
+await check('getInfo of a symlink gives its absolute target', async () => {
+  await sbx.files.write('target.txt', 't')
+  await sbx.commands.run('ln -s target.txt link.txt')
+  const info = await sbx.files.getInfo('link.txt')
+  return [info.type === 'symlink' && info.symlinkTarget === '/home/user/target.txt', info]
+})
+
 await check('background command and its kill', async () => {
   const h = await sbx.commands.run('sleep 600', { background: true })
   const listed = (await sbx.commands.list()).some((p) => p.pid === h.pid)
