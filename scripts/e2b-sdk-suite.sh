@@ -107,9 +107,37 @@ daemon=
 cleanup() {
 	if [ -n "$daemon" ] && kill -0 "$daemon" 2>/dev/null; then
 		kill -TERM "$daemon" 2>/dev/null || true
+		# A daemon stuck on an exec that does not end (see
+		# docs/BENCHMARKS.md, issue 15) gets a minute, then SIGKILL.
+		for _ in $(seq 120); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.5; done
+		if kill -0 "$daemon" 2>/dev/null; then
+			echo "rung serve did not stop within a minute of SIGTERM; killing it" >&2
+			kill -KILL "$daemon" 2>/dev/null || true
+		fi
 		wait "$daemon" 2>/dev/null || true
 	fi
+	stop_leftovers
 	reset_data
+}
+# stop_leftovers ends the containers of this run's sandboxes that are
+# still running once the daemon is gone (a killed daemon leaves them, as
+# docker's does): each runs in the cgroup rung/<sandbox id>.
+stop_leftovers() {
+	[ -f "$results/serve.log" ] || return 0
+	local id d
+	for id in $(grep -o '"sandbox":"sbx_[a-z0-9]*"' "$results/serve.log" | cut -d'"' -f4 | sort -u); do
+		for d in /sys/fs/cgroup/*/rung/"$id" /sys/fs/cgroup/rung/"$id"; do
+			[ -f "$d/cgroup.procs" ] || continue
+			xargs -r kill -KILL <"$d/cgroup.procs" 2>/dev/null || true
+		done
+		for d in /sys/fs/cgroup/*/rung/"$id" /sys/fs/cgroup/rung/"$id"; do
+			[ -d "$d" ] || continue
+			# The killed processes leave the cgroup as they exit.
+			for _ in $(seq 20); do rmdir "$d" 2>/dev/null && break; sleep 0.5; done
+			[ -d "$d" ] && echo "cgroup $d left (processes still in it)" >&2
+		done
+	done
+	return 0
 }
 reset_data() {
 	# Mounts a daemon left (a killed one leaves its containers' and the
@@ -122,6 +150,7 @@ reset_data() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+stop_leftovers # of an earlier run that was itself killed
 reset_data
 mkdir -p "$data"
 if [ ! -d "$data/images" ] && [ -n "${RUNG_E2B_SUITE_IMAGES:-}" ]; then
