@@ -35,6 +35,7 @@ var ranks = map[string]rank{
 	"storage":         {1, "the pool and the file view, under both tiers"},
 	"store":           {1, "the metadata store; it knows rung's types and nothing above them"},
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},
+	"dashboard":       {1, "the web dashboard's embedded HTML, CSS and ES modules: a client of /v1 in the browser, it imports nothing of ours"},
 	"usage":           {1, "per-sandbox usage samples in bounded rings and the loop that takes them; it knows sandbox IDs and nothing above"},
 	"image":           {2, "image store and builders, for the container tier"},
 	"agent":           {2, "the in-container agent and its protocol, for the container tier"},

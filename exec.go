@@ -16,6 +16,32 @@ type ExecRequest struct {
 	User string `json:"user,omitempty"`
 	// Timeout bounds the exec's wall time. Zero means the server default.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// PTY, when set, runs the command on a pseudo-terminal of this size:
+	// its stdin, stdout and stderr are the terminal, so its output is one
+	// stream (stdout), and only the container tier has terminals.
+	PTY *TermSize `json:"pty,omitempty"`
+}
+
+// TermSize is a terminal's size in character cells.
+type TermSize struct {
+	Cols int `json:"cols"`
+	Rows int `json:"rows"`
+}
+
+// MaxTermSide is the largest number of columns or rows a terminal may
+// have; the smallest is 1.
+const MaxTermSide = 1000
+
+// Check returns an [ErrInvalid] error naming the side that is outside
+// 1..[MaxTermSide].
+func (t TermSize) Check() error {
+	switch {
+	case t.Cols < 1 || t.Cols > MaxTermSide:
+		return Errorf(ErrInvalid, "terminal cols %d outside 1..%d", t.Cols, MaxTermSide)
+	case t.Rows < 1 || t.Rows > MaxTermSide:
+		return Errorf(ErrInvalid, "terminal rows %d outside 1..%d", t.Rows, MaxTermSide)
+	}
+	return nil
 }
 
 // ExecResult is what an exec produced. A non-zero ExitCode is a result,

@@ -206,6 +206,54 @@ func (c *Client) ExecStream(ctx context.Context, req ExecRequest, stdin io.Reade
 		defer pr.CloseWithError(io.EOF) // the command is over: end the request body
 		body = io.MultiReader(bytes.NewReader(head), pr)
 	}
+	return c.exec(ctx, body, onFrame)
+}
+
+// ExecPTY is Exec on a new pseudo-terminal of size req.PTY, which must be
+// set: the messages from in (bytes typed, new sizes) go to the terminal
+// in order while the command runs, and all its output comes as "stdout"
+// frames. A nil in sends nothing; closing it ends the input, which is
+// not an end of input on a terminal (send ^D, 0x04, for that). Once the
+// command has exited, ExecPTY stops receiving from in.
+func (c *Client) ExecPTY(ctx context.Context, req ExecRequest, in <-chan Input, onFrame func(Frame)) (Exit, error) {
+	if req.PTY == nil {
+		return Exit{}, errors.New("agent exec: no terminal size")
+	}
+	req.StdinStream = in != nil
+	head, err := json.Marshal(req)
+	if err != nil {
+		return Exit{}, err
+	}
+	if in == nil {
+		return c.exec(ctx, bytes.NewReader(head), onFrame)
+	}
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	go func() { // ends when in closes, the body is closed, or the exec is over
+		enc := json.NewEncoder(pw)
+		for {
+			select {
+			case m, ok := <-in:
+				if !ok {
+					return // the input ends; the request body stays open until the exec is over
+				}
+				if enc.Encode(m) != nil {
+					return
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		pr.CloseWithError(io.EOF) // the command is over: end the request body
+	}()
+	return c.exec(ctx, io.MultiReader(bytes.NewReader(head), pr), onFrame)
+}
+
+// exec posts an exec request body and reads its frames.
+func (c *Client) exec(ctx context.Context, body io.Reader, onFrame func(Frame)) (Exit, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://agent/v1/exec", body)
 	if err != nil {
 		return Exit{}, err

@@ -123,3 +123,11 @@ func (c *Client) WaitPort(ctx context.Context, port int, timeout time.Duration) 
 	q := fmt.Sprintf("/v1/ready?port=%d&timeout_ms=%d", port, timeout.Milliseconds())
 	return c.do(ctx, http.MethodGet, q, nil, nil)
 }
+
+// ResizeProcess sets the terminal size of a process started with a PTY;
+// a process without one, or a size with a zero side, is a 400
+// [*StatusError], an exited one 409.
+func (c *Client) ResizeProcess(ctx context.Context, id string, size TermSize) error {
+	q := url.Values{"cols": {strconv.Itoa(int(size.Cols))}, "rows": {strconv.Itoa(int(size.Rows))}}
+	return c.do(ctx, http.MethodPost, "/v1/processes/"+url.PathEscape(id)+"/resize?"+q.Encode(), nil, nil)
+}

@@ -10,3 +10,6 @@ const (
 // DropIdle closes c's kept-alive connections, so that its next request
 // dials anew.
 func (c *Client) DropIdle() { c.http.CloseIdleConnections() }
+
+// UTF8Tail is utf8Tail, for the tests of package agent_test.
+var UTF8Tail = utf8Tail

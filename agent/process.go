@@ -30,6 +30,11 @@ type ProcessRequest struct {
 	// User is who the process runs as; nil is root (see
 	// [ExecRequest].User).
 	User *Credential `json:"user,omitempty"`
+	// PTY runs the process on a new pseudo-terminal of this size, as
+	// [ExecRequest].PTY: its output is one "stdout" stream, its stdin
+	// writes are typed at the terminal (which has no end of input), and
+	// POST /v1/processes/{id}/resize changes the size.
+	PTY *TermSize `json:"pty,omitempty"`
 }
 
 // ProcessInfo describes a background process.
@@ -77,6 +82,7 @@ type process struct {
 	argv    []string
 	started time.Time
 	stdin   *os.File
+	term    *terminal // its terminal, or nil; stdin is then the terminal's main end
 
 	// Guarded by server.mu: where the process is in the table's life, for
 	// the cap and for pruning.
@@ -156,6 +162,14 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 		drop()
 		return nil, err
 	}
+	if req.PTY != nil {
+		if err := s.startTerminalProcess(p, req); err != nil {
+			s.running.Done()
+			drop()
+			return nil, err
+		}
+		return p, nil
+	}
 	sp, err := s.spawn(command{argv: req.Argv, command: req.Command, shell: req.Shell, dir: req.Dir, env: req.Env, user: req.User})
 	if err != nil {
 		s.running.Done()
@@ -192,19 +206,22 @@ func (s *server) startProcess(req ProcessRequest) (*process, error) {
 		unix.Kill(-pid, unix.SIGKILL) // the group goes with its leader
 		copiers.Wait()
 		stdinW.Close()
-		e := exitOf(ws)
-		exit := &e
-		s.forget(pid)
-		// Out of the cap before the exit shows, so that a client that saw
-		// it can start another at once.
-		s.retire(p)
-		p.mu.Lock()
-		p.exit = exit
-		close(p.changed)
-		p.changed = make(chan struct{})
-		p.mu.Unlock()
+		s.exited(p, exitOf(ws))
 	}()
 	return p, nil
+}
+
+// exited records p's exit, once its output is complete.
+func (s *server) exited(p *process, e Exit) {
+	s.forget(p.pid)
+	// Out of the cap before the exit shows, so that a client that saw
+	// it can start another at once.
+	s.retire(p)
+	p.mu.Lock()
+	p.exit = &e
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
 }
 
 // runningLocked counts the processes that hold a slot under the cap:
@@ -277,6 +294,10 @@ func (s *server) handleStartProcess(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	if errors.Is(err, errBadSize) {
+		http.Error(w, "bad process request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	if err != nil {
 		http.Error(w, startError(err), http.StatusUnprocessableEntity)
 		return
@@ -339,11 +360,16 @@ func (s *server) handleStdin(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
+	closeAfter := r.URL.Query().Get("close") == "1"
+	if closeAfter && p.term != nil {
+		http.Error(w, "close: a terminal has no end of input; send ^D (0x04)", http.StatusBadRequest)
+		return
+	}
 	if _, err := io.Copy(p.stdin, http.MaxBytesReader(w, r.Body, 16<<20)); err != nil {
 		http.Error(w, "write stdin: "+err.Error(), http.StatusConflict)
 		return
 	}
-	if r.URL.Query().Get("close") == "1" {
+	if closeAfter {
 		p.stdin.Close()
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -8,6 +8,14 @@
 // [ExecRequest] and answers with newline-delimited JSON [Frame]s: output
 // chunks in order, then one frame with Exit set. GET /v1/health answers
 // 200 once the agent serves.
+//
+// An exec with [ExecRequest].PTY runs on a pseudo-terminal the agent
+// opens (/dev/ptmx of the container): the command is a session leader
+// with the terminal as its controlling terminal and its stdin, stdout
+// and stderr, so its output comes back as one "stdout" stream, as a
+// terminal shows it. Its streamed input is then a sequence of JSON
+// [Input] objects (bytes for the terminal, or a new size) rather than
+// raw bytes.
 package agent
 
 // SocketName is the agent's socket file inside the shared directory.
@@ -38,6 +46,26 @@ type ExecRequest struct {
 	// MaxOutput truncates stdout plus stderr after this many bytes; the
 	// command is killed and the exit frame says Truncated. Zero: 16 MiB.
 	MaxOutput int64 `json:"max_output,omitempty"`
+	// PTY, when set, runs the command on a new pseudo-terminal of this
+	// size (see the package doc): Stdin is written to the terminal as
+	// typed input, and a streamed input is [Input] messages. An
+	// environment without TERM gets TERM=xterm-256color.
+	PTY *TermSize `json:"pty,omitempty"`
+}
+
+// TermSize is a terminal's size in character cells; both are at least 1.
+type TermSize struct {
+	Cols uint16 `json:"cols"`
+	Rows uint16 `json:"rows"`
+}
+
+// Input is one message of a PTY exec's streamed input: Data goes to the
+// terminal as typed (0x03 is ^C, which the terminal turns into SIGINT
+// for the foreground process group), then Resize, when set, changes its
+// size (the foreground process group gets SIGWINCH).
+type Input struct {
+	Data   []byte    `json:"data,omitempty"`
+	Resize *TermSize `json:"resize,omitempty"`
 }
 
 // Credential is a uid, gid and supplementary groups a command runs with.

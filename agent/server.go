@@ -105,6 +105,7 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	mux.HandleFunc("GET /v1/processes/{id}/output", s.handleOutput)
 	mux.HandleFunc("POST /v1/processes/{id}/stdin", s.handleStdin)
 	mux.HandleFunc("POST /v1/processes/{id}/signal", s.handleSignal)
+	mux.HandleFunc("POST /v1/processes/{id}/resize", s.handleResize)
 	mux.HandleFunc("GET /v1/ready", s.handleReady)
 	mux.HandleFunc("GET /v1/tunnel", s.handleTunnel)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -239,14 +240,22 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad exec request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if req.PTY != nil {
+		if err := req.PTY.check(); err != nil {
+			http.Error(w, "bad exec request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
 	var stdin io.Reader = bytes.NewReader(req.Stdin)
+	var stream io.Reader // a PTY's streamed input messages
 	stopStdin := func() {}
 	if req.StdinStream {
-		if len(req.Stdin) > 0 {
+		if len(req.Stdin) > 0 && req.PTY == nil {
 			http.Error(w, "bad exec request: stdin and stdin_stream both set", http.StatusBadRequest)
 			return
 		}
 		stdin = io.MultiReader(dec.Buffered(), r.Body)
+		stream = stdin
 		// Once the command is over, a stdin copier blocked reading the
 		// body must return before the handler does.
 		stopStdin = func() { rc.SetReadDeadline(time.Now()) }
@@ -262,7 +271,12 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 	if f, ok := w.(http.Flusher); ok {
 		out.flush = f.Flush
 	}
-	exit := s.run(r.Context(), req, stdin, stopStdin, out)
+	var exit Exit
+	if req.PTY != nil {
+		exit = s.runPTY(r.Context(), req, stream, stopStdin, out)
+	} else {
+		exit = s.run(r.Context(), req, stdin, stopStdin, out)
+	}
 	out.send(Frame{Exit: &exit})
 }
 

@@ -11,13 +11,13 @@ import (
 )
 
 // spawned is a command started in its own process group, with pipes for
-// its three standard streams.
+// its three standard streams, or in its own session on a terminal.
 type spawned struct {
 	pid    int
 	argv   []string
 	status <-chan unix.WaitStatus // receives the exit status once
-	stdin  *os.File               // write end; the caller closes it
-	stdout *os.File               // read ends; the caller drains and closes them
+	stdin  *os.File               // write end; the caller closes it; nil on a terminal
+	stdout *os.File               // read ends; the caller drains and closes them; nil on a terminal
 	stderr *os.File
 }
 
@@ -28,6 +28,10 @@ type command struct {
 	dir            string
 	env            []string
 	user           *Credential // nil: the agent's own (root)
+	// tty, when set, is a terminal's subsidiary end: the command's three
+	// standard streams and, in a session of its own, its controlling
+	// terminal. spawn does not close it.
+	tty *os.File
 }
 
 // spawn starts c.argv (or c.shell -c c.command) in c.dir with c.env, as
@@ -48,6 +52,19 @@ func (s *server) spawn(c command) (*spawned, error) {
 	path, err := lookPath(argv[0], c.env)
 	if err != nil {
 		return nil, err
+	}
+	if c.tty != nil {
+		// A session of its own with the terminal as its controlling
+		// terminal (Ctty is the child's descriptor 0): ^C on the terminal
+		// reaches its foreground group, and its process group is its pid,
+		// as with Setpgid.
+		sys := &unix.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		setCredential(sys, c.user)
+		pid, status, err := s.startChild(path, argv, &os.ProcAttr{Dir: dir, Env: c.env, Files: []*os.File{c.tty, c.tty, c.tty}, Sys: sys})
+		if err != nil {
+			return nil, err
+		}
+		return &spawned{pid: pid, argv: argv, status: status}, nil
 	}
 	var pipes [3][2]*os.File // [stdin, stdout, stderr][read, write]
 	closeAll := func() {
@@ -78,28 +95,14 @@ func (s *server) spawn(c command) (*spawned, error) {
 		}
 	}
 	sys := &unix.SysProcAttr{Setpgid: true}
-	if u := c.user; u != nil {
-		// The child sets its groups, gid and uid before it execs, so the
-		// command never runs a moment as root.
-		// Groups nil still sets them: to none, not to root's.
-		sys.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
-	}
+	setCredential(sys, c.user)
 	attr := &os.ProcAttr{
 		Dir:   dir,
 		Env:   c.env,
 		Files: []*os.File{pipes[0][0], pipes[1][1], pipes[2][1]},
 		Sys:   sys,
 	}
-	pid, status, err := s.reaper.start(func() (int, error) {
-		p, err := os.StartProcess(path, argv, attr)
-		if err != nil {
-			return 0, err
-		}
-		pid := p.Pid
-		p.Release() // the reaper, not os.Process, waits for it
-		preferForOOM(pid)
-		return pid, nil
-	})
+	pid, status, err := s.startChild(path, argv, attr)
 	// The child has its ends now; ours of those go.
 	pipes[0][0].Close()
 	pipes[1][1].Close()
@@ -110,6 +113,34 @@ func (s *server) spawn(c command) (*spawned, error) {
 		pipes[2][0].Close()
 		return nil, err
 	}
+	return &spawned{pid: pid, argv: argv, status: status, stdin: pipes[0][1], stdout: pipes[1][0], stderr: pipes[2][0]}, nil
+}
+
+// setCredential makes the child set u's groups, gid and uid before it
+// execs, so the command never runs a moment as root; nil u leaves root.
+func setCredential(sys *unix.SysProcAttr, u *Credential) {
+	if u != nil {
+		// Groups nil still sets them: to none, not to root's.
+		sys.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}
+	}
+}
+
+// startChild starts path with the reaper watching for its exit, and
+// counts its process group among the running commands'.
+func (s *server) startChild(path string, argv []string, attr *os.ProcAttr) (int, <-chan unix.WaitStatus, error) {
+	pid, status, err := s.reaper.start(func() (int, error) {
+		p, err := os.StartProcess(path, argv, attr)
+		if err != nil {
+			return 0, err
+		}
+		pid := p.Pid
+		p.Release() // the reaper, not os.Process, waits for it
+		preferForOOM(pid)
+		return pid, nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
 	s.mu.Lock()
 	s.groups[pid] = struct{}{}
 	late := s.stopping // it began before the agent started stopping, but missed the signal
@@ -117,7 +148,7 @@ func (s *server) spawn(c command) (*spawned, error) {
 	if late != 0 {
 		unix.Kill(-pid, late)
 	}
-	return &spawned{pid: pid, argv: argv, status: status, stdin: pipes[0][1], stdout: pipes[1][0], stderr: pipes[2][0]}, nil
+	return pid, status, nil
 }
 
 // chownPipe gives a pipe (both ends are one inode) to u, through f's

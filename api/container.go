@@ -38,7 +38,7 @@ func (s *Server) startProcess(w http.ResponseWriter, r *http.Request, c caller) 
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	preq := controller.ProcessRequest{Command: req.Command, Argv: req.Argv, Dir: req.Cwd, Env: req.Env, User: req.User}
+	preq := controller.ProcessRequest{Command: req.Command, Argv: req.Argv, Dir: req.Cwd, Env: req.Env, User: req.User, PTY: req.PTY}
 	info, err := s.ctrl.StartProcess(r.Context(), c.tenant, r.PathValue("id"), preq)
 	if err != nil {
 		return err
@@ -101,6 +101,20 @@ func (s *Server) signalProcess(w http.ResponseWriter, r *http.Request, c caller)
 		sig = "SIGTERM"
 	}
 	if err := s.ctrl.SignalProcess(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), sig); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// resizeProcess sets a PTY process's terminal size from a [rung.TermSize]
+// body.
+func (s *Server) resizeProcess(w http.ResponseWriter, r *http.Request, c caller) error {
+	var size rung.TermSize
+	if err := s.decode(w, r, &size); err != nil {
+		return err
+	}
+	if err := s.ctrl.ResizeProcess(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), size); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

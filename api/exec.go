@@ -15,7 +15,7 @@ func (s *Server) execRequest(req ExecRequest) (rung.ExecRequest, error) {
 	if err != nil {
 		return rung.ExecRequest{}, err
 	}
-	return rung.ExecRequest{Command: req.Command, Env: req.Env, Dir: req.Cwd, Stdin: []byte(req.Stdin), Backend: req.Backend, User: req.User, Timeout: timeout}, nil
+	return rung.ExecRequest{Command: req.Command, Env: req.Env, Dir: req.Cwd, Stdin: []byte(req.Stdin), Backend: req.Backend, User: req.User, Timeout: timeout, PTY: req.PTY}, nil
 }
 
 // exec runs a command to completion and returns its result, or, with
@@ -24,6 +24,9 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request, c caller) error {
 	var body ExecRequest
 	if err := s.decode(w, r, &body); err != nil {
 		return err
+	}
+	if body.PTY != nil {
+		return rung.Errorf(rung.ErrInvalid, "pty: a terminal exec takes input and resizes while it runs; use the WebSocket endpoint (GET /v1/sandboxes/{id}/exec/ws)")
 	}
 	req, err := s.execRequest(body)
 	if err != nil {

@@ -173,7 +173,8 @@ func (s *Server) servePort(w http.ResponseWriter, r *http.Request, ref string, p
 }
 
 // previewTarget parses a preview host, {port}-{id}.{domain} (the id
-// without its "sbx_" prefix: host names have no underscores).
+// without its "sbx_" prefix: host names have no underscores; with it, as
+// the E2B SDK's getHost names it, is accepted too).
 func (s *Server) previewTarget(host string) (rung.SandboxID, int, bool) {
 	if s.cfg.PreviewDomain == "" {
 		return "", 0, false
@@ -190,7 +191,8 @@ func (s *Server) previewTarget(host string) (rung.SandboxID, int, bool) {
 		return "", 0, false
 	}
 	port, err := strconv.Atoi(p)
-	id := rung.SandboxID("sbx_" + rest)
+	// The E2B SDK's getHost keeps the prefix: {port}-sbx_{rest}.{domain}.
+	id := rung.SandboxID("sbx_" + strings.TrimPrefix(rest, "sbx_"))
 	if err != nil || port <= 0 || port > 65535 || !id.Valid() {
 		return "", 0, false
 	}

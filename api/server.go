@@ -47,11 +47,17 @@ type Config struct {
 	// Metrics, when set, serves GET /metrics (Prometheus's text format)
 	// to admin tokens; nil answers not_found.
 	Metrics http.Handler
+	// Dashboard, when set, is served at "/" and its assets under "/ui/"
+	// (GET and HEAD; package dashboard's Handler): the web dashboard, a
+	// page that calls /v1 like any client. A preview host's "/" is still
+	// the sandbox's.
+	Dashboard http.Handler
 	// Observe, when set, is told of every request once it is answered:
 	// its route pattern ("GET /v1/sandboxes/{id}"; "/mcp" for the MCP
-	// endpoint, "preview" for a preview host, "unmatched" when no route
-	// matched, never the path), status code and time. It must be quick
-	// and safe for concurrent use.
+	// endpoint, "preview" for a preview host, "dashboard" for the
+	// dashboard's files, "unmatched" when no route matched, never the
+	// path), status code and time. It must be quick and safe for
+	// concurrent use.
 	Observe func(route string, code int, took time.Duration)
 }
 
@@ -69,6 +75,7 @@ type route struct {
 	pattern string
 	admin   bool
 	public  bool
+	ws      bool // a WebSocket: the token may come as a subprotocol (authenticateWS)
 	h       func(s *Server, w http.ResponseWriter, r *http.Request, c caller) error
 }
 
@@ -80,7 +87,7 @@ var routes = []route{
 	{pattern: "PATCH /v1/sandboxes/{id}", h: (*Server).updateSandbox},
 	{pattern: "DELETE /v1/sandboxes/{id}", h: (*Server).deleteSandbox},
 	{pattern: "POST /v1/sandboxes/{id}/exec", h: (*Server).exec},
-	{pattern: "GET /v1/sandboxes/{id}/exec/ws", h: (*Server).execWS},
+	{pattern: "GET /v1/sandboxes/{id}/exec/ws", ws: true, h: (*Server).execWS},
 	{pattern: "GET /v1/sandboxes/{id}/files", h: (*Server).readFile},
 	{pattern: "PUT /v1/sandboxes/{id}/files", h: (*Server).writeFile},
 	{pattern: "DELETE /v1/sandboxes/{id}/files", h: (*Server).removeFile},
@@ -104,6 +111,7 @@ var routes = []route{
 	{pattern: "GET /v1/sandboxes/{id}/processes/{pid}/output", h: (*Server).processOutput},
 	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/signal", h: (*Server).signalProcess},
 	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/stdin", h: (*Server).processStdin},
+	{pattern: "POST /v1/sandboxes/{id}/processes/{pid}/resize", h: (*Server).resizeProcess},
 	{pattern: "POST /v1/sandboxes/{id}/snapshots", h: (*Server).takeSnapshot},
 	{pattern: "POST /v1/sandboxes/{id}/restore", h: (*Server).rollback},
 	{pattern: "POST /v1/sandboxes/{id}/fork", h: (*Server).forkSandbox},
@@ -160,6 +168,11 @@ func New(cfg Config) *Server {
 	if cfg.MCP != nil {
 		s.mux.HandleFunc("/mcp", s.observed("/mcp", cfg.MCP.ServeHTTP))
 	}
+	if cfg.Dashboard != nil {
+		for _, p := range []string{"GET /{$}", "GET /index.html", "GET /ui/"} {
+			s.mux.HandleFunc(p, s.observed("dashboard", cfg.Dashboard.ServeHTTP))
+		}
+	}
 	s.mux.HandleFunc("/", s.observed("unmatched", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, rung.Errorf(rung.ErrNotFound, "no such endpoint %s %s", r.Method, clip(r.URL.Path)))
 	}))
@@ -193,8 +206,12 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		}()
 		var c caller
 		if !rt.public {
+			auth := s.authenticate
+			if rt.ws {
+				auth = s.authenticateWS
+			}
 			var err error
-			if c, err = s.authenticate(r); err != nil {
+			if c, err = auth(r); err != nil {
 				s.writeError(w, r, err)
 				return
 			}

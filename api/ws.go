@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -14,10 +16,15 @@ import (
 )
 
 // execWS runs one exec over a WebSocket: the client sends an
-// [ExecRequest], then optional [WSInput] stdin messages; the server sends
-// [Frame] chunks and a final "exit" or "error" frame, then closes.
+// [ExecRequest], then optional [WSInput] messages (stdin, and for a PTY
+// exec resizes); the server sends [Frame] chunks and a final "exit" or
+// "error" frame, then closes. A bad input message ends the exec with an
+// invalid_argument error frame; the connection's end hangs up a PTY exec.
 func (s *Server) execWS(w http.ResponseWriter, r *http.Request, c caller) error {
-	conn, err := websocket.Accept(w, r, nil)
+	// A browser that offered subprotocols fails the handshake unless one
+	// is selected: "rung" when offered (the dashboard offers it beside
+	// its token), none for other clients.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{wsSubprotocol}})
 	if err != nil {
 		return nil // Accept has written the response
 	}
@@ -49,37 +56,53 @@ func (s *Server) execWS(w http.ResponseWriter, r *http.Request, c caller) error 
 		return fail(err)
 	}
 	stdinR, stdinW := io.Pipe()
-	if body.Stdin != "" {
+	if body.Stdin != "" && req.PTY == nil {
 		go func() { // ends when the data is consumed or the pipe is closed below
 			stdinW.Write([]byte(body.Stdin))
 		}()
 	}
+	opt := controller.ExecOptions{
+		Stream: func(ch controller.Chunk) { send(Frame{Type: ch.Stream, Seq: ch.Seq, Data: string(ch.Data)}) },
+	}
+	var input chan controller.TermInput
+	if req.PTY != nil {
+		// The request's stdin is typed first (req.Stdin), then the
+		// messages, in order with the resizes between them.
+		input = make(chan controller.TermInput)
+		opt.Input = input
+	} else {
+		opt.Stdin = stdinR
+	}
+	// A bad input message ends the exec; its error is what the client
+	// gets instead of the exit frame.
+	ectx, cancelExec := context.WithCancelCause(ctx)
+	defer cancelExec(nil)
+	execDone := make(chan struct{})
 	readerDone := make(chan struct{})
-	go func() { // stops when the connection closes or the client ends stdin
+	go func() { // stops when the connection closes, the client ends stdin, or a message is bad
 		defer close(readerDone)
+		defer stdinW.CloseWithError(io.EOF)
 		for {
 			_, m, err := conn.Read(ctx)
 			if err != nil {
-				stdinW.CloseWithError(io.EOF)
+				if input != nil {
+					// The terminal's user is gone: as a hangup, the exec ends.
+					cancelExec(nil)
+				}
 				return
 			}
-			var in WSInput
-			if json.Unmarshal(m, &in) != nil {
-				continue
-			}
-			switch in.Type {
-			case "stdin":
-				stdinW.Write([]byte(in.Data))
-			case "stdin_close":
-				stdinW.Close()
+			if err := wsInput(m, input, stdinW, execDone); err != nil {
+				cancelExec(err)
+				return
 			}
 		}
 	}()
-	res, err := s.ctrl.Exec(ctx, c.tenant, r.PathValue("id"), req, controller.ExecOptions{
-		Stdin:  stdinR,
-		Stream: func(ch controller.Chunk) { send(Frame{Type: ch.Stream, Seq: ch.Seq, Data: string(ch.Data)}) },
-	})
+	res, err := s.ctrl.Exec(ectx, c.tenant, r.PathValue("id"), req, opt)
+	close(execDone)
 	stdinR.Close()
+	if cause := context.Cause(ectx); errors.Is(cause, rung.ErrInvalid) {
+		err = cause
+	}
 	if err != nil {
 		fail(err)
 	} else {
@@ -90,6 +113,48 @@ func (s *Server) execWS(w http.ResponseWriter, r *http.Request, c caller) error 
 	}
 	conn.CloseNow()
 	<-readerDone
+	return nil
+}
+
+// wsInput acts on one input message: stdin to stdinW, or to input for a
+// PTY exec (input not nil), with its resizes. It returns an ErrInvalid
+// error naming what is wrong with a bad message. A send to input gives up
+// once execDone is closed.
+func wsInput(m []byte, input chan<- controller.TermInput, stdinW *io.PipeWriter, execDone <-chan struct{}) error {
+	var in WSInput
+	if err := strictJSON(m, &in); err != nil {
+		return err
+	}
+	toTerminal := func(ti controller.TermInput) {
+		select {
+		case input <- ti:
+		case <-execDone:
+		}
+	}
+	switch in.Type {
+	case "stdin":
+		if input != nil {
+			toTerminal(controller.TermInput{Data: []byte(in.Data)})
+		} else {
+			stdinW.Write([]byte(in.Data))
+		}
+	case "stdin_close":
+		if input != nil {
+			return rung.Errorf(rung.ErrInvalid, "stdin_close: a terminal has no end of input; send ^D (\\u0004) as stdin")
+		}
+		stdinW.Close()
+	case "resize":
+		if input == nil {
+			return rung.Errorf(rung.ErrInvalid, "resize: the exec has no pty")
+		}
+		size := rung.TermSize{Cols: in.Cols, Rows: in.Rows}
+		if err := size.Check(); err != nil {
+			return fmt.Errorf("resize: %w", err)
+		}
+		toTerminal(controller.TermInput{Resize: &size})
+	default:
+		return rung.Errorf(rung.ErrInvalid, "unknown message type %q (want stdin, stdin_close or resize)", clip(in.Type))
+	}
 	return nil
 }
 

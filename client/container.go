@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"rung.dev/rung"
 	"rung.dev/rung/wire"
 )
 
@@ -88,6 +89,12 @@ func (c *Client) ProcessOutput(ctx context.Context, id, pid string, after int64,
 // SignalProcess sends a signal ("SIGTERM", "SIGKILL", ...) to a process.
 func (c *Client) SignalProcess(ctx context.Context, id, pid, signal string) error {
 	return c.do(ctx, "POST", sbPath(id, "/processes/", url.PathEscape(pid), "/signal"), url.Values{"signal": {signal}}, nil, nil)
+}
+
+// ResizeProcess sets the terminal size of a process started with a PTY
+// (ProcessRequest.PTY); the process gets SIGWINCH.
+func (c *Client) ResizeProcess(ctx context.Context, id, pid string, size rung.TermSize) error {
+	return c.do(ctx, "POST", sbPath(id, "/processes/", url.PathEscape(pid), "/resize"), nil, size, nil)
 }
 
 // WriteProcessStdin writes data to a process's stdin, closing it after

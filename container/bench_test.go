@@ -329,3 +329,45 @@ func BenchmarkSmallFiles(b *testing.B) {
 	b.Run("host-pool", func(b *testing.B) { hostRun(b, filepath.Join(sub(string(rung.NewSandboxID())), "fs", "workspace")) })
 	b.Run("host-disk", func(b *testing.B) { hostRun(b, b.TempDir()) })
 }
+
+// BenchmarkPTYFirstByte is the time from an exec's request to the first
+// byte of `echo hi`'s output through the agent into a running container,
+// on a pseudo-terminal beside without one: the terminal's own cost, with
+// no API or controller in the way.
+func BenchmarkPTYFirstByte(b *testing.B) {
+	e := newEnv(b)
+	c, _ := e.start(b, rung.Size{})
+	for _, tc := range []struct {
+		name string
+		pty  *agent.TermSize
+	}{
+		{"agent", nil},
+		{"agent-pty", &agent.TermSize{Cols: 80, Rows: 24}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var samples []time.Duration
+			for b.Loop() {
+				var first time.Duration
+				t0 := time.Now()
+				onFrame := func(agent.Frame) {
+					if first == 0 {
+						first = time.Since(t0)
+					}
+				}
+				req := agent.ExecRequest{Command: "echo hi", PTY: tc.pty}
+				var exit agent.Exit
+				var err error
+				if tc.pty != nil {
+					exit, err = c.ExecPTY(b.Context(), req, nil, onFrame)
+				} else {
+					exit, err = c.Exec(b.Context(), req, onFrame)
+				}
+				if err != nil || exit.Code != 0 || first == 0 {
+					b.Fatal(err, exit, first)
+				}
+				samples = append(samples, first)
+			}
+			reportPercentiles(b, samples)
+		})
+	}
+}

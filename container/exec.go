@@ -25,6 +25,22 @@ func (c *Container) Exec(ctx context.Context, req agent.ExecRequest, onFrame fun
 // ExecStream is Exec with the command's stdin streamed from stdin (see
 // [agent.Client.ExecStream]); nil means req.Stdin.
 func (c *Container) ExecStream(ctx context.Context, req agent.ExecRequest, stdin io.Reader, onFrame func(agent.Frame)) (agent.Exit, error) {
+	return c.exec(ctx, req, func(req agent.ExecRequest) (agent.Exit, error) {
+		return c.agent.ExecStream(ctx, req, stdin, onFrame)
+	})
+}
+
+// ExecPTY is Exec on a pseudo-terminal of size req.PTY, with the
+// terminal's input from in (see [agent.Client.ExecPTY]).
+func (c *Container) ExecPTY(ctx context.Context, req agent.ExecRequest, in <-chan agent.Input, onFrame func(agent.Frame)) (agent.Exit, error) {
+	return c.exec(ctx, req, func(req agent.ExecRequest) (agent.Exit, error) {
+		return c.agent.ExecPTY(ctx, req, in, onFrame)
+	})
+}
+
+// exec fills in req's defaults from the image, runs it, and tells a dying
+// container and an OOM kill from other ends.
+func (c *Container) exec(ctx context.Context, req agent.ExecRequest, run func(agent.ExecRequest) (agent.Exit, error)) (agent.Exit, error) {
 	if req.Shell == "" {
 		req.Shell = c.Image.Config.Shell
 	}
@@ -32,7 +48,7 @@ func (c *Container) ExecStream(ctx context.Context, req agent.ExecRequest, stdin
 		req.Env = c.Image.Config.Env
 	}
 	before := c.oomKills()
-	exit, err := c.agent.ExecStream(ctx, req, stdin, onFrame)
+	exit, err := run(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exit, ctx.Err()

@@ -52,7 +52,7 @@ func (t *Tier) StartProcess(ctx context.Context, sb rung.Sandbox, req controller
 	}
 	info, err := ctr.StartProcess(ctx, agent.ProcessRequest{
 		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: credential(req.User),
-		Env: execEnv(ctr.Image.Config.Env, req.Env), Shell: ctr.Image.Config.Shell,
+		Env: execEnv(ctr.Image.Config.Env, req.Env), Shell: ctr.Image.Config.Shell, PTY: agentSize(req.PTY),
 	})
 	if err != nil {
 		return controller.ProcessInfo{}, agentError(err)
@@ -121,6 +121,23 @@ func (t *Tier) WriteProcessStdin(ctx context.Context, id rung.SandboxID, pid str
 		return err
 	}
 	return agentError(ctr.Agent().WriteStdin(ctx, pid, data, closeAfter))
+}
+
+// ResizeProcess implements [controller.ContainerProcesses].
+func (t *Tier) ResizeProcess(ctx context.Context, id rung.SandboxID, pid string, size rung.TermSize) error {
+	ctr, err := t.live(id)
+	if err != nil {
+		return err
+	}
+	return agentError(ctr.Agent().ResizeProcess(ctx, pid, *agentSize(&size)))
+}
+
+// agentSize is a checked terminal size as the agent takes it; nil for nil.
+func agentSize(s *rung.TermSize) *agent.TermSize {
+	if s == nil {
+		return nil
+	}
+	return &agent.TermSize{Cols: uint16(s.Cols), Rows: uint16(s.Rows)}
 }
 
 // WaitPort implements [controller.ContainerProcesses].

@@ -307,7 +307,7 @@ func (t *Tier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierReq
 		areq.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
 	}
 	var werr error
-	exit, err := c.ExecStream(ctx, areq, stream, func(f agent.Frame) {
+	onFrame := func(f agent.Frame) {
 		w := req.Stdout
 		if f.Stream == "stderr" {
 			w = req.Stderr
@@ -315,7 +315,14 @@ func (t *Tier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierReq
 		if w != nil && werr == nil {
 			_, werr = w.Write(f.Data)
 		}
-	})
+	}
+	var exit agent.Exit
+	if req.PTY != nil {
+		areq.PTY = agentSize(req.PTY)
+		exit, err = c.ExecPTY(ctx, areq, termInput(ctx, req.Input), onFrame)
+	} else {
+		exit, err = c.ExecStream(ctx, areq, stream, onFrame)
+	}
 	if t.ev.Used != nil {
 		t.ev.Used(sb.ID)
 	}
@@ -333,6 +340,41 @@ func (t *Tier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierReq
 		fmt.Fprintf(req.Stderr, "rung: killed: out of memory (sandbox memory limit %d bytes)\n", sb.Size.MemoryBytes)
 	}
 	return controller.TierExit{Code: exit.Code, Reason: reason, Signal: exit.Signal}, nil
+}
+
+// termInput turns a PTY exec's input into the agent's messages, in order,
+// until in closes or ctx ends; a size outside rung's bounds is dropped.
+// It returns nil for a nil in.
+func termInput(ctx context.Context, in <-chan controller.TermInput) <-chan agent.Input {
+	if in == nil {
+		return nil
+	}
+	out := make(chan agent.Input)
+	go func() { // ends when in closes or ctx ends (the exec is over)
+		defer close(out)
+		for {
+			var m controller.TermInput
+			var ok bool
+			select {
+			case m, ok = <-in:
+				if !ok {
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+			am := agent.Input{Data: m.Data}
+			if r := m.Resize; r != nil && r.Check() == nil {
+				am.Resize = &agent.TermSize{Cols: uint16(r.Cols), Rows: uint16(r.Rows)}
+			}
+			select {
+			case out <- am:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // Stop implements [controller.ContainerRunner].

@@ -163,6 +163,10 @@ type ProcessRequest struct {
 	Dir     string            // working directory under /workspace or /tmp; default /workspace
 	Env     map[string]string // overlaid on the image's and the sandbox's environment
 	User    string            // who it runs as; default the sandbox's user
+	// PTY runs it on a pseudo-terminal of this size: its output is one
+	// stream (stdout), its stdin is typed at the terminal, which has no
+	// end of input, and ResizeProcess changes the size.
+	PTY *rung.TermSize
 }
 
 // ProcessInfo describes a background process.
@@ -209,7 +213,7 @@ func (c *Controller) StartProcess(ctx context.Context, tenant rung.TenantID, ref
 		return ProcessInfo{}, err
 	}
 	info, err := t.StartProcess(ctx, sb, TierProcess{
-		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: who, Env: commandEnv(who, c.envOf(sb), req.Env),
+		Argv: req.Argv, Command: req.Command, Dir: req.Dir, User: who, Env: commandEnv(who, c.envOf(sb), req.Env), PTY: req.PTY,
 	})
 	if err != nil {
 		return ProcessInfo{}, err
@@ -265,6 +269,11 @@ func checkProcess(req *ProcessRequest) error {
 	}
 	if err := checkEnv(req.Env); err != nil {
 		return err
+	}
+	if req.PTY != nil {
+		if err := req.PTY.Check(); err != nil {
+			return err
+		}
 	}
 	if req.Dir == "" {
 		req.Dir = "/workspace"
@@ -332,6 +341,20 @@ func (c *Controller) SignalProcess(ctx context.Context, tenant rung.TenantID, re
 		return err
 	}
 	return t.SignalProcess(ctx, sid, id, signal)
+}
+
+// ResizeProcess sets the terminal size of a process started with a PTY.
+// Errors: ErrInvalid (a size outside 1..rung.MaxTermSide, a process
+// without a terminal), ErrNotFound, ErrConflict (it has exited).
+func (c *Controller) ResizeProcess(ctx context.Context, tenant rung.TenantID, ref, id string, size rung.TermSize) error {
+	if err := size.Check(); err != nil {
+		return err
+	}
+	t, sid, err := c.running(ctx, tenant, ref)
+	if err != nil {
+		return err
+	}
+	return t.ResizeProcess(ctx, sid, id, size)
 }
 
 // WriteProcessStdin writes to a process's stdin, closing it after when

@@ -198,12 +198,15 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 	}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	// Needs c.ctx: an adopted container's exit is journaled.
+	// Set before any goroutine starts (adopted containers' watchers, the
+	// alarms): a delete reads it.
+	c.usage = c.newSampler()
 	c.adoptContainers(ctx, rep.running, &rep)
 	c.wg.Go(c.alarms) // stops when Close cancels c.ctx
 	if c.warm != nil {
 		c.wg.Go(func() { c.warm.Run(c.ctx) }) // stops when Close cancels c.ctx, after destroying the spares
 	}
-	if c.usage = c.newSampler(); c.usage != nil {
+	if c.usage != nil {
 		c.wg.Go(func() { c.usage.Run(c.ctx) }) // stops when Close cancels c.ctx
 	}
 	return c, rep, nil

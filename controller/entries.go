@@ -20,6 +20,8 @@ type ExecStarted struct {
 	Command string       `json:"command"` // clipped to 4 KiB
 	Exec    rung.ExecID  `json:"exec"`
 	Reason  string       `json:"reason"` // why the router chose Backend
+	// PTY is the terminal's size when the exec runs on one, or nil.
+	PTY *rung.TermSize `json:"pty,omitempty"`
 }
 
 // ExecEnded is the data of a [rung.EntryExecEnded] entry. ExitReason is

@@ -24,6 +24,19 @@ type ExecOptions struct {
 	// stay empty. A slow Stream never slows the exec: chunks queue (within
 	// the output limit).
 	Stream func(Chunk)
+	// Input is a PTY exec's input (the request's PTY is set), in order:
+	// bytes typed at the terminal and new sizes, each checked as
+	// rung.TermSize.Check does (a bad one is dropped). The exec stops
+	// receiving when it ends; the sender closes it, or just stops. A PTY
+	// exec takes no Stdin: the request's Stdin bytes are typed first.
+	Input <-chan TermInput
+}
+
+// TermInput is one message of a PTY exec's input: Data typed at the
+// terminal, then, when set, a new size.
+type TermInput struct {
+	Data   []byte
+	Resize *rung.TermSize
 }
 
 // maxCommand is the longest command line accepted.
@@ -38,6 +51,12 @@ const maxCommand = 1 << 20
 func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string, req rung.ExecRequest, opt ExecOptions) (rung.ExecResult, error) {
 	if err := c.checkExec(&req); err != nil {
 		return rung.ExecResult{}, err
+	}
+	if req.PTY == nil && opt.Input != nil {
+		return rung.ExecResult{}, rung.Errorf(rung.ErrInvalid, "terminal input for an exec without a PTY")
+	}
+	if req.PTY != nil && opt.Stdin != nil {
+		return rung.ExecResult{}, rung.Errorf(rung.ErrInvalid, "a PTY exec takes terminal input, not a stdin stream")
 	}
 	a, err := c.acquire(ctx, tenant, ref)
 	if err != nil {
@@ -68,7 +87,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	start := time.Now()
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: req.Command, Backend: d.Backend, StartedAt: start.UTC()}
-	started, _ := json.Marshal(ExecStarted{Backend: d.Backend, Command: clipCommand(req.Command), Exec: e.ID, Reason: d.Reason})
+	started, _ := json.Marshal(ExecStarted{Backend: d.Backend, Command: clipCommand(req.Command), Exec: e.ID, Reason: d.Reason, PTY: req.PTY})
 	if _, err := c.st.StartExec(ctx, e, store.Event{Time: e.StartedAt, Type: string(rung.EntryExecStarted), Journal: true, Data: started}); err != nil {
 		return rung.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", sb.ID, err)
 	}
@@ -89,7 +108,14 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	rctx, cancel := context.WithTimeout(ctx, req.Timeout)
 	stop := context.AfterFunc(a.execCtx, cancel) // a delete or shutdown cancels the exec
-	o, runErr := c.run(rctx, a, sb, &d, req, stdin, out, lease, opt.Stdin != nil)
+	var o outcome
+	var runErr error
+	if req.PTY != nil {
+		// The router sent it to the container tier: no other has terminals.
+		o, runErr = c.runContainer(rctx, a, sb, req, containerIO{stdin: stdin, input: opt.Input}, out)
+	} else {
+		o, runErr = c.run(rctx, a, sb, &d, req, stdin, out, lease, opt.Stdin != nil)
+	}
 	stop()
 	cancel()
 	out.close()
@@ -149,7 +175,14 @@ func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d *rou
 			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
 		return isolateOutcome(res), nil
 	}
-	return c.runContainer(ctx, a, sb, req, stdin, out)
+	return c.runContainer(ctx, a, sb, req, containerIO{stdin: stdin}, out)
+}
+
+// containerIO is a container exec's input: stdin, or for a PTY exec the
+// request's Stdin bytes (as stdin) and then the terminal input.
+type containerIO struct {
+	stdin io.Reader
+	input <-chan TermInput
 }
 
 // isolateOutcome is how an isolate exec ended, as the result reports it.
@@ -167,13 +200,14 @@ func isolateOutcome(res shell.Result) outcome {
 }
 
 // runContainer runs one exec in the sandbox's container.
-func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbox, req rung.ExecRequest, stdin io.Reader, out *output) (outcome, error) {
+func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbox, req rung.ExecRequest, in containerIO, out *output) (outcome, error) {
 	stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
 	who, err := c.execIdentity(a, req.User)
 	if err != nil {
 		return outcome{}, err
 	}
-	x, err := c.tier.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, c.envOf(sb.Sandbox), req.Env), User: who, Stdin: stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes})
+	x, err := c.tier.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, c.envOf(sb.Sandbox), req.Env), User: who,
+		Stdin: in.stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes, PTY: req.PTY, Input: in.input})
 	switch {
 	case errors.Is(err, ErrOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))
@@ -214,6 +248,11 @@ func (c *Controller) checkExec(req *rung.ExecRequest) error {
 	}
 	if err := checkEnv(req.Env); err != nil {
 		return err
+	}
+	if req.PTY != nil {
+		if err := req.PTY.Check(); err != nil {
+			return err
+		}
 	}
 	if req.Dir == "" {
 		req.Dir = "/workspace"

@@ -81,7 +81,7 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 		if !r.streamedStdin {
 			stdin = bytes.NewReader(req.Stdin)
 		}
-		o, err := c.runContainer(ctx, a, sb, req, stdin, r.out)
+		o, err := c.runContainer(ctx, a, sb, req, containerIO{stdin: stdin}, r.out)
 		o.rerouted = d.Reason
 		return o, err
 	}

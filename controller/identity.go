@@ -142,13 +142,13 @@ func (c *Controller) route(a *actor, req rung.ExecRequest) (router.Decision, err
 		return router.Decision{}, err
 	}
 	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.tier != nil,
-		Dir: req.Dir, Env: isolateEnv(c.envOf(c.sandbox(a).Sandbox), req.Env), LookPath: c.imageLookPath(a)}
+		Dir: req.Dir, Env: isolateEnv(c.envOf(c.sandbox(a).Sandbox), req.Env), LookPath: c.imageLookPath(a), PTY: req.PTY != nil}
 	why, err := routeUser(a, who, &rr)
 	if err != nil {
 		return router.Decision{}, err
 	}
 	d := router.Route(rr, a.sh)
-	if why != "" && d.Err == nil {
+	if why != "" && d.Err == nil && !rr.PTY {
 		d.Reason, d.Class = why, router.ClassUser
 	}
 	return d, nil

@@ -70,6 +70,9 @@ type ContainerProcesses interface {
 	// WriteProcessStdin writes to process pid's stdin, closing it after
 	// when closeAfter is set.
 	WriteProcessStdin(ctx context.Context, id rung.SandboxID, pid string, data []byte, closeAfter bool) error
+	// ResizeProcess sets the terminal size of process pid, started with
+	// a PTY (rung.ErrInvalid for one without).
+	ResizeProcess(ctx context.Context, id rung.SandboxID, pid string, size rung.TermSize) error
 	// WaitPort waits until a TCP port inside the container accepts
 	// connections, or timeout passes (rung.ErrTimeout).
 	WaitPort(ctx context.Context, id rung.SandboxID, port int, timeout time.Duration) error
@@ -180,6 +183,11 @@ type TierRequest struct {
 	// MaxOutput bounds stdout plus stderr; a command that writes more is
 	// killed and Exec returns ErrOutputLimit. Zero: the tier's default.
 	MaxOutput int64
+	// PTY, when set, runs the command on a pseudo-terminal of this size:
+	// Stdin's bytes are typed at it first, then Input's messages, and
+	// all output goes to Stdout.
+	PTY   *rung.TermSize
+	Input <-chan TermInput // a PTY's input; nil: none
 }
 
 // TierProcess is a background process as the container tier starts it.
@@ -189,6 +197,7 @@ type TierProcess struct {
 	Dir     string            // working directory
 	Env     map[string]string // over the image's environment (see commandEnv)
 	User    Identity          // who it runs as
+	PTY     *rung.TermSize    // runs on a pseudo-terminal of this size; nil: pipes
 }
 
 // ErrOutputLimit is a tier's answer for a command killed for writing

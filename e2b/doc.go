@@ -1,7 +1,8 @@
 // Package e2b serves the E2B SDK's two surfaces over rung's controller, so
 // that the unmodified `e2b` SDK drives rung when E2B_API_URL and
 // E2B_SANDBOX_URL point at it: the REST control plane (sandboxes: create,
-// get, list, kill, timeout, pause, resume, connect; X-API-KEY) and envd,
+// get, list, kill, timeout, pause, resume, connect, snapshots, fork,
+// network; X-API-KEY) and envd,
 // the in-sandbox daemon's Connect RPC services (process.Process,
 // filesystem.Filesystem, in JSON over HTTP/1.1) with its plain /files and
 // /health routes.

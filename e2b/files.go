@@ -30,7 +30,7 @@ func (s *Server) fileError(w http.ResponseWriter, r *http.Request, err error) {
 // readFile is GET /files?path=: the file's bytes, gzip-encoded when the
 // client accepts it (files.read with gzip: true).
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
-	c, err := s.envdCaller(r.Context(), r.Header)
+	c, err := s.filesCaller(r, "read")
 	if err != nil {
 		s.fileError(w, r, err)
 		return
@@ -65,7 +65,7 @@ type writtenEntry struct {
 // allowed). Files are written 0644, directories made 0755, both the
 // sandbox user's.
 func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request) {
-	c, err := s.envdCaller(r.Context(), r.Header)
+	c, err := s.filesCaller(r, "write")
 	if err != nil {
 		s.fileError(w, r, err)
 		return

@@ -17,11 +17,12 @@ import (
 )
 
 // filesystemService is envd's filesystem.Filesystem over the controller's
-// file view. Watching is not served yet: its methods answer unimplemented.
+// file view; watching is in watch.go.
 type filesystemService struct {
-	filesystemconnect.UnimplementedFilesystemHandler // WatchDir and the polling watcher
-	s                                                *Server
+	s *Server
 }
+
+var _ filesystemconnect.FilesystemHandler = (*filesystemService)(nil)
 
 // sandboxUser owns every file rung writes for the sandbox's user (files
 // written through the API or the isolate tier belong to it).

@@ -14,11 +14,6 @@ import (
 const (
 	metaPrefix    = "m."
 	templateLabel = "e2b.template" // the templateID a sandbox was created from
-	// pausedLabel marks a sandbox E2B's pause stopped, until connect or
-	// resume starts it again: rung's own state of a stopped container
-	// is ready, as is a sandbox whose idle container rung stopped, which
-	// E2B calls running.
-	pausedLabel = "e2b.paused"
 )
 
 func metaKey(k string) (string, error) {

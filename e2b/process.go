@@ -67,9 +67,6 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 	if err != nil {
 		return s.rpcError(ctx, err)
 	}
-	if req.Msg.Pty != nil {
-		return connect.NewError(connect.CodeUnimplemented, errors.New("PTYs are not served by rung yet"))
-	}
 	cfg := req.Msg.GetProcess()
 	line, err := commandLine(cfg)
 	if err != nil {
@@ -98,23 +95,47 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 	if !ok {
 		deadline = time.Now().Add(defaultProcessTimeout)
 	}
-	var stdin *stdinPipe
+	spec := startSpec{cfg: cfg, tag: req.Msg.Tag, deadline: deadline}
 	opt := controller.ExecOptions{}
-	if req.Msg.GetStdin() {
-		stdin = newStdinPipe()
-		opt.Stdin = stdin
+	var input chan controller.TermInput
+	switch {
+	case req.Msg.Pty != nil:
+		// On a terminal (envd's pty.create: bash -i -l), always in the
+		// container; SendInput's pty bytes and Update's sizes come in
+		// through one queue, in order.
+		size, err := termSize(req.Msg.Pty)
+		if err != nil {
+			return s.rpcError(ctx, err)
+		}
+		ereq.PTY = &size
+		spec.term = newTermQueue()
+		input = make(chan controller.TermInput)
+		opt.Input = input
+	case req.Msg.GetStdin():
+		spec.stdin = newStdinPipe()
+		opt.Stdin = spec.stdin
 	}
-	pr := s.procs.start(c.sandbox, startSpec{cfg: cfg, tag: req.Msg.Tag, deadline: deadline, stdin: stdin}, func(pctx context.Context, pr *proc) {
+	pr := s.procs.start(c.sandbox, spec, func(pctx context.Context, pr *proc) {
 		opt.Stream = func(ch controller.Chunk) {
 			d := &pb.ProcessEvent_DataEvent{}
-			if ch.Stream == "stderr" {
+			switch {
+			case pr.term != nil:
+				d.Output = &pb.ProcessEvent_DataEvent_Pty{Pty: ch.Data}
+			case ch.Stream == "stderr":
 				d.Output = &pb.ProcessEvent_DataEvent_Stderr{Stderr: ch.Data}
-			} else {
+			default:
 				d.Output = &pb.ProcessEvent_DataEvent_Stdout{Stdout: ch.Data}
 			}
 			pr.add(&pb.ProcessEvent{Event: &pb.ProcessEvent_Data{Data: d}})
 		}
+		var feeding sync.WaitGroup
+		fctx, stopFeeding := context.WithCancel(pctx)
+		if pr.term != nil {
+			feeding.Go(func() { pr.term.feed(fctx, input) }) // ends at stopFeeding below
+		}
 		res, err := s.ctrl.Exec(pctx, c.tenant, c.sandbox, ereq, opt)
+		stopFeeding()
+		feeding.Wait()
 		pr.add(&pb.ProcessEvent{Event: &pb.ProcessEvent_End{End: endEvent(res, err, pr.signaled())}})
 	})
 	return follow(ctx, pr, 0, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.StartResponse{Event: ev}) })
@@ -238,6 +259,7 @@ type proc struct {
 	cfg    *pb.ProcessConfig
 	cancel context.CancelFunc
 	stdin  *stdinPipe // nil when Start asked for none
+	term   *termQueue // a PTY's input; nil without a PTY
 
 	mu      sync.Mutex // guards the fields below
 	events  []*pb.ProcessEvent
@@ -252,6 +274,7 @@ type startSpec struct {
 	tag      *string
 	deadline time.Time  // the process is killed then
 	stdin    *stdinPipe // nil: none; closed when the process ends
+	term     *termQueue // nil: no PTY; closed when the process ends
 }
 
 // start runs fn in a goroutine of the table's under a context that ends
@@ -260,7 +283,7 @@ func (t *processTable) start(sandbox string, spec startSpec, fn func(context.Con
 	ctx, cancel := context.WithDeadline(context.Background(), spec.deadline)
 	t.mu.Lock()
 	t.next++
-	pr := &proc{pid: t.next, tag: spec.tag, cfg: spec.cfg, cancel: cancel, stdin: spec.stdin, changed: make(chan struct{})}
+	pr := &proc{pid: t.next, tag: spec.tag, cfg: spec.cfg, cancel: cancel, stdin: spec.stdin, term: spec.term, changed: make(chan struct{})}
 	list := append(t.procs[sandbox], pr)
 	if n := len(list); n > maxEnded {
 		// Drop the oldest ended processes beyond the bound.
@@ -280,6 +303,9 @@ func (t *processTable) start(sandbox string, spec startSpec, fn func(context.Con
 		fn(ctx, pr)
 		if pr.stdin != nil {
 			pr.stdin.close() // a reader still waiting for input gets EOF
+		}
+		if pr.term != nil {
+			pr.term.close()
 		}
 		pr.finish()
 	})
@@ -386,18 +412,4 @@ func (pr *proc) signaled() bool {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	return pr.killed
-}
-
-// Update resizes a PTY. rung starts no PTYs yet, so a process it finds
-// has none: failed_precondition, as envd answers for a process without
-// one; an unknown process is not_found.
-func (p *processService) Update(ctx context.Context, req *connect.Request[pb.UpdateRequest]) (*connect.Response[pb.UpdateResponse], error) {
-	c, err := p.s.envdCaller(ctx, req.Header())
-	if err != nil {
-		return nil, p.s.rpcError(ctx, err)
-	}
-	if _, err := p.s.procs.find(c.sandbox, req.Msg.GetProcess()); err != nil {
-		return nil, p.s.rpcError(ctx, err)
-	}
-	return nil, connect.NewError(connect.CodeFailedPrecondition, errors.New("the process has no PTY"))
 }

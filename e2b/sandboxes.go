@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,6 +31,11 @@ func (s *Server) routeAPI() {
 		{"POST /sandboxes/{id}/resume", s.resume},
 		{"POST /sandboxes/{id}/connect", s.connect},
 		{"POST /v2/sandboxes/{id}/connect", s.connect},
+		{"POST /sandboxes/{id}/snapshots", s.createSnapshot},
+		{"GET /snapshots", s.listSnapshots},
+		{"DELETE /templates/{id}", s.deleteTemplate},
+		{"POST /sandboxes/{id}/fork", s.fork},
+		{"PUT /sandboxes/{id}/network", s.updateNetwork},
 	} {
 		s.api.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			c, err := s.apiCaller(r)
@@ -98,11 +102,16 @@ func templateOf(sb rung.Sandbox) string {
 	return name
 }
 
-// sandboxOutOf answers create and connect. The envd access token is the
-// caller's own key: envd requests authenticate as the tenant, and the
-// E2b-Sandbox-Id header names the sandbox.
-func sandboxOutOf(sb rung.Sandbox, key string) sandboxOut {
-	return sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: key}
+// sandboxOutOf answers create, connect and fork. The envd access token
+// opens this sandbox's envd only (secure.go); the sandbox joins the ones
+// signed /files URLs are checked against.
+func (s *Server) sandboxOutOf(sb rung.Sandbox) sandboxOut {
+	s.signers.add(sb.Tenant, sb.ID)
+	out := sandboxOut{SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", EnvdVersion: EnvdVersion, EnvdAccessToken: s.accessToken(sb.Tenant, sb.ID)}
+	if d := s.cfg.PreviewDomain; d != "" {
+		out.Domain = &d
+	}
+	return out
 }
 
 func detailOf(sb rung.Sandbox) detailOut {
@@ -122,13 +131,17 @@ func detailOf(sb rung.Sandbox) detailOut {
 	}
 }
 
-// createIn is the part of E2B's NewSandbox rung reads. Network, volume,
-// MCP and auto-pause fields are accepted and not applied yet.
+// createIn is the part of E2B's NewSandbox rung reads. Volume, MCP and
+// auto-pause fields are accepted and not applied.
 type createIn struct {
 	TemplateID string            `json:"templateID"`
 	Metadata   map[string]string `json:"metadata"`
 	EnvVars    map[string]string `json:"envVars"`
 	Timeout    *int64            `json:"timeout"` // seconds
+	// AllowInternetAccess and Network become the sandbox's network policy
+	// (network.go); left out, rung's default (none) holds.
+	AllowInternetAccess *bool      `json:"allow_internet_access"`
+	Network             *networkIn `json:"network"`
 }
 
 // defaultTimeout is E2B's server-side default sandbox lifetime.
@@ -174,10 +187,24 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		ttl = time.Duration(*in.Timeout) * time.Second
 	}
 	req := controller.CreateRequest{Labels: labels, Env: in.EnvVars, TTL: ttl}
+	if in.Network != nil && in.Network.AllowInternetAccess != nil {
+		return rung.Errorf(rung.ErrInvalid, "allow_internet_access belongs at the top level of the body")
+	}
+	pol, err := policyOf(in.AllowInternetAccess, in.Network)
+	if err != nil {
+		return err
+	}
+	if pol != nil {
+		req.Network = *pol
+	}
 	// A template is a snapshot of the tenant's (E2B's createSnapshot
 	// returns its id to create from) or an image.
 	if _, err := s.ctrl.GetSnapshot(r.Context(), c.tenant, in.TemplateID); err == nil {
 		req.FromSnapshot = in.TemplateID
+	} else if rung.Code(err) == rung.CodeNotFound && strings.HasPrefix(in.TemplateID, snapshotIDPrefix) {
+		// A snapshot id that is not the tenant's (deleted, or another
+		// tenant's) is no image name either.
+		return rung.Errorf(rung.ErrNotFound, "template %q not found", clip(in.TemplateID))
 	} else if rung.Code(err) == rung.CodeNotFound || rung.Code(err) == rung.CodeInvalid {
 		req.Image = in.TemplateID
 	} else {
@@ -207,7 +234,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		}
 		sb = ready
 	}
-	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb))
 	return nil
 }
 
@@ -301,7 +328,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request, c caller) error {
+	// Only the caller's own sandbox's processes and watchers are dropped.
+	if _, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id")); err != nil {
+		return err
+	}
 	s.procs.dropSandbox(r.PathValue("id"))
+	s.watches.dropSandbox(r.PathValue("id"))
+	s.signers.remove(rung.SandboxID(r.PathValue("id")))
 	if err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id")); err != nil {
 		return err
 	}
@@ -321,68 +354,6 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c caller) er
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// paused reports whether sb is paused as E2B sees it: by E2B's pause
-// (pausedLabel) or in rung's own paused state.
-func paused(sb rung.Sandbox) bool {
-	return sb.State == rung.StatePaused || sb.Labels[pausedLabel] != ""
-}
-
-func (s *Server) pause(w http.ResponseWriter, r *http.Request, c caller) error {
-	id := r.PathValue("id")
-	// rung's pause keeps files, not memory, whatever the caller asks.
-	if err := s.ctrl.Pause(r.Context(), c.tenant, id, false); err != nil {
-		return err
-	}
-	if err := s.setPaused(r.Context(), c.tenant, id, true); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// setPaused sets or clears the sandbox's pausedLabel.
-func (s *Server) setPaused(ctx context.Context, tenant rung.TenantID, id string, on bool) error {
-	sb, err := s.ctrl.Get(ctx, tenant, id)
-	if err != nil {
-		return err
-	}
-	if (sb.Labels[pausedLabel] != "") == on {
-		return nil
-	}
-	labels := maps.Clone(sb.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	if on {
-		labels[pausedLabel] = "1"
-	} else {
-		delete(labels, pausedLabel)
-	}
-	_, err = s.ctrl.Update(ctx, tenant, id, controller.UpdateRequest{Labels: &labels})
-	return err
-}
-
-// resumeSandbox starts a paused sandbox's container again and clears its
-// mark.
-func (s *Server) resumeSandbox(ctx context.Context, tenant rung.TenantID, id string) (rung.Sandbox, error) {
-	if _, err := s.ctrl.Resume(ctx, tenant, id); err != nil {
-		return rung.Sandbox{}, err
-	}
-	if err := s.setPaused(ctx, tenant, id, false); err != nil {
-		return rung.Sandbox{}, err
-	}
-	return s.ctrl.Get(ctx, tenant, id)
-}
-
-func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error {
-	sb, err := s.resumeSandbox(r.Context(), c.tenant, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
 	return nil
 }
 
@@ -411,11 +382,11 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 	}
 	status := http.StatusOK
 	if paused(sb) {
-		if sb, err = s.resumeSandbox(r.Context(), c.tenant, id); err != nil {
+		if sb, err = s.resumeSandbox(r.Context(), c.tenant, sb); err != nil {
 			return err
 		}
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, sandboxOutOf(sb, r.Header.Get("X-API-KEY")))
+	writeJSON(w, status, s.sandboxOutOf(sb))
 	return nil
 }

@@ -24,6 +24,15 @@ type Config struct {
 	Logger     *slog.Logger // nil discards
 	// MaxFileBytes bounds one /files upload; default 1 GiB.
 	MaxFileBytes int64
+	// PreviewDomain is rung's preview domain (rung serve --preview-domain),
+	// answered as a sandbox's domain so the SDK's getHost(port) names
+	// {port}-{id}.{PreviewDomain}, which rung's API serves; "" leaves the
+	// SDK's own domain (E2B_DOMAIN).
+	PreviewDomain string
+	// Key is the server's secret key; sandboxes' envd access tokens are
+	// derived from it (secure.go), so they outlive a restart. Nil: a
+	// random key, and tokens that last as long as the Server.
+	Key []byte
 }
 
 // Server serves the E2B control plane ([Server.API]) and envd
@@ -35,8 +44,17 @@ type Server struct {
 	cfg  Config
 	api  *http.ServeMux
 	envd *http.ServeMux
+	// envdH is envd with CORS (cors.go).
+	envdH http.Handler
+	// tokenKey derives the sandboxes' envd access tokens (secure.go).
+	tokenKey []byte
+	// signers are the sandboxes a signed /files URL is checked against.
+	signers signerTable
 	// procs are the commands Start began, by sandbox.
 	procs *processTable
+	// watches are the WatchDir streams' and polling watchers' bounds, and
+	// the polling watchers.
+	watches *watchTable
 
 	closeOnce sync.Once
 }
@@ -49,7 +67,7 @@ func New(cfg Config) *Server {
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = 1 << 30
 	}
-	s := &Server{ctrl: cfg.Controller, log: cfg.Logger, cfg: cfg, api: http.NewServeMux(), envd: http.NewServeMux(), procs: newProcessTable()}
+	s := &Server{ctrl: cfg.Controller, log: cfg.Logger, cfg: cfg, api: http.NewServeMux(), envd: http.NewServeMux(), procs: newProcessTable(), watches: newWatchTable(), tokenKey: tokenKeyOf(cfg.Key)}
 	s.routeAPI()
 	// Each known procedure is routed to its service; any other path,
 	// including an unknown method of a known service, gets Connect's
@@ -71,6 +89,7 @@ func New(cfg Config) *Server {
 	s.envd.HandleFunc("POST /files", s.writeFiles)
 	s.envd.HandleFunc("GET /health", s.health)
 	s.envd.HandleFunc("/", unimplemented)
+	s.envdH = withCORS(s.envd)
 	return s
 }
 
@@ -78,26 +97,45 @@ func New(cfg Config) *Server {
 // mount it with http.StripPrefix).
 func (s *Server) API() http.Handler { return s.api }
 
-// Envd returns envd's handler (paths without a prefix).
-func (s *Server) Envd() http.Handler { return s.envd }
+// Envd returns envd's handler (paths without a prefix), CORS included.
+// Mounted at the root's /files too, it serves the SDK's signed
+// uploadUrl()/downloadUrl(), which drop E2B_SANDBOX_URL's path.
+func (s *Server) Envd() http.Handler { return s.envdH }
 
 // Handler serves both on one port as E2B's own proxy tells them apart: a
 // request with an E2b-Sandbox-Id header is envd's, any other the control
-// plane's.
+// plane's, except that a browser's preflight for envd (which carries the
+// names of the headers to come, not the headers) and a signed /files URL
+// (which carries none) are envd's too.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("E2b-Sandbox-Id") != "" {
-			s.envd.ServeHTTP(w, r)
+		if r.Header.Get("E2b-Sandbox-Id") != "" || isEnvdPreflight(r) || r.URL.Path == "/files" && r.URL.Query().Has("signature") {
+			s.envdH.ServeHTTP(w, r)
 			return
 		}
 		s.api.ServeHTTP(w, r)
 	})
 }
 
-// Close kills the commands Start began that still run and waits for
-// them. It is idempotent.
+func isEnvdPreflight(r *http.Request) bool {
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	for _, v := range r.Header.Values("Access-Control-Request-Headers") {
+		if strings.Contains(strings.ToLower(v), "e2b-sandbox-id") {
+			return true
+		}
+	}
+	return false
+}
+
+// Close kills the commands Start began that still run, removes the
+// polling watchers, and waits for both. It is idempotent.
 func (s *Server) Close() {
-	s.closeOnce.Do(s.procs.close)
+	s.closeOnce.Do(func() {
+		s.procs.close()
+		s.watches.close()
+	})
 }
 
 // unimplemented answers a path no service serves as Connect's
@@ -122,22 +160,14 @@ type caller struct {
 }
 
 // health answers envd's GET /health: 204, or, as E2B's proxy does for a
-// sandbox that is gone or paused, 502 when the E2b-Sandbox-Id header
-// names a sandbox the caller's tenant does not have or has paused (the
-// SDK's isRunning reads 502 as false). A request without the header is
-// the daemon's own health.
+// sandbox that is gone, 502 when the E2b-Sandbox-Id header names a
+// sandbox the caller's tenant does not have (the SDK's isRunning reads
+// 502 as false), or one that is paused. A request without the header is the daemon's own health.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("E2b-Sandbox-Id") != "" {
-		c, err := s.envdCaller(r.Context(), r.Header)
-		if err == nil {
-			var sb rung.Sandbox
-			if sb, err = s.ctrl.Get(r.Context(), c.tenant, c.sandbox); err == nil && paused(sb) {
-				err = rung.Errorf(rung.ErrNotFound, "sandbox %s is paused", sb.ID)
-			}
-		}
-		if err != nil {
+		if _, err := s.envdCaller(r.Context(), r.Header); err != nil {
 			status := http.StatusBadGateway
-			if rung.Code(err) != rung.CodeNotFound {
+			if code := rung.Code(err); code != rung.CodeNotFound && code != rung.CodeUnavailable {
 				status = statusOf[rung.Code(err)]
 			}
 			writeJSON(w, status, map[string]any{"code": status, "message": message(err)})

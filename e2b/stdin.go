@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 
 	"rung.dev/rung"
+	"rung.dev/rung/controller"
 	pb "rung.dev/rung/e2b/envdpb/process"
 )
 
@@ -103,9 +104,14 @@ func (p *processService) stdinOf(ctx context.Context, h http.Header, sel *pb.Pro
 }
 
 func (p *processService) SendInput(ctx context.Context, req *connect.Request[pb.SendInputRequest]) (*connect.Response[pb.SendInputResponse], error) {
-	in, ok := req.Msg.GetInput().GetInput().(*pb.ProcessInput_Stdin)
-	if !ok {
-		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("PTY input is not served by rung yet"))
+	var in *pb.ProcessInput_Stdin
+	switch i := req.Msg.GetInput().GetInput().(type) {
+	case *pb.ProcessInput_Stdin:
+		in = i
+	case *pb.ProcessInput_Pty:
+		return p.sendPTY(ctx, req.Header(), req.Msg.GetProcess(), i.Pty)
+	default:
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("input has neither stdin nor pty"))
 	}
 	pipe, err := p.stdinOf(ctx, req.Header(), req.Msg.GetProcess())
 	if err != nil {
@@ -127,4 +133,20 @@ func (p *processService) CloseStdin(ctx context.Context, req *connect.Request[pb
 	}
 	pipe.close()
 	return connect.NewResponse(&pb.CloseStdinResponse{}), nil
+}
+
+// sendPTY types data at a PTY process's terminal.
+func (p *processService) sendPTY(ctx context.Context, h http.Header, sel *pb.ProcessSelector, data []byte) (*connect.Response[pb.SendInputResponse], error) {
+	c, err := p.s.envdCaller(ctx, h)
+	if err != nil {
+		return nil, p.s.rpcError(ctx, err)
+	}
+	q, err := p.ptyOf(ctx, c.sandbox, sel)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.push(controller.TermInput{Data: data}); err != nil {
+		return nil, p.inputError(ctx, err)
+	}
+	return connect.NewResponse(&pb.SendInputResponse{}), nil
 }

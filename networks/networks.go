@@ -13,12 +13,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -543,6 +545,53 @@ func (s secretSource) Bindings(ctx context.Context) ([]egress.Secret, error) {
 		}
 	}
 	return out, nil
+}
+
+// SweepCAs removes the certificate authorities kept on disk for sandboxes
+// that no longer exist (deleted while no daemon ran, or by a daemon that
+// died before it removed them), and temporary files a write left; exists
+// answers for one sandbox. A CA is a signing key: none outlives its
+// sandbox. It returns how many sandboxes' files it removed.
+func (t *Tier) SweepCAs(exists func(rung.SandboxID) (bool, error)) (int, error) {
+	ents, err := os.ReadDir(t.cfg.Dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("sweep sandbox CAs: %w", err)
+	}
+	gone := map[rung.SandboxID]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".tmp-") {
+			os.Remove(filepath.Join(t.cfg.Dir, name))
+			continue
+		}
+		ext := filepath.Ext(name)
+		if ext != ".crt" && ext != ".key" {
+			continue
+		}
+		id := rung.SandboxID(strings.TrimSuffix(name, ext))
+		if _, seen := gone[id]; seen {
+			continue
+		}
+		ok, err := exists(id)
+		if err != nil {
+			return 0, fmt.Errorf("sweep sandbox CAs: %w", err)
+		}
+		gone[id] = !ok
+	}
+	n := 0
+	for id, g := range gone {
+		if !g {
+			continue
+		}
+		for _, ext := range []string{".crt", ".key"} {
+			os.Remove(filepath.Join(t.cfg.Dir, string(id)+ext))
+		}
+		n++
+	}
+	return n, nil
 }
 
 // SweepUnadopted detaches the links an earlier daemon left for sandboxes

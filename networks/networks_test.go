@@ -87,6 +87,45 @@ func TestCAKept(t *testing.T) {
 	}
 }
 
+// SweepCAs removes the CAs of sandboxes that no longer exist, and only
+// those, with the temporary files a write left.
+func TestSweepCAs(t *testing.T) {
+	dir := t.TempDir()
+	tr := newTier(t, dir)
+	kept := rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "a", Network: rung.NetworkPolicy{Mode: rung.NetworkNone}}
+	gone := rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "a", Network: rung.NetworkPolicy{Mode: rung.NetworkNone}}
+	for _, sb := range []rung.Sandbox{kept, gone} {
+		if _, _, _, err := tr.Prepare(t.Context(), sb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(dir, "ca", ".tmp-123")
+	if err := os.WriteFile(tmp, []byte("half a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := tr.SweepCAs(func(id rung.SandboxID) (bool, error) { return id == kept.ID, nil })
+	if err != nil || n != 1 {
+		t.Fatalf("SweepCAs = %d, %v; want 1 sandbox's files removed", n, err)
+	}
+	for _, ext := range []string{".crt", ".key"} {
+		if _, err := os.Stat(filepath.Join(dir, "ca", string(gone.ID)+ext)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the deleted sandbox's %s stayed: %v", ext, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ca", string(kept.ID)+ext)); err != nil {
+			t.Errorf("a live sandbox's %s went: %v", ext, err)
+		}
+	}
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a temporary file stayed: %v", err)
+	}
+	if _, err := tr.SweepCAs(func(rung.SandboxID) (bool, error) { return false, errors.New("store down") }); err == nil {
+		t.Error("a store error was not reported")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ca", string(kept.ID)+".key")); err != nil {
+		t.Errorf("a store error removed a CA: %v", err)
+	}
+}
+
 // A tenant's rules go with every sandbox's; limits come from the
 // sandbox, else the tenant, else the defaults; network.json is checked.
 func TestTenantPolicies(t *testing.T) {

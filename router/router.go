@@ -27,6 +27,9 @@ type Request struct {
 	// ContainerAvailable says whether this server can run the container
 	// tier for the sandbox now.
 	ContainerAvailable bool
+	// PTY says the exec runs on a pseudo-terminal, which only the
+	// container tier has.
+	PTY bool
 }
 
 // Decision is the router's answer. When Err is non-nil the exec must not
@@ -59,13 +62,22 @@ const (
 	// than the sandbox's, which only the container tier switches to.
 	ClassUser    = "user"
 	ClassInvalid = "invalid" // an unknown backend: nothing runs
+	// ClassPTY: the exec runs on a pseudo-terminal, which only the
+	// container tier has.
+	ClassPTY = "pty"
 )
+
+// ptyReason is a PTY exec's reason for the container tier.
+const ptyReason = "runs on a pseudo-terminal: the isolate tier has no terminal"
 
 // Route picks the tier for req. The isolate tier runs a script only when
 // isolate.Check accepts it; anything else goes to the container tier, and
 // when that is unavailable the exec fails naming what the isolate tier
 // cannot run. It never picks a tier that would fake a result.
 func Route(req Request, isolate Checker) Decision {
+	if req.PTY {
+		return routePTY(req)
+	}
 	switch req.Backend {
 	case "", rung.BackendAuto:
 		p, err := isolate.CheckProgram(shell.CheckRequest{Script: req.Script, Dir: req.Dir, Env: req.Env, LookPath: req.LookPath})
@@ -88,6 +100,26 @@ func Route(req Request, isolate Checker) Decision {
 				Err: rung.Errorf(rung.ErrUnavailable, "container tier not available on this server")}
 		}
 		return Decision{Backend: rung.BackendContainer, Reason: "requested", Class: ClassRequested}
+	}
+	return Decision{Reason: "invalid backend", Class: ClassInvalid, Err: rung.Errorf(rung.ErrInvalid, "unknown backend %q (want auto, isolate or container)", req.Backend)}
+}
+
+// routePTY sends a PTY exec to the container tier, the only one with
+// terminals: auto says why, isolate is refused.
+func routePTY(req Request) Decision {
+	switch req.Backend {
+	case "", rung.BackendAuto, rung.BackendContainer:
+		d := Decision{Backend: rung.BackendContainer, Reason: ptyReason, Class: ClassPTY}
+		if req.Backend == rung.BackendContainer {
+			d.Reason, d.Class = "requested", ClassRequested
+		}
+		if !req.ContainerAvailable {
+			d.Err = rung.Errorf(rung.ErrUnavailable, "a PTY exec needs the container tier (the isolate tier has no terminal), and it is not available on this server")
+		}
+		return d
+	case rung.BackendIsolate:
+		return Decision{Backend: rung.BackendIsolate, Reason: "requested", Class: ClassRequested,
+			Err: rung.Errorf(rung.ErrInvalid, "backend isolate has no terminal: a PTY exec runs in the container tier (use backend auto or container)")}
 	}
 	return Decision{Reason: "invalid backend", Class: ClassInvalid, Err: rung.Errorf(rung.ErrInvalid, "unknown backend %q (want auto, isolate or container)", req.Backend)}
 }

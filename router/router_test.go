@@ -43,6 +43,11 @@ func TestRoute(t *testing.T) {
 		{"container requested", router.Request{Script: "echo hi", Backend: rung.BackendContainer, ContainerAvailable: true}, rung.BackendContainer, nil, "requested", router.ClassRequested},
 		{"container unavailable", router.Request{Script: "echo hi", Backend: rung.BackendContainer}, rung.BackendContainer, rung.ErrUnavailable, "requested", router.ClassRequested},
 		{"bad backend", router.Request{Script: "echo hi", Backend: "gpu"}, "", rung.ErrInvalid, "invalid", router.ClassInvalid},
+		{"pty auto", router.Request{Script: "echo hi", PTY: true, ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "no terminal", router.ClassPTY},
+		{"pty container", router.Request{Script: "bash -l", PTY: true, Backend: rung.BackendContainer, ContainerAvailable: true}, rung.BackendContainer, nil, "requested", router.ClassRequested},
+		{"pty no container", router.Request{Script: "echo hi", PTY: true, LookPath: basePath}, rung.BackendContainer, rung.ErrUnavailable, "no terminal", router.ClassPTY},
+		{"pty isolate", router.Request{Script: "echo hi", PTY: true, Backend: rung.BackendIsolate, ContainerAvailable: true}, rung.BackendIsolate, rung.ErrInvalid, "requested", router.ClassRequested},
+		{"pty bad backend", router.Request{Script: "echo hi", PTY: true, Backend: "gpu"}, "", rung.ErrInvalid, "invalid", router.ClassInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +64,7 @@ func TestRoute(t *testing.T) {
 			}
 			// Only auto's choice of the isolate tier hands the parsed
 			// script on.
-			if (d.Program != nil) != (d.Backend == rung.BackendIsolate && tc.req.Backend != rung.BackendIsolate) {
+			if (d.Program != nil) != (d.Backend == rung.BackendIsolate && tc.req.Backend != rung.BackendIsolate && d.Err == nil) {
 				t.Errorf("Route(%q).Program = %v with backend %s", tc.req.Script, d.Program, d.Backend)
 			}
 			if d.Program != nil && d.Program.Script() != tc.req.Script {

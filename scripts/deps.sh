@@ -31,6 +31,7 @@ want losetup mount
 want ip iproute2 # the network tests' upstream namespaces
 want node nodejs # the E2B SDK's end-to-end test
 want npm npm
+want chromium chromium # headless, drives the web dashboard in TestDashboard
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" != 0 ]; then

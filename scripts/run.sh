@@ -48,5 +48,6 @@ else
 	echo "(no python3: the default image is not base; its build failed above: bin/rung image build base)"
 fi
 echo
+echo "== the dashboard: open http://$addr/ in a browser and log in with the token in $data/token"
 echo "== the daemon keeps running; try: RUNG_ADDR=$addr RUNG_TOKEN=\$(cat $data/token) bin/rung --help"
 wait $daemon

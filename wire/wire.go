@@ -73,6 +73,9 @@ type ExecRequest struct {
 	Backend   rung.Backend      `json:"backend,omitempty"`
 	User      string            `json:"user,omitempty"` // another user of the image ("root"): runs in the container
 	TimeoutMS int64             `json:"timeout_ms,omitempty"`
+	// PTY runs the command on a pseudo-terminal of this size (WebSocket
+	// only; always in the container tier).
+	PTY *rung.TermSize `json:"pty,omitempty"`
 }
 
 // ExecResult is how an exec ended; in a stream it is the final frame,
@@ -106,8 +109,11 @@ type Frame struct {
 
 // WSInput is a client's message on an exec WebSocket after the request.
 type WSInput struct {
-	Type string `json:"type"` // "stdin" or "stdin_close"
+	Type string `json:"type"` // "stdin", "stdin_close" or (PTY only) "resize"
 	Data string `json:"data,omitempty"`
+	// Cols and Rows are a "resize" message's new terminal size.
+	Cols int `json:"cols,omitempty"`
+	Rows int `json:"rows,omitempty"`
 }
 
 // ErrorBody is every error response.
@@ -205,6 +211,8 @@ type ProcessRequest struct {
 	Cwd     string            `json:"cwd,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	User    string            `json:"user,omitempty"` // default the sandbox's user
+	// PTY runs the process on a pseudo-terminal of this size.
+	PTY *rung.TermSize `json:"pty,omitempty"`
 }
 
 // Process describes a background process. FirstSeq is the oldest output

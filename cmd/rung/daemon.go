@@ -18,6 +18,7 @@ import (
 	"rung.dev/rung/api"
 	"rung.dev/rung/containers"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/dashboard"
 	"rung.dev/rung/e2b"
 	"rung.dev/rung/egress"
 	"rung.dev/rung/mcp"
@@ -216,6 +217,21 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		// (not adopted) go now.
 		d.networks.SweepUnadopted(ctx)
 	}
+	if d.networks != nil {
+		// The CAs of sandboxes deleted while no daemon ran go too.
+		n, err := d.networks.SweepCAs(func(id rung.SandboxID) (bool, error) {
+			_, err := d.store.GetSandbox(ctx, "", id)
+			if errors.Is(err, rung.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			log.WarnContext(ctx, "sweep sandbox CAs", "err", err)
+		} else if n > 0 {
+			log.InfoContext(ctx, "removed the CAs of sandboxes that no longer exist", "sandboxes", n)
+		}
+	}
 	if !d.Report.Empty() {
 		log.WarnContext(ctx, "start-up reconciliation fixed things", "report", d.Report)
 	}
@@ -242,12 +258,15 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		},
 	})
 	apiHandler = api.New(api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
-		Metrics: d.metrics.Handler(), Observe: d.metrics.API})
-	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log})
+		Metrics: d.metrics.Handler(), Observe: d.metrics.API, Dashboard: dashboard.Handler()})
+	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, Key: key})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
 	mux.Handle("/e2b/api/", http.StripPrefix("/e2b/api", d.e2b.API()))
 	mux.Handle("/e2b/envd/", http.StripPrefix("/e2b/envd", d.e2b.Envd()))
+	// The SDK's signed uploadUrl()/downloadUrl() drop E2B_SANDBOX_URL's
+	// path, so they arrive at the root.
+	mux.Handle("/files", d.e2b.Envd())
 	d.handler = mux
 	d.e2bSrv = &http.Server{Handler: d.e2b.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

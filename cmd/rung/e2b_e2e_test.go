@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"rung.dev/rung/internal/testenv"
 )
@@ -27,7 +32,9 @@ type e2bWire struct {
 func (e e2bWire) api(method, path string, body any) (int, []byte) {
 	e.t.Helper()
 	var r io.Reader
-	if body != nil {
+	if raw, ok := body.(string); ok { // sent as it is, for malformed bodies
+		r = strings.NewReader(raw)
+	} else if body != nil {
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
@@ -75,10 +82,16 @@ func (e e2bWire) unary(sandbox, method string, msg string) (int, map[string]any)
 // end-of-stream message.
 func (e e2bWire) stream(sandbox, method string, raw []byte) (int, []map[string]any, map[string]any) {
 	e.t.Helper()
+	return e.streamFor(sandbox, method, raw, "60000")
+}
+
+// streamFor is stream with Connect-Timeout-Ms timeoutMs.
+func (e e2bWire) streamFor(sandbox, method string, raw []byte, timeoutMs string) (int, []map[string]any, map[string]any) {
+	e.t.Helper()
 	req := e.envdReq("POST", "/"+method, sandbox, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/connect+json")
 	req.Header.Set("Connect-Protocol-Version", "1")
-	req.Header.Set("Connect-Timeout-Ms", "60000")
+	req.Header.Set("Connect-Timeout-Ms", timeoutMs)
 	status, b := e.do(req)
 	var msgs []map[string]any
 	for len(b) >= 5 {
@@ -225,6 +238,322 @@ func TestE2BWire(t *testing.T) {
 		}
 	})
 
+	t.Run("signed and cors", func(t *testing.T) {
+		e := e
+		e.t = t
+		sign := func(path, op, exp string) string {
+			raw := path + ":" + op + "::" + sbx.EnvdAccessToken
+			if exp != "" {
+				raw += ":" + exp
+			}
+			sum := sha256.Sum256([]byte(raw))
+			return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
+		}
+		get := func(q url.Values) (int, string) {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", e.base+"/files?"+q.Encode(), nil)
+			status, b := e.do(req)
+			return status, string(b)
+		}
+		p := "/home/user/dir/a.txt"
+		if status, b := get(url.Values{"path": {p}, "signature": {sign(p, "read", "")}}); status != http.StatusOK || b != "hello\n" {
+			t.Errorf("signed GET /files: %d %q", status, b)
+		}
+		future, past := strconv.FormatInt(time.Now().Unix()+600, 10), strconv.FormatInt(time.Now().Unix()-1, 10)
+		if status, b := get(url.Values{"path": {p}, "signature": {sign(p, "read", future)}, "signature_expiration": {future}}); status != http.StatusOK {
+			t.Errorf("signed GET /files, expiring later: %d %q", status, b)
+		}
+		for _, tc := range []struct {
+			name string
+			q    url.Values
+		}{
+			{"no signature", url.Values{"path": {p}}},
+			{"expired", url.Values{"path": {p}, "signature": {sign(p, "read", past)}, "signature_expiration": {past}}},
+			{"expiration changed", url.Values{"path": {p}, "signature": {sign(p, "read", past)}, "signature_expiration": {future}}},
+			{"bad expiration", url.Values{"path": {p}, "signature": {sign(p, "read", "x")}, "signature_expiration": {"x"}}},
+			{"another path", url.Values{"path": {"/home/user/dir/b.txt"}, "signature": {sign(p, "read", "")}}},
+			{"write signature", url.Values{"path": {p}, "signature": {sign(p, "write", "")}}},
+			{"another user", url.Values{"path": {p}, "username": {"root"}, "signature": {sign(p, "read", "")}}},
+			{"forged", url.Values{"path": {p}, "signature": {"v1_" + strings.Repeat("A", 43)}}},
+		} {
+			if status, b := get(tc.q); status != http.StatusUnauthorized {
+				t.Errorf("%s: %d %q, want 401", tc.name, status, b)
+			}
+		}
+		// The access token opens its own sandbox's envd only.
+		status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": 60})
+		var two struct{ SandboxID string }
+		json.Unmarshal(b, &two)
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, b)
+		}
+		defer e.api("DELETE", "/sandboxes/"+two.SandboxID, nil)
+		withTok := e2bWire{t: t, base: e.base, key: sbx.EnvdAccessToken}
+		if status, out := withTok.unary(id, "filesystem.Filesystem/Stat", `{"path":"dir/a.txt"}`); status != http.StatusOK {
+			t.Errorf("Stat with the access token: %d %v", status, out)
+		}
+		if status, out := withTok.unary(two.SandboxID, "filesystem.Filesystem/Stat", `{"path":"/home/user"}`); out["code"] != "unauthenticated" {
+			t.Errorf("Stat of another sandbox with this one's access token: %d %v, want unauthenticated", status, out)
+		}
+		// CORS: a preflight is answered, a request carries the headers.
+		req, _ := http.NewRequestWithContext(t.Context(), "OPTIONS", e.base+"/e2b/envd/process.Process/Start", nil)
+		req.Header.Set("Origin", "https://app.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type,x-access-token,e2b-sandbox-id,connect-protocol-version,bad header")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+			resp.Header.Get("Access-Control-Allow-Methods") != "POST" ||
+			resp.Header.Get("Access-Control-Allow-Headers") != "content-type, x-access-token, e2b-sandbox-id, connect-protocol-version" {
+			t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+		}
+		req = e.envdReq("GET", "/files?path=dir/a.txt", id, nil)
+		req.Header.Set("Origin", "https://app.example")
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Grpc-Status") {
+			t.Errorf("GET /files from a browser: %d %v", resp.StatusCode, resp.Header)
+		}
+	})
+
+	t.Run("watch", func(t *testing.T) {
+		e := e
+		e.t = t
+		if status, out := e.unary(id, "filesystem.Filesystem/MakeDir", `{"path":"/home/user/wd"}`); status != http.StatusOK {
+			t.Fatalf("MakeDir: %d %v", status, out)
+		}
+		status, out := e.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/home/user/wd","recursive":true}`)
+		wid, _ := out["watcherId"].(string)
+		if status != http.StatusOK || wid == "" {
+			t.Fatalf("CreateWatcher: %d %v", status, out)
+		}
+		req := e.envdReq("POST", "/files?path=/home/user/wd/sub/x.txt", id, strings.NewReader("x"))
+		req.Header.Set("Content-Type", "application/octet-stream")
+		if status, b := e.do(req); status != http.StatusOK {
+			t.Fatalf("POST /files: %d %s", status, b)
+		}
+		// The watcher's goroutine queues the events the write caused;
+		// each poll is a round trip, and the test's timeout catches a hang.
+		// sub is new: x.txt may be written before sub's watch is in place,
+		// and then it is reported created rather than written.
+		var seen []any
+		for !strings.Contains(fmt.Sprint(seen), "name:sub/x.txt type:EVENT_TYPE_") {
+			status, out := e.unary(id, "filesystem.Filesystem/GetWatcherEvents", `{"watcherId":"`+wid+`"}`)
+			if status != http.StatusOK {
+				t.Fatalf("GetWatcherEvents: %d %v", status, out)
+			}
+			evs, _ := out["events"].([]any)
+			seen = append(seen, evs...)
+		}
+		if !strings.Contains(fmt.Sprint(seen), "name:sub type:EVENT_TYPE_CREATE") {
+			t.Errorf("events %v, want sub's creation", seen)
+		}
+		// Watches per sandbox are bounded (streams and polling together).
+		var ids []string
+		for {
+			status, out := e.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/tmp"}`)
+			if status != http.StatusOK {
+				if out["code"] != "resource_exhausted" || len(ids) != 15 {
+					t.Errorf("watcher %d: %d %v, want resource_exhausted after 16", len(ids)+2, status, out)
+				}
+				break
+			}
+			ids = append(ids, out["watcherId"].(string))
+			if len(ids) > 16 {
+				t.Fatalf("%d watchers accepted", len(ids)+1)
+			}
+		}
+		for _, w := range append(ids, wid) {
+			if status, out := e.unary(id, "filesystem.Filesystem/RemoveWatcher", `{"watcherId":"`+w+`"}`); status != http.StatusOK {
+				t.Errorf("RemoveWatcher: %d %v", status, out)
+			}
+		}
+		for _, tc := range []struct{ method, msg, code string }{
+			{"GetWatcherEvents", `{"watcherId":"` + wid + `"}`, "not_found"}, // removed
+			{"RemoveWatcher", `{"watcherId":"nope"}`, "not_found"},
+			{"GetWatcherEvents", `{"watcherId":5}`, "invalid_argument"},
+			{"CreateWatcher", `{"path":"/home/user/nope"}`, "not_found"},
+			{"CreateWatcher", `{"path":"/home/user/wd/sub/x.txt"}`, "invalid_argument"},
+			{"CreateWatcher", `{"path":"/etc"}`, "invalid_argument"},
+			{"CreateWatcher", `{"path":"/home/user/../../etc"}`, "invalid_argument"},
+		} {
+			if status, out := e.unary(id, "filesystem.Filesystem/"+tc.method, tc.msg); out["code"] != tc.code {
+				t.Errorf("%s %s: %d %v, want %s", tc.method, tc.msg, status, out, tc.code)
+			}
+		}
+		// A stream ends at its deadline, as envd's: start, then
+		// deadline_exceeded (nothing changed meanwhile). On a loaded
+		// machine the deadline may pass before the watch is in place:
+		// then there is no start, and the same end.
+		_, msgs, end := e.streamFor(id, "filesystem.Filesystem/WatchDir", envelope(`{"path":"/home/user/wd"}`), "1000")
+		if errv, _ := end["error"].(map[string]any); len(msgs) > 1 || len(msgs) == 1 && msgs[0]["start"] == nil || errv == nil || errv["code"] != "deadline_exceeded" {
+			t.Errorf("WatchDir until its deadline: messages %v, end %v; want start and deadline_exceeded", msgs, end)
+		}
+		_, msgs, end = e.stream(id, "filesystem.Filesystem/WatchDir", envelope(`{"path":"/home/user/nope"}`))
+		if errv, _ := end["error"].(map[string]any); len(msgs) != 0 || errv == nil || errv["code"] != "not_found" {
+			t.Errorf("WatchDir of a missing directory: messages %v, end %v; want not_found", msgs, end)
+		}
+		// A link out of the sandbox is resolved inside it.
+		e.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","ln -s /etc /home/user/etclink"]}}`))
+		if status, out := e.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/home/user/etclink"}`); out["code"] != "not_found" {
+			t.Errorf("CreateWatcher through a link to /etc: %d %v, want not_found", status, out)
+		}
+		other := e2bWire{t: t, base: e.base, key: otherKey.Token}
+		if status, out := other.unary(id, "filesystem.Filesystem/CreateWatcher", `{"path":"/home/user/wd"}`); out["code"] != "not_found" {
+			t.Errorf("CreateWatcher on another tenant's sandbox: %d %v, want not_found", status, out)
+		}
+	})
+
+	t.Run("snapshots", func(t *testing.T) {
+		e := e
+		e.t = t
+		other := e2bWire{t: t, base: e.base, key: otherKey.Token}
+		status, b := e.api("POST", "/sandboxes/"+id+"/snapshots", map[string]any{"name": "wire-snap"})
+		var snap struct {
+			SnapshotID string
+			Names      []string
+		}
+		json.Unmarshal(b, &snap)
+		if status != http.StatusCreated || snap.SnapshotID == "" || len(snap.Names) != 1 || snap.Names[0] != "wire-snap" {
+			t.Fatalf("create snapshot: %d %s", status, b)
+		}
+		if status, b := e.api("GET", "/snapshots?sandboxID="+id, nil); status != http.StatusOK || !strings.Contains(string(b), snap.SnapshotID) {
+			t.Errorf("list snapshots: %d %s", status, b)
+		}
+		if status, b := other.api("GET", "/snapshots", nil); status != http.StatusOK || strings.Contains(string(b), snap.SnapshotID) {
+			t.Errorf("another tenant lists snapshots: %d %s", status, b)
+		}
+		for _, tc := range []struct {
+			name   string
+			w      e2bWire
+			method string
+			path   string
+			body   any
+			code   int
+		}{
+			{"malformed body", e, "POST", "/sandboxes/" + id + "/snapshots", `{"name":`, 400},
+			{"bad name", e, "POST", "/sandboxes/" + id + "/snapshots", map[string]any{"name": "Not A Name"}, 400},
+			{"name taken", e, "POST", "/sandboxes/" + id + "/snapshots", map[string]any{"name": "wire-snap"}, 409},
+			{"another tenant's sandbox", other, "POST", "/sandboxes/" + id + "/snapshots", nil, 404},
+			{"another tenant's snapshot deleted", other, "DELETE", "/templates/" + snap.SnapshotID, nil, 404},
+			{"another tenant's snapshot as template", other, "POST", "/v2/sandboxes", map[string]any{"templateID": snap.SnapshotID}, 404},
+			{"fork count 0", e, "POST", "/sandboxes/" + id + "/fork", map[string]any{"count": 0}, 400},
+			{"fork count too big", e, "POST", "/sandboxes/" + id + "/fork", map[string]any{"count": 101}, 400},
+			{"fork timeout negative", e, "POST", "/sandboxes/" + id + "/fork", map[string]any{"timeout": -1}, 400},
+			{"fork of another tenant's sandbox", other, "POST", "/sandboxes/" + id + "/fork", nil, 404},
+			{"resume of a running sandbox", e, "POST", "/sandboxes/" + id + "/resume", nil, 409},
+			{"list limit", e, "GET", "/snapshots?limit=x", nil, 400},
+		} {
+			status, b := tc.w.api(tc.method, tc.path, tc.body)
+			var body struct{ Code int }
+			json.Unmarshal(b, &body)
+			if status != tc.code || body.Code != tc.code {
+				t.Errorf("%s: %d %s, want %d with code %d", tc.name, status, b, tc.code, tc.code)
+			}
+		}
+		status, b = e.api("POST", "/sandboxes/"+id+"/fork", map[string]any{"count": 1, "timeout": 60})
+		var forks []struct {
+			Sandbox *struct{ SandboxID string }
+			Error   *struct{ Code int }
+		}
+		json.Unmarshal(b, &forks)
+		if status != http.StatusCreated || len(forks) != 1 || forks[0].Sandbox == nil || forks[0].Sandbox.SandboxID == id {
+			t.Fatalf("fork: %d %s", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/files?path=dir/a.txt", forks[0].Sandbox.SandboxID, nil)); status != http.StatusOK || string(b) != "hello\n" {
+			t.Errorf("the fork's copy of dir/a.txt: %d %q", status, b)
+		}
+		e.api("DELETE", "/sandboxes/"+forks[0].Sandbox.SandboxID, nil)
+		if status, b := e.api("DELETE", "/templates/"+snap.SnapshotID, nil); status != http.StatusNoContent {
+			t.Errorf("delete snapshot: %d %s", status, b)
+		}
+		if status, b := e.api("DELETE", "/templates/"+snap.SnapshotID, nil); status != http.StatusNotFound || !strings.Contains(string(b), `"code":404`) {
+			t.Errorf("delete snapshot again: %d %s", status, b)
+		}
+		// Pause: memory cannot be kept, and says so; without it envd
+		// refuses the sandbox (health 502) until connect.
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", map[string]any{"memory": true}); status != http.StatusServiceUnavailable || !strings.Contains(string(b), "memory") {
+			t.Errorf("pause keeping memory: %d %s, want 503 saying why", status, b)
+		}
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", `{"memory":`); status != http.StatusBadRequest {
+			t.Errorf("pause with a malformed body: %d %s, want 400", status, b)
+		}
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", map[string]any{}); status != http.StatusNoContent {
+			t.Fatalf("pause: %d %s", status, b)
+		}
+		if status, b := e.api("POST", "/sandboxes/"+id+"/pause", map[string]any{}); status != http.StatusConflict || !strings.Contains(string(b), `"code":409`) {
+			t.Errorf("pause again: %d %s, want 409", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/health", id, nil)); status != http.StatusBadGateway {
+			t.Errorf("health of a paused sandbox: %d %s, want 502", status, b)
+		}
+		if status, out := e.unary(id, "filesystem.Filesystem/Stat", `{"path":"/home/user/dir/a.txt"}`); out["code"] != "unavailable" {
+			t.Errorf("Stat on a paused sandbox: %d %v, want unavailable", status, out)
+		}
+		if status, b := e.api("POST", "/v2/sandboxes/"+id+"/connect", map[string]any{}); status != http.StatusCreated {
+			t.Errorf("connect to a paused sandbox: %d %s, want 201", status, b)
+		}
+		if status, b := e.api("POST", "/v2/sandboxes/"+id+"/connect", map[string]any{}); status != http.StatusOK {
+			t.Errorf("connect to a running sandbox: %d %s, want 200", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/files?path=dir/a.txt", id, nil)); status != http.StatusOK || string(b) != "hello\n" {
+			t.Errorf("dir/a.txt after pause and connect: %d %q", status, b)
+		}
+	})
+
+	t.Run("network", func(t *testing.T) {
+		e := e
+		e.t = t
+		other := e2bWire{t: t, base: e.base, key: otherKey.Token}
+		// This daemon has no network tier: mode none is served, egress is
+		// 503, which shows each body reached the policy it maps to.
+		status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "base", "allow_internet_access": false, "timeout": 60})
+		var sbx struct{ SandboxID string }
+		json.Unmarshal(b, &sbx)
+		if status != http.StatusCreated {
+			t.Fatalf("create without internet: %d %s", status, b)
+		}
+		defer e.api("DELETE", "/sandboxes/"+sbx.SandboxID, nil)
+		for _, tc := range []struct {
+			name   string
+			w      e2bWire
+			method string
+			path   string
+			body   any
+			code   int
+		}{
+			{"deny all", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"0.0.0.0/0"}}, 204},
+			{"egress needs the network tier", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"0.0.0.0/0"}, "allowOut": []string{"example.com"}}, 503},
+			{"create with egress", e, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "network": map[string]any{"denyOut": []string{"8.8.8.8"}}}, 503},
+			{"domain without deny all", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"allowOut": []string{"example.com"}}, 400},
+			{"domain denied", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"example.com"}}, 400},
+			{"allowed inside denied", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"allowOut": []string{"8.8.8.8"}, "denyOut": []string{"8.8.0.0/16"}}, 400},
+			{"transform rules", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"rules": map[string]any{"a.com": []any{map[string]any{}}}}, 400},
+			{"malformed body", e, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", `{"denyOut":"x"}`, 400},
+			{"create with a bad network", e, "POST", "/v2/sandboxes", map[string]any{"templateID": "base", "network": map[string]any{"denyOut": []string{"not an address"}}}, 400},
+			{"another tenant's sandbox", other, "PUT", "/sandboxes/" + sbx.SandboxID + "/network", map[string]any{"denyOut": []string{"0.0.0.0/0"}}, 404},
+		} {
+			status, b := tc.w.api(tc.method, tc.path, tc.body)
+			if status != tc.code {
+				t.Errorf("%s: %d %s, want %d", tc.name, status, b, tc.code)
+			}
+		}
+		// rung's own API, with the same key, shows the policy.
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", e.base+"/v1/sandboxes/"+sbx.SandboxID, nil)
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		status, b = e.do(req)
+		var sb struct{ Network struct{ Mode string } }
+		json.Unmarshal(b, &sb)
+		if status != http.StatusOK || sb.Network.Mode != "none" {
+			t.Errorf("the sandbox after the updates: %d %s; want network mode none", status, b)
+		}
+	})
+
 	t.Run("bad", func(t *testing.T) {
 		e := e
 		e.t = t
@@ -260,6 +589,13 @@ func TestE2BWire(t *testing.T) {
 		}
 		if _, out := e.unary(id, "process.Process/Update", `{"process":{"pid":1},"pty":{"size":{"cols":80,"rows":24}}}`); out["code"] != "not_found" {
 			t.Errorf("Update of an unknown process: %v, want not_found", out)
+		}
+		// A PTY of a size outside 1..1000 is refused before anything runs.
+		for _, size := range []string{`{"cols":0,"rows":24}`, `{"cols":80,"rows":1001}`} {
+			_, msgs, end := e.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-i","-l"]},"pty":{"size":`+size+`}}`))
+			if errv, _ := end["error"].(map[string]any); len(msgs) != 0 || errv == nil || errv["code"] != "invalid_argument" {
+				t.Errorf("pty size %s: messages %v, end %v; want none and invalid_argument", size, msgs, end)
+			}
 		}
 		for _, m := range []string{"process.Process/Nope", "nope.Service/Call"} {
 			if _, out := e.unary(id, m, `{}`); out["code"] != "unimplemented" {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,12 +147,13 @@ func serveE2BPort(t testing.TB, d *Daemon) string {
 // TestE2BSDK drives a base daemon with the real E2B SDK (the npm package
 // pinned in testdata/e2bsdk) through its two ways in: E2B_API_URL and
 // E2B_SANDBOX_URL under the API's /e2b prefixes, and the --e2b-addr port
-// that serves both without them. testdata/e2bsdk/smoke.mjs says what each
-// step expects.
+// that serves both without them. testdata/e2bsdk/smoke.mjs (everyday
+// calls) and more.mjs (watching, snapshots, network, signed URLs) say what
+// each step expects.
 func TestE2BSDK(t *testing.T) {
 	sdk := e2bSDK(t)
 	ensureBase(t)
-	c, d, addr := startContainerDaemonWith(t, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
+	c, d, addr := startContainerDaemonWith(t, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache, PreviewDomain: "preview.test"})
 	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +162,20 @@ func TestE2BSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2bAddr := serveE2BPort(t, d)
+	// On the E2B port a browser's preflight for envd carries no
+	// E2b-Sandbox-Id, only its name: it is envd's, answered with CORS.
+	req, _ := http.NewRequestWithContext(t.Context(), "OPTIONS", "http://"+e2bAddr+"/filesystem.Filesystem/Stat", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "e2b-sandbox-id, x-access-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Headers") != "e2b-sandbox-id, x-access-token" {
+		t.Errorf("preflight on the E2B port: %d %v", resp.StatusCode, resp.Header)
+	}
 	for _, tc := range []struct {
 		name     string
 		api, sbx string
@@ -167,20 +183,29 @@ func TestE2BSDK(t *testing.T) {
 		{"prefixed", "http://" + addr + "/e2b/api", "http://" + addr + "/e2b/envd"},
 		{"e2b-addr", "http://" + e2bAddr, "http://" + e2bAddr},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			steps := runSDKScript(t, sdk, "smoke.mjs", "E2B_API_URL="+tc.api, "E2B_SANDBOX_URL="+tc.sbx, "E2B_API_KEY="+key.Token)
-			if len(steps) == 0 {
-				t.Fatal("the script reported no steps")
-			}
-			for _, s := range steps {
-				if !s.OK {
-					t.Errorf("%s: %s (saw %s)", s.Step, s.Error, s.Data)
-				}
-			}
-			if last := steps[len(steps)-1]; last.Step != "done" {
-				t.Errorf("the script stopped after %q", last.Step)
-			}
-		})
+		for _, script := range []string{"smoke.mjs", "more.mjs"} {
+			t.Run(tc.name+"/"+script, func(t *testing.T) {
+				steps := runSDKScript(t, sdk, script, "E2B_API_URL="+tc.api, "E2B_SANDBOX_URL="+tc.sbx, "E2B_API_KEY="+key.Token, "RUNG_PREVIEW_URL=http://"+addr)
+				checkSDKSteps(t, steps)
+			})
+		}
+	}
+}
+
+// checkSDKSteps fails t for each step a script reported failed, and when
+// it stopped before its "done".
+func checkSDKSteps(t *testing.T, steps []sdkStep) {
+	t.Helper()
+	if len(steps) == 0 {
+		t.Fatal("the script reported no steps")
+	}
+	for _, s := range steps {
+		if !s.OK {
+			t.Errorf("%s: %s (saw %s)", s.Step, s.Error, s.Data)
+		}
+	}
+	if last := steps[len(steps)-1]; last.Step != "done" {
+		t.Errorf("the script stopped after %q", last.Step)
 	}
 }
 

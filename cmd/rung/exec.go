@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -13,14 +14,15 @@ import (
 
 func newExec(g *globals) *cobra.Command {
 	var backend, cwd, user string
-	var asJSON, stdin bool
+	var asJSON, stdin, tty bool
 	var timeoutMS int64
 	cmd := &cobra.Command{
-		Use:   "exec SANDBOX [--backend B] [--user U] [--json] -- CMD...",
+		Use:   "exec SANDBOX [-t] [--backend B] [--user U] [--json] -- CMD...",
 		Short: "Run a command line in a sandbox and exit with its exit code",
 		Long: "Run a command line (the words after -- joined by spaces, as bash -c sees them) in a sandbox. " +
 			"Output streams to stdout and stderr; with --json the result object is printed instead. " +
-			"rung exec exits with the command's exit code.",
+			"rung exec exits with the command's exit code. With -t the command runs on a pseudo-terminal in the " +
+			"sandbox's container, with this terminal in raw mode (see rung shell).",
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.client()
@@ -28,6 +30,12 @@ func newExec(g *globals) *cobra.Command {
 				return err
 			}
 			req := client.ExecRequest{Command: strings.Join(args[1:], " "), Backend: rung.Backend(backend), Cwd: cwd, User: user, TimeoutMS: timeoutMS}
+			if tty {
+				if asJSON || stdin {
+					return fmt.Errorf("exec -t: --json and --stdin do not apply: a terminal streams its input and output")
+				}
+				return runTerminal(cmd.Context(), c, args[0], req)
+			}
 			if stdin {
 				b, err := readAllStdin()
 				if err != nil {
@@ -57,6 +65,7 @@ func newExec(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&user, "user", "", "run as this user of the image, e.g. root (default the sandbox's user); another user than the sandbox's runs in the container")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object as JSON")
 	cmd.Flags().BoolVarP(&stdin, "stdin", "i", false, "send this process's stdin to the command")
+	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "run on a pseudo-terminal (container tier), interactively")
 	cmd.Flags().Int64Var(&timeoutMS, "timeout-ms", 0, "wall time limit in milliseconds (default: the server's)")
 	return cmd
 }

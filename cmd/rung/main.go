@@ -62,7 +62,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVar(&g.token, "token", "", "API token (default $RUNG_TOKEN or the data dir's admin token)")
 	root.AddCommand(
 		newServe(g),
-		newCreate(g), newLs(g), newRm(g), newExec(g),
+		newCreate(g), newLs(g), newRm(g), newExec(g), newShell(g),
 		newPut(g), newGet(g), newFiles(g), newCp(g),
 		newJournal(g), newEvents(g), newToken(g), newTenant(g),
 		newAgent(), newImage(), newMCP(g), newTop(g),

@@ -208,6 +208,66 @@ await check('pause, then connect resumes', async () => {
   return [paused === false && state === 'paused' && running && r.stdout === 'kept', { paused, state, running, stdout: r.stdout }]
 })
 
+// terminal collects a PTY's output as text; until(s) resolves once the
+// output holds s, and rejects after 60 s (a hang, not a timing).
+function terminal() {
+  const dec = new TextDecoder()
+  const t = { out: '', waiters: [] }
+  t.onData = (d) => {
+    t.out += dec.decode(d, { stream: true })
+    t.waiters = t.waiters.filter(([s, resolve]) => !(t.out.includes(s) && (resolve(), true)))
+  }
+  t.until = (s) => new Promise((resolve, reject) => {
+    if (t.out.includes(s)) return resolve()
+    t.waiters.push([s, resolve])
+    setTimeout(() => reject(new Error(`no ${JSON.stringify(s)} on the terminal: ${JSON.stringify(t.out)}`)), 60_000).unref()
+  })
+  return t
+}
+const typed = (s) => new TextEncoder().encode(s)
+
+await check('pty: create, input, resize, exit', async () => {
+  const t = terminal()
+  const h = await sbx.pty.create({ cols: 80, rows: 24, onData: t.onData, timeoutMs: 120_000 })
+  await sbx.pty.sendInput(h.pid, typed('echo $((6*7))\n'))
+  await t.until('42\r\n')
+  await sbx.pty.sendInput(h.pid, typed('stty size\n'))
+  await t.until('24 80\r\n')
+  await sbx.pty.resize(h.pid, { cols: 132, rows: 43 })
+  await sbx.pty.sendInput(h.pid, typed('stty size; tty\n'))
+  await t.until('43 132\r\n/dev/pts/')
+  await sbx.pty.sendInput(h.pid, typed('exit\n'))
+  const r = await h.wait()
+  return [r.exitCode === 0, { r, out: t.out }]
+})
+
+await check('pty: connect, kill', async () => {
+  const first = terminal()
+  const h = await sbx.pty.create({ cols: 100, rows: 30, onData: first.onData, timeoutMs: 120_000 })
+  const t = terminal()
+  const c = await sbx.pty.connect(h.pid, { onData: t.onData })
+  await sbx.pty.sendInput(h.pid, typed('echo conn-$((1+1)); id -un\n'))
+  await t.until('conn-2\r\nuser\r\n')
+  const listed = (await sbx.commands.list()).some((p) => p.pid === h.pid)
+  const killed = await sbx.pty.kill(h.pid)
+  let ended
+  try {
+    await c.wait()
+    ended = 'exited'
+  } catch (e) {
+    ended = e instanceof CommandExitError ? 'killed' : `${e?.name}: ${e?.message}`
+  }
+  const again = await sbx.pty.kill(h.pid)
+  let resized
+  try {
+    await sbx.pty.resize(h.pid, { cols: 10, rows: 10 })
+    resized = 'accepted'
+  } catch (e) {
+    resized = e?.name
+  }
+  return [listed && killed && ended === 'killed' && resized !== 'accepted', { listed, killed, ended, again, resized, out: t.out }]
+})
+
 await check('isRunning', async () => [await sbx.isRunning(), null])
 
 await check('kill', async () => {

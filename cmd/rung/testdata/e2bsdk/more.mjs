@@ -1,0 +1,219 @@
+// The E2B SDK's calls beyond the everyday ones (smoke.mjs), as cmd/rung's
+// TestE2BSDK runs them: watching directories, snapshots, fork, pause,
+// network settings, signed /files URLs, getHost (RUNG_PREVIEW_URL is the daemon's API, whose
+// preview domain is preview.test). Same environment and output as
+// smoke.mjs: one JSON line per step, {"step", "ok", "error",
+// "data"}, ending with the step "done".
+import { createRequire } from 'node:module'
+import http from 'node:http'
+import path from 'node:path'
+
+const require = createRequire(path.join(process.env.RUNG_E2B_SDK, 'package.json'))
+const { ALL_TRAFFIC, Sandbox, FilesystemEventType, InvalidArgumentError, NotFoundError } = require('e2b')
+
+function report(step, ok, error, data) {
+  console.log(JSON.stringify({ step, ok, error, data }))
+}
+
+async function check(step, fn) {
+  try {
+    const [ok, data] = await fn()
+    report(step, ok, ok ? undefined : 'unexpected result', data)
+    return ok
+  } catch (e) {
+    report(step, false, `${e?.name}: ${e?.message}`)
+    return false
+  }
+}
+
+// waitFor resolves when pred holds for the events seen so far, checked
+// as each one arrives (the test's own timeout catches a hang).
+function collector() {
+  const seen = []
+  let wake = () => {}
+  return {
+    seen,
+    onEvent: (e) => { seen.push(e); wake() },
+    waitFor: (pred) => new Promise((resolve) => {
+      const test = () => { if (pred(seen)) resolve(seen); else wake = test }
+      test()
+    }),
+  }
+}
+
+let sbx
+if (!(await check('create', async () => {
+  sbx = await Sandbox.create('base', { timeoutMs: 300_000 })
+  return [typeof sbx.sandboxId === 'string', sbx.sandboxId]
+}))) {
+  process.exit(1)
+}
+
+await check('watchDir sees commands.run and files.write', async () => {
+  await sbx.files.makeDir('/home/user/w')
+  const c = collector()
+  const h = await sbx.files.watchDir('/home/user/w', c.onEvent)
+  await sbx.commands.run('echo from-cmd > /home/user/w/cmd.txt')
+  await sbx.files.write('/home/user/w/sdk.txt', 'from the SDK')
+  await sbx.files.remove('/home/user/w/cmd.txt')
+  const has = (seen, name, type) => seen.some((e) => e.name === name && e.type === type)
+  await c.waitFor((seen) => has(seen, 'cmd.txt', FilesystemEventType.CREATE) && has(seen, 'cmd.txt', FilesystemEventType.WRITE) &&
+    has(seen, 'sdk.txt', FilesystemEventType.WRITE) && has(seen, 'cmd.txt', FilesystemEventType.REMOVE))
+  await h.stop()
+  return [true, c.seen]
+})
+
+await check('watchDir recursive with entries', async () => {
+  const c = collector()
+  const h = await sbx.files.watchDir('/home/user/w', c.onEvent, { recursive: true, includeEntry: true })
+  await sbx.commands.run('mkdir -p /home/user/w/a/b && echo deep > /home/user/w/a/b/deep.txt')
+  // The directories are new: the file may be written before their
+  // watches are in place, and then it is reported created, not written.
+  const deep = (e) => e.name === 'a/b/deep.txt' && (e.type === FilesystemEventType.WRITE || e.type === FilesystemEventType.CREATE)
+  const seen = await c.waitFor((seen) => seen.some(deep))
+  await h.stop()
+  const ev = seen.find(deep)
+  return [ev.entry?.path === '/home/user/w/a/b/deep.txt' && ev.entry?.type === 'file', seen]
+})
+
+await check('watchDir of a missing directory', async () => {
+  try {
+    await sbx.files.watchDir('/home/user/nope', () => {})
+    return [false, 'no error']
+  } catch (e) {
+    return [e instanceof NotFoundError, { name: e?.name, message: e?.message }]
+  }
+})
+
+await check('watchDir outside what rung watches', async () => {
+  try {
+    await sbx.files.watchDir('/etc', () => {})
+    return [false, 'no error']
+  } catch (e) {
+    return [e instanceof InvalidArgumentError && /rung watches/.test(e.message), { name: e?.name, message: e?.message }]
+  }
+})
+
+const snapName = `more-${process.pid}-${Date.now()}`
+let snap
+await check('createSnapshot and create from it', async () => {
+  await sbx.files.write('/home/user/snap.txt', 'v1')
+  snap = await sbx.createSnapshot({ name: snapName })
+  await sbx.files.write('/home/user/snap.txt', 'v2')
+  const from = await Sandbox.create(snap.snapshotId, { timeoutMs: 60_000 })
+  const text = await from.files.read('/home/user/snap.txt')
+  const r = await from.commands.run('cat /home/user/snap.txt')
+  await from.kill()
+  return [typeof snap.snapshotId === 'string' && snap.names.includes(snapName) && text === 'v1' && r.stdout === 'v1', { snap, text, stdout: r.stdout }]
+})
+
+await check('listSnapshots', async () => {
+  const all = []
+  const p = Sandbox.listSnapshots({ sandboxId: sbx.sandboxId, limit: 1 })
+  while (p.hasNext) all.push(...(await p.nextItems()))
+  const none = await Sandbox.listSnapshots({ sandboxId: 'sbx_nope' }).nextItems()
+  return [all.some((s) => s.snapshotId === snap?.snapshotId) && none.length === 0, { all, none }]
+})
+
+await check('deleteSnapshot', async () => {
+  const first = await Sandbox.deleteSnapshot(snap.snapshotId)
+  const again = await Sandbox.deleteSnapshot(snap.snapshotId)
+  let created
+  try {
+    await Sandbox.create(snap.snapshotId)
+    created = 'created'
+  } catch (e) {
+    created = e?.name
+  }
+  return [first === true && again === false && created !== 'created', { first, again, created }]
+})
+
+await check('fork', async () => {
+  await sbx.files.write('/home/user/fork.txt', 'parent')
+  const forks = await sbx.fork({ count: 2, timeoutMs: 60_000 })
+  const ok = forks.every((f) => f instanceof Sandbox)
+  const reads = []
+  if (ok) {
+    await forks[0].files.write('/home/user/fork.txt', 'child 0')
+    for (const f of forks) reads.push((await f.commands.run('cat /home/user/fork.txt')).stdout)
+    reads.push(await sbx.files.read('/home/user/fork.txt'))
+    const ids = new Set([sbx.sandboxId, ...forks.map((f) => f.sandboxId)])
+    await Promise.all(forks.map((f) => f.kill()))
+    return [ids.size === 3 && reads.join('|') === 'child 0|parent|parent', { reads }]
+  }
+  return [false, forks.map((f) => `${f?.name}: ${f?.message}`)]
+})
+
+await check('pause and connect', async () => {
+  await sbx.files.write('/home/user/kept.txt', 'kept')
+  const first = await sbx.pause()
+  const again = await sbx.pause()
+  const info = await sbx.getInfo()
+  const running = await sbx.isRunning()
+  const listed = (await Sandbox.list({ query: { state: ['paused'] } }).nextItems()).some((s) => s.sandboxId === sbx.sandboxId)
+  await sbx.connect()
+  const after = await sbx.getInfo()
+  const r = await sbx.commands.run('cat /home/user/kept.txt')
+  return [first === true && again === false && info.state === 'paused' && !running && listed && after.state === 'running' && r.stdout === 'kept',
+    { first, again, state: info.state, running, listed, after: after.state, stdout: r.stdout }]
+})
+
+await check('network at create and update', async () => {
+  const closed = await Sandbox.create('base', { allowInternetAccess: false, timeoutMs: 60_000 })
+  const r = await closed.commands.run('echo still runs')
+  await closed.updateNetwork({ denyOut: [ALL_TRAFFIC] })
+  let bad
+  try {
+    await closed.updateNetwork({ allowOut: ['example.com'] })
+    bad = 'accepted'
+  } catch (e) {
+    bad = e?.name
+  }
+  await closed.kill()
+  return [r.stdout === 'still runs\n' && bad === 'SandboxError', { stdout: r.stdout, bad }]
+})
+
+await check('getHost reaches a server in the sandbox', async () => {
+  await sbx.files.write('/home/user/www/hi.txt', 'served')
+  await sbx.commands.run('cd /home/user/www && exec python3 -m http.server 8123', { background: true })
+  // Wait, inside the sandbox, for the server to listen.
+  await sbx.commands.run('for i in $(seq 200); do (echo > /dev/tcp/127.0.0.1/8123) 2>/dev/null && exit 0; sleep 0.05; done; exit 1')
+  const host = sbx.getHost(8123)
+  const { status, body } = await new Promise((resolve, reject) => {
+    const req = http.request(process.env.RUNG_PREVIEW_URL + '/hi.txt', { headers: { Host: host, Authorization: `Bearer ${process.env.E2B_API_KEY}` } }, (res) => {
+      let body = ''
+      res.on('data', (d) => { body += d })
+      res.on('end', () => resolve({ status: res.statusCode, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+  return [host === `8123-${sbx.sandboxId}.preview.test` && status === 200 && body === 'served', { host, status, body }]
+})
+
+await check('signed upload and download URLs', async () => {
+  await sbx.files.write('/home/user/signed.txt', 'signed content')
+  const dl = await sbx.downloadUrl('/home/user/signed.txt')
+  const got = await (await fetch(dl)).text()
+  const up = await sbx.uploadUrl('/home/user/up.txt')
+  const form = new FormData()
+  form.append('file', new Blob(['uploaded']), 'up.txt')
+  const upStatus = (await fetch(up, { method: 'POST', body: form })).status
+  const back = await sbx.files.read('/home/user/up.txt')
+  const fresh = (await fetch(await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: 120 }))).status
+  const expired = (await fetch(await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: -10 }))).status
+  const forged = new URL(dl)
+  forged.searchParams.set('signature', 'v1_' + 'A'.repeat(43))
+  const forgedStatus = (await fetch(forged)).status
+  const moved = new URL(dl)
+  moved.searchParams.set('path', '/home/user/up.txt')
+  const movedStatus = (await fetch(moved)).status
+  const readAsWrite = (await fetch(dl, { method: 'POST', body: form })).status
+  const seen = { got, upStatus, back, fresh, expired, forgedStatus, movedStatus, readAsWrite }
+  return [got === 'signed content' && upStatus === 200 && back === 'uploaded' && fresh === 200 && expired === 401 &&
+    forgedStatus === 401 && movedStatus === 401 && readAsWrite === 401, seen]
+})
+
+await check('kill', async () => [await sbx.kill(), null])
+
+report('done', true)
