@@ -160,9 +160,11 @@ if [ ! -d "$data/images" ] && [ -n "${RUNG_E2B_SUITE_IMAGES:-}" ]; then
 fi
 rm -rf "$results" && mkdir -p "$results"
 echo "== starting rung serve on $api (E2B surface on $e2b; log $results/serve.log)"
-# No network tier: the tests need none (git's remote is a git daemon on
-# the sandbox's loopback), and the host's nftables stay untouched.
-"$rung" serve --addr "$api" --e2b-addr "$e2b" --data "$data" --no-network >"$results/serve.log" 2>&1 &
+# The network tier on a table and range of its own (E2B sandboxes have
+# internet access by default: mode egress, which needs it), apart from
+# any other daemon's on the host. RUNG_E2B_SUITE_NET overrides the range.
+"$rung" serve --addr "$api" --e2b-addr "$e2b" --data "$data" --network-table rung_e2bsuite \
+	--network-range "${RUNG_E2B_SUITE_NET:-10.239.0.0/16}" >"$results/serve.log" 2>&1 &
 daemon=$!
 export RUNG_ADDR=$api
 # No deadline: a first start builds base before it serves.
