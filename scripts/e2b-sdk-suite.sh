@@ -117,6 +117,9 @@ cleanup() {
 		wait "$daemon" 2>/dev/null || true
 	fi
 	stop_leftovers
+	# The daemon leaves its nftables table for the next start; there is
+	# none here.
+	nft delete table inet rung_e2bsuite 2>/dev/null || true
 	reset_data
 }
 # stop_leftovers ends the containers of this run's sandboxes that are
