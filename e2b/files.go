@@ -103,7 +103,7 @@ func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request) {
 				s.fileError(w, r, rung.Errorf(rung.ErrInvalid, "malformed multipart body"))
 				return
 			}
-			p := part.FileName()
+			p := partPath(part)
 			if qpath != "" {
 				p = qpath
 			}
@@ -131,4 +131,15 @@ func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// partPath is a multipart part's filename as the client sent it: the
+// SDK's writeFiles sends each file's path there ("dir/a.txt",
+// "/tmp/b.txt"), which mime/multipart's FileName cuts to its base name.
+func partPath(part *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+	if err != nil {
+		return ""
+	}
+	return params["filename"]
 }

@@ -3,6 +3,7 @@ package e2b
 import (
 	"context"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 
@@ -40,8 +41,14 @@ func entryOf(fi controller.FileInfo) *pb.EntryInfo {
 	case "dir":
 		e.Type, mode = pb.FileType_FILE_TYPE_DIRECTORY, mode|fs.ModeDir
 	case "symlink":
+		// envd reports the target as an absolute path: a relative one
+		// is resolved against the link's directory.
 		e.Type, mode = pb.FileType_FILE_TYPE_SYMLINK, mode|fs.ModeSymlink
 		t := fi.Target
+		if !path.IsAbs(t) {
+			t = path.Join(path.Dir(fi.Path), t)
+		}
+		t = e2bPath(t)
 		e.SymlinkTarget = &t
 	}
 	e.Mode, e.Permissions = uint32(perm), mode.String()
@@ -131,7 +138,9 @@ func (f *filesystemService) Remove(ctx context.Context, req *connect.Request[pb.
 	if err != nil {
 		return nil, f.s.rpcError(ctx, err)
 	}
-	if err := f.s.ctrl.RemoveFile(ctx, c.tenant, c.sandbox, sandboxPath(req.Msg.GetPath()), true); err != nil {
+	// envd's Remove, like rm -rf, succeeds when there is nothing to
+	// remove.
+	if err := f.s.ctrl.RemoveFile(ctx, c.tenant, c.sandbox, sandboxPath(req.Msg.GetPath()), true); err != nil && rung.Code(err) != rung.CodeNotFound {
 		return nil, f.s.rpcError(ctx, err)
 	}
 	return connect.NewResponse(&pb.RemoveResponse{}), nil

@@ -147,6 +147,11 @@ type createIn struct {
 // defaultTimeout is E2B's server-side default sandbox lifetime.
 const defaultTimeout = 300 * time.Second
 
+// setupGrace is how long past its timeout a new sandbox may live while
+// create sets up its home; create then sets the timeout from the moment
+// it is ready. It bounds a create whose client went away mid-setup.
+const setupGrace = 10 * time.Minute
+
 func decodeBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
@@ -205,6 +210,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 	} else {
 		return err
 	}
+	if req.FromSnapshot == "" {
+		// The timeout counts from when the sandbox is ready, as on E2B:
+		// the home's setup (a container start) must not outlast a short
+		// one and have the sandbox deleted under it.
+		req.TTL += setupGrace
+	}
 	sb, err := s.ctrl.Create(r.Context(), c.tenant, req)
 	if err != nil {
 		if req.Image != "" && rung.Code(err) == rung.CodeNotFound {
@@ -213,10 +224,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		return err
 	}
 	if req.FromSnapshot == "" {
-		if err := s.setupHome(r.Context(), c.tenant, sb); err != nil {
+		ready, err := sb, s.setupHome(r.Context(), c.tenant, sb)
+		if err == nil {
+			ready, err = s.ctrl.Update(r.Context(), c.tenant, string(sb.ID), controller.UpdateRequest{ExpiresIn: &ttl})
+		}
+		if err != nil {
 			s.ctrl.Delete(context.WithoutCancel(r.Context()), c.tenant, string(sb.ID))
 			return err
 		}
+		sb = ready
 	}
 	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb))
 	return nil
@@ -342,7 +358,8 @@ func (s *Server) setTimeout(w http.ResponseWriter, r *http.Request, c caller) er
 }
 
 // connect answers 200 for a running sandbox and resumes a paused one
-// (201); a timeout in the body moves the sandbox's end.
+// (201); a timeout in the body extends the sandbox's end to that long
+// from now, never shortens it (as E2B's connect).
 func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error {
 	var in struct {
 		Timeout *int64 `json:"timeout"`
@@ -357,8 +374,10 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 	}
 	if in.Timeout != nil && *in.Timeout > 0 {
 		d := time.Duration(*in.Timeout) * time.Second
-		if sb, err = s.ctrl.Update(r.Context(), c.tenant, id, controller.UpdateRequest{ExpiresIn: &d}); err != nil {
-			return err
+		if sb.TTL != 0 && time.Now().Add(d).After(sb.CreatedAt.Add(sb.TTL)) {
+			if sb, err = s.ctrl.Update(r.Context(), c.tenant, id, controller.UpdateRequest{ExpiresIn: &d}); err != nil {
+				return err
+			}
 		}
 	}
 	status := http.StatusOK

@@ -106,6 +106,29 @@ await check('files exists, getInfo, rename, remove', async () => {
   return [before && info.type === 'file' && moved.path === '/home/user/notes/c.txt' && !after, { info, moved }]
 })
 
+await check('writeFiles keeps each path', async () => {
+  const infos = await sbx.files.write([
+    { path: 'wf/nested/a.txt', data: 'a' },
+    { path: '/tmp/wf-b.txt', data: 'b' },
+  ])
+  const a = await sbx.files.read('/home/user/wf/nested/a.txt')
+  const b = await sbx.files.read('/tmp/wf-b.txt')
+  const paths = infos.map((i) => i.path)
+  return [paths[0] === '/home/user/wf/nested/a.txt' && paths[1] === '/tmp/wf-b.txt' && a === 'a' && b === 'b', { paths, a, b }]
+})
+
+await check('remove of a missing file succeeds', async () => {
+  await sbx.files.remove('never-there.txt')
+  return [true, null]
+})
+
+await check('getInfo of a symlink gives its absolute target', async () => {
+  await sbx.files.write('target.txt', 't')
+  await sbx.commands.run('ln -s target.txt link.txt')
+  const info = await sbx.files.getInfo('link.txt')
+  return [info.type === 'symlink' && info.symlinkTarget === '/home/user/target.txt', info]
+})
+
 await check('background command and its kill', async () => {
   const h = await sbx.commands.run('sleep 600', { background: true })
   const listed = (await sbx.commands.list()).some((p) => p.pid === h.pid)
@@ -158,6 +181,31 @@ await check('connect to a running command', async () => {
   await sbx.commands.sendStdin(h.pid, 'it\n')
   const r = await c.wait()
   return [r.stdout === 'got it\n', r]
+})
+
+await check('connect does not shorten the timeout', async () => {
+  const before = (await sbx.getInfo()).endAt.getTime()
+  await Sandbox.connect(sbx.sandboxId, { timeoutMs: 10_000 })
+  const after = (await sbx.getInfo()).endAt.getTime()
+  return [after === before, { before, after }]
+})
+
+await check('connect extends the timeout', async () => {
+  const before = (await sbx.getInfo()).endAt.getTime()
+  await Sandbox.connect(sbx.sandboxId, { timeoutMs: 600_000 })
+  const after = (await sbx.getInfo()).endAt.getTime()
+  return [after > before, { before, after }]
+})
+
+await check('pause, then connect resumes', async () => {
+  await sbx.files.write('kept.txt', 'kept')
+  await sbx.pause()
+  const paused = await sbx.isRunning()
+  const state = (await sbx.getInfo()).state
+  const resumed = await Sandbox.connect(sbx.sandboxId)
+  const running = await resumed.isRunning()
+  const r = await resumed.commands.run('cat kept.txt')
+  return [paused === false && state === 'paused' && running && r.stdout === 'kept', { paused, state, running, stdout: r.stdout }]
 })
 
 // terminal collects a PTY's output as text; until(s) resolves once the
