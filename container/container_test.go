@@ -43,6 +43,7 @@ func (b *staticBuild) binary(t testing.TB) string {
 			b.err = err
 			return
 		}
+		container.AfterTests = append(container.AfterTests, func() { os.RemoveAll(dir) })
 		b.path = filepath.Join(dir, filepath.Base(b.pkg))
 		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -23,8 +23,17 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range AfterTests {
+		f()
+	}
+	os.Exit(code)
 }
+
+// AfterTests run once every test of the binary is done: the external
+// tests' static builds (the rung binary is about 50 MB) would otherwise
+// pile up in the temporary directory run after run.
+var AfterTests []func()
 
 // loadInChild has a child process install prog with seccomp(2), so that
 // the kernel's checker judges it (jumps in range, a return on every path).
