@@ -188,33 +188,7 @@ func (s *server) runPTY(ctx context.Context, req ExecRequest, in io.Reader, stop
 		}
 	}()
 
-	var timeout <-chan time.Time
-	if req.TimeoutMS > 0 {
-		t := time.NewTimer(time.Duration(req.TimeoutMS) * time.Millisecond)
-		defer t.Stop()
-		timeout = t.C
-	}
-	reason := ""
-	var ws unix.WaitStatus
-wait:
-	for {
-		select {
-		case ws = <-sp.status:
-			break wait
-		case <-timeout:
-			reason, timeout = "timeout", nil
-			killSession(pid)
-		case <-limitHit:
-			if reason == "" {
-				reason = "output_limit"
-			}
-			killSession(pid)
-		case <-ctx.Done():
-			reason = "canceled"
-			killSession(pid)
-			ctx = context.Background() // fire once
-		}
-	}
+	ws, reason := waitCommand(ctx, sp.status, req.TimeoutMS, limitHit, func() { killSession(pid) })
 	killSession(pid)
 	// The output ends at EIO once the session is gone; the bound covers
 	// a process that escaped it with the terminal open.
@@ -223,14 +197,7 @@ wait:
 	tty.main.Close() // ends a write of input blocked on a full terminal
 	stopIn()
 	<-inDone
-	exit := exitOf(ws)
-	if reason != "" {
-		exit.Reason = reason
-	}
-	out.mu.Lock()
-	exit.Truncated = out.over
-	out.mu.Unlock()
-	return exit
+	return commandExit(ws, reason, out)
 }
 
 // read passes the terminal's output to emit until EIO (every holder of

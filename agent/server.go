@@ -384,39 +384,50 @@ func (s *server) run(ctx context.Context, req ExecRequest, stdin io.Reader, stop
 	go copyStream("stdout", outR) // ends at EOF: every writer closed or killed
 	go copyStream("stderr", errR)
 
-	var timeout <-chan time.Time
-	if req.TimeoutMS > 0 {
-		t := time.NewTimer(time.Duration(req.TimeoutMS) * time.Millisecond)
-		defer t.Stop()
-		timeout = t.C
-	}
-	reason := ""
-	var ws unix.WaitStatus
-wait:
-	for {
-		select {
-		case ws = <-status:
-			break wait
-		case <-timeout:
-			reason, timeout = "timeout", nil
-			unix.Kill(-pid, unix.SIGKILL)
-		case <-limitHit:
-			if reason == "" {
-				reason = "output_limit"
-			}
-			unix.Kill(-pid, unix.SIGKILL)
-		case <-ctx.Done():
-			reason = "canceled"
-			unix.Kill(-pid, unix.SIGKILL)
-			ctx = context.Background() // fire once
-		}
-	}
+	ws, reason := waitCommand(ctx, status, req.TimeoutMS, limitHit, func() { unix.Kill(-pid, unix.SIGKILL) })
 	// Background children may hold the pipes open; the command is over,
 	// so its whole process group goes.
 	unix.Kill(-pid, unix.SIGKILL)
 	copiers.Wait()
 	stopStdin()
 	<-stdinDone
+	return commandExit(ws, reason, out)
+}
+
+// waitCommand waits for a command's exit status. A timeout (timeoutMS > 0),
+// the output limit (limitHit) or ctx's end kills it (once for each) and
+// names the reason, which the status's own then yields to; "" when the
+// command ended by itself.
+func waitCommand(ctx context.Context, status <-chan unix.WaitStatus, timeoutMS int64, limitHit <-chan struct{}, kill func()) (unix.WaitStatus, string) {
+	var timeout <-chan time.Time
+	if timeoutMS > 0 {
+		t := time.NewTimer(time.Duration(timeoutMS) * time.Millisecond)
+		defer t.Stop()
+		timeout = t.C
+	}
+	reason := ""
+	for {
+		select {
+		case ws := <-status:
+			return ws, reason
+		case <-timeout:
+			reason, timeout = "timeout", nil
+			kill()
+		case <-limitHit:
+			if reason == "" {
+				reason = "output_limit"
+			}
+			kill()
+		case <-ctx.Done():
+			reason = "canceled"
+			kill()
+			ctx = context.Background() // fire once
+		}
+	}
+}
+
+// commandExit is how a command ended, as its exit frame reports it.
+func commandExit(ws unix.WaitStatus, reason string, out *frameWriter) Exit {
 	exit := exitOf(ws)
 	if reason != "" {
 		exit.Reason = reason
