@@ -30,28 +30,3 @@ func fuAsk(c *shell.Call, prompt string) bool {
 		}
 	}
 }
-
-// fuFileType names a file's type as GNU's prompts do.
-func fuFileType(st fuStat) string {
-	switch {
-	case st.isReg() && st.Size == 0:
-		return "regular empty file"
-	case st.isReg():
-		return "regular file"
-	case st.isDir():
-		return "directory"
-	case st.isLink():
-		return "symbolic link"
-	}
-	switch st.Mode & 0o170000 {
-	case 0o010000:
-		return "fifo"
-	case 0o140000:
-		return "socket"
-	case 0o020000:
-		return "character special file"
-	case 0o060000:
-		return "block special file"
-	}
-	return "file"
-}

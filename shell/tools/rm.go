@@ -107,7 +107,7 @@ func (r *remover) remove(name string) bool {
 		return false
 	}
 	if !st.isDir() {
-		if r.interactive && !fuAsk(c, "rm: remove "+fuFileType(st)+" "+fuQuote(name)+"? ") {
+		if r.interactive && !fuAsk(c, "rm: remove "+fuTypeName(st)+" "+fuQuote(name)+"? ") {
 			return true
 		}
 		return r.unlink(name, false)

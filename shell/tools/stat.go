@@ -329,7 +329,7 @@ func (s *statFile) quotedName() string {
 	return out
 }
 
-// fuTypeName is stat's %F.
+// fuTypeName is stat's %F, and the type rm -i names in its prompts.
 func fuTypeName(st fuStat) string {
 	switch st.Mode & 0o170000 {
 	case 0o100000:
