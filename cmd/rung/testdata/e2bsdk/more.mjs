@@ -4,27 +4,10 @@
 // preview domain is preview.test). Same environment and output as
 // smoke.mjs: one JSON line per step, {"step", "ok", "error",
 // "data"}, ending with the step "done".
-import { createRequire } from 'node:module'
 import http from 'node:http'
-import path from 'node:path'
+import { check, report, sdk } from './steps.mjs'
 
-const require = createRequire(path.join(process.env.RUNG_E2B_SDK, 'package.json'))
-const { ALL_TRAFFIC, Sandbox, FilesystemEventType, InvalidArgumentError, NotFoundError } = require('e2b')
-
-function report(step, ok, error, data) {
-  console.log(JSON.stringify({ step, ok, error, data }))
-}
-
-async function check(step, fn) {
-  try {
-    const [ok, data] = await fn()
-    report(step, ok, ok ? undefined : 'unexpected result', data)
-    return ok
-  } catch (e) {
-    report(step, false, `${e?.name}: ${e?.message}`)
-    return false
-  }
-}
+const { ALL_TRAFFIC, Sandbox, FilesystemEventType, InvalidArgumentError, NotFoundError } = sdk
 
 // waitFor resolves when pred holds for the events seen so far, checked
 // as each one arrives (the test's own timeout catches a hang).

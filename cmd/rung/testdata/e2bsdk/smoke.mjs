@@ -4,27 +4,9 @@
 // the pinned SDK. Each step prints one JSON line, {"step", "ok", "error",
 // "data"}; the script goes on after a failed step when it can, and ends
 // with the step "done".
-import { createRequire } from 'node:module'
-import path from 'node:path'
+import { check, report, sdk } from './steps.mjs'
 
-const require = createRequire(path.join(process.env.RUNG_E2B_SDK, 'package.json'))
-const { Sandbox, CommandExitError, NotFoundError } = require('e2b')
-
-function report(step, ok, error, data) {
-  console.log(JSON.stringify({ step, ok, error, data }))
-}
-
-// check runs fn and reports it: fn returns [ok, what it saw].
-async function check(step, fn) {
-  try {
-    const [ok, data] = await fn()
-    report(step, ok, ok ? undefined : 'unexpected result', data)
-    return ok
-  } catch (e) {
-    report(step, false, `${e?.name}: ${e?.message}`)
-    return false
-  }
-}
+const { Sandbox, CommandExitError, NotFoundError } = sdk
 
 let sbx
 if (!(await check('create', async () => {
