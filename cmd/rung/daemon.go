@@ -238,13 +238,22 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		d.networks.SweepUnadopted(ctx)
 	}
 	if d.networks != nil {
-		// The CAs of sandboxes deleted while no daemon ran go too.
+		// The CAs of sandboxes deleted while no daemon ran go too. The
+		// sandboxes are read once, at the first CA file (one query, not
+		// one per file: a restart with thousands of sandboxes stays fast).
+		var live map[rung.SandboxID]bool
 		n, err := d.networks.SweepCAs(func(id rung.SandboxID) (bool, error) {
-			_, err := d.store.GetSandbox(ctx, "", id)
-			if errors.Is(err, rung.ErrNotFound) {
-				return false, nil
+			if live == nil {
+				all, err := d.store.ListSandboxes(ctx, store.Filter{})
+				if err != nil {
+					return false, err
+				}
+				live = make(map[rung.SandboxID]bool, len(all))
+				for _, sb := range all {
+					live[sb.ID] = true
+				}
 			}
-			return err == nil, err
+			return live[id], nil
 		})
 		if err != nil {
 			log.WarnContext(ctx, "sweep sandbox CAs", "err", err)
