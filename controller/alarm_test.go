@@ -133,3 +133,58 @@ func TestTTLEndsExecOnOpenStdin(t *testing.T) {
 		}
 	})
 }
+
+// A TTL delete that fails (here the container will not stop) is retried a
+// minute later, not at once: the alarm moves, so the alarm loop neither
+// spins nor gives up, and the sandbox stays until a delete succeeds.
+func TestTTLDeleteFailureRetried(t *testing.T) {
+	pool := storagetest.NewTestPool(t)
+	dbPath := filepath.Join(t.TempDir(), "rung.db")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := sqlite.Open(ctx, dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		tier := &fakeTier{running: map[rung.SandboxID]bool{}, stopErr: errors.New("the runtime does not answer")}
+		c, _, err := controller.New(ctx, controller.Config{Store: st, Pool: pool, Container: func(ev controller.ContainerEvents) controller.ContainerTier {
+			tier.ev = ev
+			return tier
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := st.CreateTenant(ctx, store.Tenant{ID: "acme"}); err != nil {
+			t.Fatal(err)
+		}
+		sb, err := c.Create(ctx, "acme", controller.CreateRequest{TTL: time.Hour, IdleTimeout: 24 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, "acme", string(sb.ID), rung.ExecRequest{Command: "true", Backend: rung.BackendContainer}, controller.ExecOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour + 30*time.Minute)
+		synctest.Wait()
+		tier.mu.Lock()
+		attempts := len(tier.stopped)
+		tier.mu.Unlock()
+		// Due at 1h, then once a minute: about 30 attempts by 1h30.
+		if attempts < 2 || attempts > 40 {
+			t.Errorf("%d delete attempts in the 30 minutes after the TTL; want one a minute", attempts)
+		}
+		if _, err := c.Get(ctx, "acme", string(sb.ID)); err != nil {
+			t.Errorf("a sandbox whose delete failed: %v", err)
+		}
+		tier.mu.Lock()
+		tier.stopErr = nil
+		tier.mu.Unlock()
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if _, err := c.Get(ctx, "acme", string(sb.ID)); !errors.Is(err, rung.ErrNotFound) {
+			t.Errorf("after the container stopped, the retried delete left the sandbox: %v", err)
+		}
+	})
+}

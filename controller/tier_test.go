@@ -25,6 +25,7 @@ type fakeTier struct {
 	mu      sync.Mutex // guards the fields below
 	running map[rung.SandboxID]bool
 	stopped []string // why of each Stop
+	stopErr error    // what Stop returns, when set
 }
 
 func (f *fakeTier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierRequest) (controller.TierExit, error) {
@@ -44,6 +45,9 @@ func (f *fakeTier) Stop(ctx context.Context, id rung.SandboxID, why string) erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopped = append(f.stopped, why)
+	if f.stopErr != nil {
+		return f.stopErr
+	}
 	delete(f.running, id)
 	return nil
 }
