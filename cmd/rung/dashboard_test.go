@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"rung.dev/rung"
 	"rung.dev/rung/client"
 	"rung.dev/rung/dashboard"
 	"rung.dev/rung/internal/testenv"
@@ -72,14 +73,29 @@ func TestDashboard(t *testing.T) {
 	sctx, done = step(2 * time.Minute)
 	b.waitFor(sctx, "the sandbox's page", `location.hash.startsWith("#/s/") && document.querySelector("#summary h2")?.textContent.includes("dash-e2e")`)
 	done()
+	// The page opens on the journal: looking at a sandbox starts no
+	// shell, and so no container.
+	sctx, done = step(time.Minute)
+	b.waitFor(sctx, "the journal, the page's first tab", `document.querySelector("#tab-journal.on") && !document.querySelector("#panel-journal").hidden &&
+		document.querySelector("#journal-rows tr[data-type='sandbox.created']")`)
+	done()
+	var started bool
+	b.eval(ctx, `document.querySelector("#term-input") !== null`, &started)
+	if started {
+		t.Errorf("opening the sandbox's page started the terminal")
+	}
 	sb, err := c.Get(ctx, "dash-e2e")
 	if err != nil {
 		t.Fatalf("the dashboard's sandbox: %v", err)
+	}
+	if sb.State != rung.StateReady {
+		t.Errorf("the sandbox is %s after its page opened, want %s (no container)", sb.State, rung.StateReady)
 	}
 
 	// The terminal: a login shell on a PTY in the container. Keys typed
 	// go to it; its output (echo, SGR colours) is drawn; the shell's
 	// state (the working directory) carries from one command to the next.
+	b.click(ctx, "#tab-terminal")
 	sctx, done = step(3 * time.Minute)
 	b.waitFor(sctx, "the shell's first output", `/^\d+×\d+$/.test(document.querySelector("#term-status").textContent)`)
 	done()
@@ -449,7 +465,7 @@ func TestDashboardLineMode(t *testing.T) {
 	b.typeInto(ctx, "#token", d.Token)
 	b.click(ctx, "#login button[type=submit]")
 	b.waitFor(ctx, "the sandbox list", `document.querySelector("#sandbox-rows tr[data-id]")`)
-	b.navigate(ctx, "http://"+addr+"/#/s/"+string(sb.ID))
+	b.navigate(ctx, "http://"+addr+"/#/s/"+string(sb.ID)+"/terminal")
 	b.waitFor(ctx, "the refused terminal", `document.querySelector("#term-screen").textContent.includes("[no terminal: ")`)
 	b.waitFor(ctx, "line mode's input", `document.querySelector("#term-input")?.tagName === "INPUT" && document.querySelector("#term-status").textContent === "idle"`)
 	b.typeInto(ctx, "#term-input", "echo hello-$((6*7))")

@@ -67,7 +67,7 @@ async function render() {
   }
   logout.hidden = false;
   if (parts[0] === "s" && parts[1]) {
-    const tab = parts[2] || "terminal";
+    const tab = parts[2] || "journal";
     if (view && view.sandbox === parts[1]) return view.tab(tab);
     if (view) { view.close(); view = null; }
     // Loaded on first use: the sandboxes list, the first page, needs

@@ -1,5 +1,5 @@
-// One sandbox's page: its summary and actions, and tabs for the terminal,
-// the live journal and events, files, background processes, snapshots
+// One sandbox's page: its summary and actions, and tabs for the live
+// journal and events (the page opens on it), the terminal, files, background processes, snapshots
 // with their lineage, the network policy with the egress log, and usage.
 // One events stream (GET …/events?follow=true) feeds the journal, the
 // tier split, the egress log and the refresh of the other tabs.
@@ -10,7 +10,7 @@ import { shell } from "./exec.js";
 import { Terminal } from "./term.js";
 import { stateClass } from "./list.js";
 
-const tabs = ["terminal", "journal", "files", "processes", "snapshots", "network", "metrics"];
+const tabs = ["journal", "terminal", "files", "processes", "snapshots", "network", "metrics"];
 const maxRows = 2000; // journal rows kept in the page; older ones are dropped
 const maxView = 1 << 20; // bytes of a file the viewer shows
 
@@ -390,7 +390,9 @@ export function sandboxView(main, crumbs, id, firstTab) {
   closers.push(() => clearTimeout(mtimer));
 
   function tab(name) {
-    if (!tabs.includes(name)) name = "terminal";
+    // The terminal starts a login shell, and with it the sandbox's
+    // container: only when asked for, never by opening the page.
+    if (!tabs.includes(name)) name = "journal";
     current = name;
     for (const t of tabs) {
       panels[t].hidden = t !== name;
