@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strconv"
@@ -75,7 +76,13 @@ func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, c caller)
 	nd := newNDJSON(w)
 	started := false
 	last := after
-	exit, err := s.ctrl.ProcessOutput(r.Context(), c.tenant, r.PathValue("id"), r.PathValue("pid"), after, follow, func(f controller.OutputFrame) {
+	ctx := r.Context()
+	if follow {
+		var done context.CancelFunc
+		ctx, done = s.following(ctx) // a stopping daemon ends the stream
+		defer done()
+	}
+	exit, err := s.ctrl.ProcessOutput(ctx, c.tenant, r.PathValue("id"), r.PathValue("pid"), after, follow, func(f controller.OutputFrame) {
 		if !started {
 			w.WriteHeader(http.StatusOK)
 			started = true
@@ -84,6 +91,9 @@ func (s *Server) processOutput(w http.ResponseWriter, r *http.Request, c caller)
 		nd.send(outputFrameOut(f))
 	})
 	if err != nil && !started {
+		if s.stopping.Err() != nil {
+			return rung.Errorf(rung.ErrUnavailable, "rung is stopping")
+		}
 		return err
 	}
 	if !started {

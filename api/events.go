@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -67,6 +68,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c caller) error 
 		return err
 	}
 	ctx, ref := r.Context(), r.PathValue("id")
+	if follow {
+		var done context.CancelFunc
+		ctx, done = s.following(ctx) // a stopping daemon ends the stream
+		defer done()
+	}
 	q := controller.EventQuery{After: after, Limit: limit, JournalOnly: journalOnly}
 	evs, id, err := s.ctrl.Events(ctx, c.tenant, ref, q)
 	if err != nil {

@@ -73,6 +73,10 @@ type Server struct {
 	cfg   Config
 	mux   *http.ServeMux
 	ports *httputil.ReverseProxy // the ports API's proxy (ports.go)
+	// stopping ends when Stop is called: the streams that only follow
+	// (events, a process's output) end then.
+	stopping context.Context
+	stop     context.CancelFunc
 }
 
 // route is one endpoint. Routes is the table the OpenAPI test checks.
@@ -166,6 +170,7 @@ func New(cfg Config) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{ctrl: cfg.Controller, log: slog.New(requestIDHandler{log.Handler()}), cfg: cfg, mux: http.NewServeMux()}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.ports = s.newPortProxy()
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.pattern, s.wrap(rt))
@@ -182,6 +187,21 @@ func New(cfg Config) *Server {
 		s.writeError(w, r, rung.Errorf(rung.ErrNotFound, "no such endpoint %s %s", r.Method, clip(r.URL.Path)))
 	}))
 	return s
+}
+
+// Stop ends the streams that only follow (GET …/events?follow=true, a
+// process's output with follow=true) at once, as a stopping daemon's
+// first step: http.Server.Shutdown would otherwise wait its whole grace
+// for them, since they end only when their clients go. Requests that do
+// work (an exec in flight) are left to finish. Stop is idempotent.
+func (s *Server) Stop() { s.stop() }
+
+// following returns ctx that also ends when Stop is called, and its
+// release.
+func (s *Server) following(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(s.stopping, cancel)
+	return ctx, func() { unhook(); cancel() }
 }
 
 // ServeHTTP serves one request.

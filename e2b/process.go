@@ -138,7 +138,7 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 		feeding.Wait()
 		pr.add(&pb.ProcessEvent{Event: &pb.ProcessEvent_End{End: endEvent(res, err, pr.signaled())}})
 	})
-	return follow(ctx, pr, 0, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.StartResponse{Event: ev}) })
+	return follow(ctx, s.stopping, pr, 0, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.StartResponse{Event: ev}) })
 }
 
 // endEvent is E2B's end event for an exec's result or error.
@@ -159,9 +159,9 @@ func endEvent(res rung.ExecResult, err error, signaled bool) *pb.ProcessEvent_En
 }
 
 // follow sends pr's start event, then its events from index from on,
-// until its end event or until ctx ends (the client went away: the
-// process runs on).
-func follow(ctx context.Context, pr *proc, from int, send func(*pb.ProcessEvent) error) error {
+// until its end event, until ctx ends (the client went away: the
+// process runs on) or until stopping does (the daemon stops).
+func follow(ctx, stopping context.Context, pr *proc, from int, send func(*pb.ProcessEvent) error) error {
 	if err := send(&pb.ProcessEvent{Event: &pb.ProcessEvent_Start{Start: &pb.ProcessEvent_StartEvent{Pid: pr.pid}}}); err != nil {
 		return err
 	}
@@ -183,6 +183,8 @@ func follow(ctx context.Context, pr *proc, from int, send func(*pb.ProcessEvent)
 		case <-changed:
 		case <-ctx.Done():
 			return connect.NewError(connect.CodeDeadlineExceeded, errors.New("stream ended; the process runs on"))
+		case <-stopping.Done():
+			return errStopping
 		}
 	}
 }
@@ -199,7 +201,7 @@ func (p *processService) Connect(ctx context.Context, req *connect.Request[pb.Co
 	// Live events only, as envd: from now on; an exited process gets
 	// its end event.
 	from := pr.liveFrom()
-	return follow(ctx, pr, from, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.ConnectResponse{Event: ev}) })
+	return follow(ctx, p.s.stopping, pr, from, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.ConnectResponse{Event: ev}) })
 }
 
 func (p *processService) List(ctx context.Context, req *connect.Request[pb.ListRequest]) (*connect.Response[pb.ListResponse], error) {

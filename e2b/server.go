@@ -1,10 +1,14 @@
 package e2b
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+
+	"connectrpc.com/connect"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
@@ -55,6 +59,10 @@ type Server struct {
 	// watches are the WatchDir streams' and polling watchers' bounds, and
 	// the polling watchers.
 	watches *watchTable
+	// stopping ends when Stop is called: every stream that follows (a
+	// process's events, WatchDir) ends then.
+	stopping context.Context
+	stop     context.CancelFunc
 
 	closeOnce sync.Once
 }
@@ -68,6 +76,7 @@ func New(cfg Config) *Server {
 		cfg.MaxFileBytes = 1 << 30
 	}
 	s := &Server{ctrl: cfg.Controller, log: cfg.Logger, cfg: cfg, api: http.NewServeMux(), envd: http.NewServeMux(), procs: newProcessTable(), watches: newWatchTable(), tokenKey: tokenKeyOf(cfg.Key)}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	s.routeAPI()
 	// Each known procedure is routed to its service; any other path,
 	// including an unknown method of a known service, gets Connect's
@@ -128,6 +137,16 @@ func isEnvdPreflight(r *http.Request) bool {
 	}
 	return false
 }
+
+// Stop ends the streams that follow (Start's and Connect's process
+// events, WatchDir) at once with Connect's unavailable, as a stopping
+// daemon's first step: http.Server.Shutdown would otherwise wait its
+// whole grace for them, as they end only with their processes or
+// clients. The processes run on until Close. Stop is idempotent.
+func (s *Server) Stop() { s.stop() }
+
+// errStopping is what a stream that Stop ended answers.
+var errStopping = connect.NewError(connect.CodeUnavailable, errors.New("rung is stopping"))
 
 // Close kills the commands Start began that still run, removes the
 // polling watchers, and waits for both. It is idempotent.

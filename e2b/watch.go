@@ -229,6 +229,8 @@ func (f *filesystemService) WatchDir(ctx context.Context, req *connect.Request[p
 			// As envd: the stream's deadline (Connect-Timeout-Ms) ends it
 			// with deadline_exceeded.
 			return s.rpcError(ctx, ctx.Err())
+		case <-s.stopping.Done():
+			return errStopping
 		case <-tick.C:
 			if err := stream.Send(&pb.WatchDirResponse{Event: &pb.WatchDirResponse_Keepalive{Keepalive: &pb.WatchDirResponse_KeepAlive{}}}); err != nil {
 				return err

@@ -125,6 +125,7 @@ type Daemon struct {
 	// e2b serves the E2B SDK's surfaces: under /e2b/api and /e2b/envd of
 	// the API's port, and on a port of its own (ServeE2B).
 	e2b    *e2b.Server
+	api    *api.Server
 	e2bSrv *http.Server
 	// metrics counts what the controller, the API and the store report
 	// (GET /metrics; MetricsHandler).
@@ -292,6 +293,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		acfg.Tracer = d.tracer
 	}
 	apiHandler = api.New(acfg)
+	d.api = apiHandler
 	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, Key: key})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
@@ -370,9 +372,16 @@ func (d *Daemon) ServeE2B(ln net.Listener) error {
 }
 
 // Shutdown stops accepting requests and waits for those in flight (or
-// ctx).
+// ctx) on both listeners side by side. Streams that only follow (events,
+// a process's output, the E2B SDK's process events and WatchDir) end
+// first, at once: they end only when their clients go, so they would
+// otherwise hold the stop for all of ctx.
 func (d *Daemon) Shutdown(ctx context.Context) error {
-	return errors.Join(d.srv.Shutdown(ctx), d.e2bSrv.Shutdown(ctx))
+	d.api.Stop()
+	d.e2b.Stop()
+	e2bErr := make(chan error, 1)
+	go func() { e2bErr <- d.e2bSrv.Shutdown(ctx) }() // bounded by ctx
+	return errors.Join(d.srv.Shutdown(ctx), <-e2bErr)
 }
 
 // Close stops the controller and releases the pool and the store.
