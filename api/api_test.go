@@ -3,16 +3,21 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"rung.dev/rung"
 	"rung.dev/rung/api"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/controller/controllertest"
+	"rung.dev/rung/wire"
 )
 
 // env is a real API server (controller, SQLite, btrfs test pool) on a
@@ -139,6 +144,51 @@ func TestSandboxCRUD(t *testing.T) {
 	e.must(t, e.call(t, e.acme, "DELETE", "/v1/sandboxes/"+string(sb.ID), ""), 204)
 	if r := e.call(t, e.acme, "GET", "/v1/sandboxes/"+string(sb.ID), ""); r.status != 404 {
 		t.Errorf("get after delete: %d", r.status)
+	}
+}
+
+// TestSandboxListPages pages through the list by cursor: every sandbox
+// once, in creation order, the last page without a next; deleting the
+// sandbox a cursor points at, and creating new ones, between pages skips
+// and repeats nothing.
+func TestSandboxListPages(t *testing.T) {
+	e := newEnv(t)
+	var ids []rung.SandboxID
+	for i := range 5 {
+		ids = append(ids, e.sandbox(t, e.acme, fmt.Sprintf(`{"name":"p%d"}`, i)).ID)
+	}
+	e.sandbox(t, e.beta, `{"name":"theirs"}`) // another tenant's: never listed
+	page := func(after string) ([]rung.SandboxID, string) {
+		t.Helper()
+		var l wire.SandboxList
+		e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes?limit=2&after="+url.QueryEscape(after), ""), 200), &l)
+		var got []rung.SandboxID
+		for _, sb := range l.Sandboxes {
+			got = append(got, sb.ID)
+		}
+		return got, l.Next
+	}
+	first, next := page("")
+	if !slices.Equal(first, ids[:2]) || next == "" {
+		t.Fatalf("first page %v next %q, want %v and a cursor", first, next, ids[:2])
+	}
+	// The sandbox at the cursor goes, and a new one comes: the next page
+	// starts right after where the first ended, and the new one is last.
+	e.must(t, e.call(t, e.acme, "DELETE", "/v1/sandboxes/"+string(ids[1]), ""), 204)
+	ids = append(ids, e.sandbox(t, e.acme, `{"name":"late"}`).ID)
+	second, next := page(next)
+	if !slices.Equal(second, ids[2:4]) || next == "" {
+		t.Fatalf("second page %v next %q, want %v and a cursor", second, next, ids[2:4])
+	}
+	third, next := page(next)
+	if !slices.Equal(third, ids[4:6]) || next != "" {
+		t.Fatalf("third page %v next %q, want %v and no cursor (the end)", third, next, ids[4:6])
+	}
+	// A list that fits its limit has no next.
+	var l wire.SandboxList
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes?limit=10", ""), 200), &l)
+	if len(l.Sandboxes) != 5 || l.Next != "" {
+		t.Fatalf("limit 10: %d sandboxes, next %q; want 5 and none", len(l.Sandboxes), l.Next)
 	}
 }
 

@@ -73,15 +73,15 @@ func (s *Server) listSandboxes(w http.ResponseWriter, r *http.Request, c caller)
 			return rung.Errorf(rung.ErrInvalid, "limit %q: want a non-negative integer", clip(v))
 		}
 	}
-	list, err := s.ctrl.List(r.Context(), c.tenant, controller.ListFilter{State: rung.State(q.Get("state")), Labels: labels, Limit: limit})
+	page, err := s.ctrl.ListPage(r.Context(), c.tenant, controller.ListFilter{State: rung.State(q.Get("state")), Labels: labels, Limit: limit, After: q.Get("after")})
 	if err != nil {
 		return err
 	}
-	out := make([]Sandbox, len(list))
-	for i, sb := range list {
+	out := make([]Sandbox, len(page.Sandboxes))
+	for i, sb := range page.Sandboxes {
 		out[i] = sandboxOut(sb)
 	}
-	writeJSON(w, http.StatusOK, wire.SandboxList{Sandboxes: out})
+	writeJSON(w, http.StatusOK, wire.SandboxList{Sandboxes: out, Next: page.Next})
 	return nil
 }
 

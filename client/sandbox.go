@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"rung.dev/rung"
+	"rung.dev/rung/wire"
 )
 
 // Create makes a sandbox.
@@ -25,10 +26,19 @@ type ListOptions struct {
 	Labels map[string]string
 	State  rung.State
 	Limit  int
+	After  string // a page's next cursor (ListPage): the list goes on after it
 }
 
-// List returns the caller's sandboxes, oldest first.
+// List returns the caller's sandboxes, oldest first (the first o.Limit
+// of them after o.After, when set).
 func (c *Client) List(ctx context.Context, o ListOptions) ([]Sandbox, error) {
+	l, _, err := c.ListPage(ctx, o)
+	return l, err
+}
+
+// ListPage returns a page of the caller's sandboxes, oldest first, and
+// the cursor of the next page ("" after the last): pass it as o.After.
+func (c *Client) ListPage(ctx context.Context, o ListOptions) ([]Sandbox, string, error) {
 	q := url.Values{}
 	for k, v := range o.Labels {
 		q.Add("label", k+"="+v)
@@ -39,10 +49,12 @@ func (c *Client) List(ctx context.Context, o ListOptions) ([]Sandbox, error) {
 	if o.Limit > 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))
 	}
-	var out struct {
-		Sandboxes []Sandbox `json:"sandboxes"`
+	if o.After != "" {
+		q.Set("after", o.After)
 	}
-	return out.Sandboxes, c.do(ctx, "GET", "/v1/sandboxes", q, nil, &out)
+	var out wire.SandboxList
+	err := c.do(ctx, "GET", "/v1/sandboxes", q, nil, &out)
+	return out.Sandboxes, out.Next, err
 }
 
 // Update changes a sandbox's labels or idle timeout.

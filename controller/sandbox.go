@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -276,30 +277,84 @@ type ListFilter struct {
 	State  rung.State
 	Labels map[string]string
 	Limit  int
+	// After is a cursor, a page's Next: the list goes on after it.
+	After string
+}
+
+// Page is one page of the sandbox list.
+type Page struct {
+	Sandboxes []rung.Sandbox
+	// Next is the cursor of the page after this one (ListFilter.After),
+	// "" when the list ends on this page.
+	Next string
 }
 
 // List returns tenant's sandboxes matching f, oldest first.
 func (c *Controller) List(ctx context.Context, tenant rung.TenantID, f ListFilter) ([]rung.Sandbox, error) {
+	p, err := c.ListPage(ctx, tenant, f)
+	return p.Sandboxes, err
+}
+
+// ListPage returns a page of tenant's sandboxes matching f, oldest
+// first: at most f.Limit of them, after f.After, and the cursor of the
+// next page when f.Limit cut the list short. Paging by cursor never
+// skips or repeats a sandbox, whatever is created or deleted between
+// pages (new ones come last).
+func (c *Controller) ListPage(ctx context.Context, tenant rung.TenantID, f ListFilter) (Page, error) {
 	switch f.State {
 	case "", rung.StateReady, rung.StateRunning, rung.StatePaused:
 	default:
-		return nil, rung.Errorf(rung.ErrInvalid, "unknown state %q", clip(string(f.State)))
+		return Page{}, rung.Errorf(rung.ErrInvalid, "unknown state %q", clip(string(f.State)))
 	}
 	if err := checkLabels(f.Labels); err != nil {
-		return nil, err
+		return Page{}, err
 	}
-	rows, err := c.st.ListSandboxes(ctx, store.Filter{Tenant: tenant, State: f.State, Labels: f.Labels, Limit: f.Limit})
+	sf := store.Filter{Tenant: tenant, State: f.State, Labels: f.Labels}
+	if f.Limit > 0 {
+		sf.Limit = f.Limit + 1 // one more tells whether there is a next page
+	}
+	if f.After != "" {
+		pos, err := parseSandboxCursor(f.After)
+		if err != nil {
+			return Page{}, err
+		}
+		sf.After = &pos
+	}
+	rows, err := c.st.ListSandboxes(ctx, sf)
 	if err != nil {
-		return nil, fmt.Errorf("list sandboxes: %w", err)
+		return Page{}, fmt.Errorf("list sandboxes: %w", err)
 	}
-	out := make([]rung.Sandbox, 0, len(rows))
+	var p Page
+	if f.Limit > 0 && len(rows) > f.Limit {
+		// From the last row of the page, shown or not (one being created
+		// or deleted is not).
+		rows = rows[:f.Limit]
+		p.Next = Cursor(rows[len(rows)-1].Sandbox)
+	}
+	p.Sandboxes = make([]rung.Sandbox, 0, len(rows))
 	for _, r := range rows {
 		if r.State == store.StateCreating || r.State == rung.StateDeleted {
 			continue
 		}
-		out = append(out, r.Sandbox)
+		p.Sandboxes = append(p.Sandboxes, r.Sandbox)
 	}
-	return out, nil
+	return p, nil
+}
+
+// Cursor is sb's place in the list, as a ListFilter.After: the list goes
+// on after sb.
+func Cursor(sb rung.Sandbox) string {
+	return strconv.FormatInt(sb.CreatedAt.UnixNano(), 10) + "-" + string(sb.ID)
+}
+
+// parseSandboxCursor reads a Cursor: "<created, Unix ns>-<sandbox id>".
+func parseSandboxCursor(s string) (store.Position, error) {
+	ns, id, ok := strings.Cut(s, "-")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || n < 0 || !rung.SandboxID(id).Valid() {
+		return store.Position{}, rung.Errorf(rung.ErrInvalid, "malformed list cursor %q: pass a page's next as it is", clip(s))
+	}
+	return store.Position{Created: time.Unix(0, n), ID: rung.SandboxID(id)}, nil
 }
 
 // Update changes a sandbox's labels or idle timeout.

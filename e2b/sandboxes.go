@@ -268,8 +268,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller) error {
 }
 
 // list serves both list endpoints: ?metadata= one URL-encoded "k=v&..."
-// string, ?state= comma-joined, ?limit=, ?nextToken= (the last id of the
-// previous page; the x-next-token header carries the next one).
+// string, ?state= comma-joined, ?limit=, ?nextToken= (the x-next-token
+// header of the previous page: a cursor after its last sandbox, which
+// stays valid if that sandbox is killed).
 func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
 	q := r.URL.Query()
 	f := controller.ListFilter{}
@@ -300,28 +301,35 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
 		}
 		limit = min(n, 1000)
 	}
-	all, err := s.ctrl.List(r.Context(), c.tenant, f)
-	if err != nil {
-		return err
-	}
-	after := q.Get("nextToken")
+	// Pages of the controller's list, by cursor, until this page is
+	// full: the state filter (running takes in rung's ready and running)
+	// is applied here.
+	f.Limit, f.After = limit, q.Get("nextToken")
 	out := []detailOut{}
-	for _, sb := range all {
-		if after != "" {
-			if string(sb.ID) == after {
-				after = ""
+	var last rung.Sandbox // the last one taken
+	for {
+		page, err := s.ctrl.ListPage(r.Context(), c.tenant, f)
+		if err != nil {
+			return err
+		}
+		for _, sb := range page.Sandboxes {
+			d := detailOf(sb)
+			if len(states) > 0 && !states[d.State] {
+				continue
 			}
-			continue
+			if len(out) == limit {
+				// One more matches: the next page starts after the last
+				// one taken.
+				w.Header().Set("x-next-token", controller.Cursor(last))
+				page.Next = ""
+				break
+			}
+			out, last = append(out, d), sb
 		}
-		d := detailOf(sb)
-		if len(states) > 0 && !states[d.State] {
-			continue
-		}
-		if len(out) == limit {
-			w.Header().Set("x-next-token", out[len(out)-1].SandboxID)
+		if page.Next == "" {
 			break
 		}
-		out = append(out, d)
+		f.After = page.Next
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

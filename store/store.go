@@ -229,6 +229,17 @@ type Filter struct {
 	State  rung.State
 	Labels map[string]string // every pair must match
 	Limit  int               // <= 0 means no limit
+	// After, when set, lists only the sandboxes after this position of
+	// the list's order: a cursor that stays valid when the sandbox at it
+	// is deleted.
+	After *Position
+}
+
+// Position is a place in the sandbox list's order: creation time, then
+// id.
+type Position struct {
+	Created time.Time
+	ID      rung.SandboxID
 }
 
 // SnapshotState is where a snapshot row is in its making.

@@ -34,6 +34,7 @@ type Sandbox struct {
 // SandboxList is GET /v1/sandboxes.
 type SandboxList struct {
 	Sandboxes []Sandbox `json:"sandboxes"`
+	Next      string    `json:"next,omitempty"` // pass as ?after= for the next page
 }
 
 // CreateSandboxRequest is the body of POST /v1/sandboxes; zero fields take

@@ -148,6 +148,9 @@ func (db *DB) ListSandboxes(ctx context.Context, f store.Filter) ([]store.Sandbo
 		where = append(where, "EXISTS (SELECT 1 FROM json_each(sandboxes.labels) WHERE key = ? AND value = ?)")
 		args = append(args, k, v)
 	}
+	if f.After != nil {
+		where, args = append(where, "(created, id) > (?, ?)"), append(args, nanos(f.After.Created), string(f.After.ID))
+	}
 	q := `SELECT ` + sandboxCols + ` FROM sandboxes`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

@@ -214,6 +214,11 @@ func testSandboxList(t *testing.T, s store.Store) {
 		{"label no match", store.Filter{Tenant: "acme", Labels: map[string]string{"env": "qa"}}, nil},
 		{"state", store.Filter{Tenant: "acme", State: rung.StateRunning}, []rung.SandboxID{c.ID}},
 		{"limit", store.Filter{Tenant: "acme", Limit: 1}, []rung.SandboxID{a.ID}},
+		{"after", store.Filter{Tenant: "acme", Limit: 1, After: &store.Position{Created: a.CreatedAt, ID: a.ID}}, []rung.SandboxID{b.ID}},
+		{"after the last", store.Filter{Tenant: "acme", After: &store.Position{Created: c.CreatedAt, ID: c.ID}}, nil},
+		{"after and state", store.Filter{Tenant: "acme", State: rung.StateRunning, After: &store.Position{Created: a.CreatedAt, ID: a.ID}}, []rung.SandboxID{c.ID}},
+		// A position whose sandbox is gone still places the page.
+		{"after a deleted one", store.Filter{Tenant: "acme", After: &store.Position{Created: b.CreatedAt, ID: b.ID + "x"}}, []rung.SandboxID{c.ID}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
