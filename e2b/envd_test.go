@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -249,5 +251,56 @@ func TestUploadMetadataInvalid(t *testing.T) {
 		if status != 200 {
 			t.Errorf("upload at the bounds: %d %s", status, body)
 		}
+	}
+}
+
+// TestSignedFilesErrors: a signed /files URL that is expired or wrong is
+// a 401 whose whole body is envd's (the SDK's tests compare it).
+func TestSignedFilesErrors(t *testing.T) {
+	e := newEnvdEnv(t)
+	e.s.signers.add("acme", e.sandbox)
+	if status, body := e.upload(t, url.Values{"path": {"hello.txt"}}, nil, "application/octet-stream", []byte("hello")); status != 200 {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	past, future := strconv.FormatInt(time.Now().Add(-time.Minute).Unix(), 10), strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10)
+	signed := func(op, exp string) url.Values {
+		q := url.Values{"path": {"hello.txt"}, "signature": {signature("hello.txt", op, "", e.token, exp)}}
+		if exp != "" {
+			q.Set("signature_expiration", exp)
+		}
+		return q
+	}
+	forged := signed("read", future)
+	forged.Set("path", "other.txt")
+	tests := []struct {
+		name   string
+		method string
+		q      url.Values
+		status int
+		body   string
+	}{
+		{"valid read", "GET", signed("read", future), 200, "hello"},
+		{"expired read", "GET", signed("read", past), 401, `{"code":401,"message":"signature is already expired"}`},
+		{"expired write", "POST", signed("write", past), 401, `{"code":401,"message":"signature is already expired"}`},
+		{"read signed for write", "GET", signed("write", future), 401, `{"code":401,"message":"invalid signature"}`},
+		{"forged path", "GET", forged, 401, `{"code":401,"message":"invalid signature"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), tc.method, e.url+"/files?"+tc.q.Encode(), strings.NewReader("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/octet-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status || strings.TrimSpace(string(b)) != tc.body {
+				t.Errorf("%s = %d %s, want %d %s", tc.name, res.StatusCode, b, tc.status, tc.body)
+			}
+		})
 	}
 }
