@@ -271,6 +271,30 @@ func (c *Controller) Get(ctx context.Context, tenant rung.TenantID, ref string) 
 	return sb.Sandbox, nil
 }
 
+// Deleting reports whether tenant's sandbox id is being deleted or is
+// gone: a delete (by request, its TTL, ...) has begun on it, which its
+// row does not say until the container has stopped, or the store no
+// longer has it. Execs a delete cancels return after it has begun, so a
+// caller can tell such an end from an exit or a kill of its own. A
+// failure to read the store reports false.
+func (c *Controller) Deleting(ctx context.Context, tenant rung.TenantID, id rung.SandboxID) bool {
+	c.mu.Lock()
+	a := c.actors[id]
+	deleted := a != nil && a.deleted && a.sb.Tenant == tenant
+	c.mu.Unlock()
+	if deleted {
+		return true
+	}
+	if a != nil {
+		return false
+	}
+	sb, err := c.st.GetSandbox(ctx, tenant, id)
+	if err != nil {
+		return rung.Code(err) == rung.CodeNotFound
+	}
+	return sb.State == rung.StateDeleted
+}
+
 // ListFilter selects a tenant's sandboxes.
 type ListFilter struct {
 	State  rung.State

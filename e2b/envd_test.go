@@ -21,6 +21,9 @@ import (
 	"rung.dev/rung/controller/controllertest"
 	pb "rung.dev/rung/e2b/envdpb/filesystem"
 	"rung.dev/rung/e2b/envdpb/filesystem/filesystemconnect"
+	ppb "rung.dev/rung/e2b/envdpb/process"
+	"rung.dev/rung/e2b/envdpb/process/processconnect"
+	"rung.dev/rung/shell/tools"
 	"rung.dev/rung/storage"
 )
 
@@ -32,12 +35,19 @@ type envdEnv struct {
 	sandbox rung.SandboxID
 	token   string
 	fs      filesystemconnect.FilesystemClient
+	proc    processconnect.ProcessClient
+	ctrl    *controller.Controller
+	key     string // the tenant's E2B API key
 }
 
 func newEnvdEnv(t *testing.T) *envdEnv {
 	t.Helper()
-	c := controllertest.New(t, controller.Config{})
+	c := controllertest.New(t, controller.Config{Tools: tools.All()})
 	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.CreateToken(t.Context(), controller.TokenRequest{Tenant: "acme", E2B: true})
+	if err != nil {
 		t.Fatal(err)
 	}
 	sb, err := c.Create(t.Context(), "acme", controller.CreateRequest{})
@@ -46,10 +56,11 @@ func newEnvdEnv(t *testing.T) *envdEnv {
 	}
 	s := New(Config{Controller: c})
 	t.Cleanup(s.Close)
-	srv := httptest.NewServer(s.Envd())
+	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return &envdEnv{s: s, url: srv.URL, sandbox: sb.ID, token: s.accessToken("acme", sb.ID),
-		fs: filesystemconnect.NewFilesystemClient(srv.Client(), srv.URL, connect.WithProtoJSON())}
+	return &envdEnv{s: s, url: srv.URL, sandbox: sb.ID, token: s.accessToken("acme", sb.ID), ctrl: c, key: key.Bearer,
+		fs:   filesystemconnect.NewFilesystemClient(srv.Client(), srv.URL, connect.WithProtoJSON()),
+		proc: processconnect.NewProcessClient(srv.Client(), srv.URL, connect.WithProtoJSON())}
 }
 
 func (e *envdEnv) auth(h http.Header) {
@@ -300,6 +311,91 @@ func TestSignedFilesErrors(t *testing.T) {
 			res.Body.Close()
 			if res.StatusCode != tc.status || strings.TrimSpace(string(b)) != tc.body {
 				t.Errorf("%s = %d %s, want %d %s", tc.name, res.StatusCode, b, tc.status, tc.body)
+			}
+		})
+	}
+}
+
+// TestStartStreamCutOnKill: a command whose sandbox is killed (DELETE
+// /sandboxes/{id}) or deleted by the controller (its TTL) has its Start
+// stream cut, with no end event, as envd's goes with its VM; a command
+// that exits, or that SendSignal kills, gets its end event.
+func TestStartStreamCutOnKill(t *testing.T) {
+	tests := []struct {
+		name string
+		cmd  string
+		end  func(t *testing.T, e *envdEnv, pid uint32)
+		cut  bool
+	}{
+		{"exit", "exit 3", nil, false},
+		{"SendSignal", "sleep 60", func(t *testing.T, e *envdEnv, pid uint32) {
+			req := connect.NewRequest(&ppb.SendSignalRequest{Process: &ppb.ProcessSelector{Selector: &ppb.ProcessSelector_Pid{Pid: pid}}, Signal: ppb.Signal_SIGNAL_SIGKILL})
+			e.auth(req.Header())
+			if _, err := e.proc.SendSignal(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"kill", "sleep 60", func(t *testing.T, e *envdEnv, _ uint32) {
+			req, err := http.NewRequestWithContext(t.Context(), "DELETE", e.url+"/sandboxes/"+string(e.sandbox), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("X-API-KEY", e.key)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusNoContent {
+				t.Fatalf("DELETE: %d", res.StatusCode)
+			}
+		}, true},
+		{"deleted by the controller", "sleep 60", func(t *testing.T, e *envdEnv, _ uint32) {
+			if err := e.ctrl.Delete(t.Context(), "acme", string(e.sandbox)); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnvdEnv(t)
+			req := connect.NewRequest(&ppb.StartRequest{Process: &ppb.ProcessConfig{Cmd: "/bin/bash", Args: []string{"-l", "-c", tc.cmd}}})
+			e.auth(req.Header())
+			stream, err := e.proc.Start(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stream.Close()
+			if !stream.Receive() || stream.Msg().GetEvent().GetStart() == nil {
+				t.Fatalf("no start event: %v", stream.Err())
+			}
+			if tc.end != nil {
+				tc.end(t, e, stream.Msg().GetEvent().GetStart().GetPid())
+			}
+			var end *ppb.ProcessEvent_EndEvent
+			for stream.Receive() {
+				if ev := stream.Msg().GetEvent().GetEnd(); ev != nil {
+					end = ev
+				}
+			}
+			switch {
+			case tc.cut && (end != nil || stream.Err() == nil):
+				t.Errorf("stream ended with end event %v, error %v; want it cut without one", end, stream.Err())
+			case !tc.cut && (end == nil || stream.Err() != nil):
+				t.Errorf("stream ended with end event %v, error %v; want an end event and a clean end", end, stream.Err())
+			}
+			if tc.cut {
+				// The SDK then asks /health, which must say the sandbox is gone.
+				hreq, _ := http.NewRequestWithContext(t.Context(), "GET", e.url+"/health", nil)
+				e.auth(hreq.Header)
+				res, err := http.DefaultClient.Do(hreq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != http.StatusBadGateway {
+					t.Errorf("/health after the cut: %d, want 502", res.StatusCode)
+				}
 			}
 		})
 	}

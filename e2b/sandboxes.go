@@ -332,10 +332,14 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request, c caller) error {
 	if _, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id")); err != nil {
 		return err
 	}
-	s.procs.dropSandbox(r.PathValue("id"))
 	s.watches.dropSandbox(r.PathValue("id"))
 	s.signers.remove(rung.SandboxID(r.PathValue("id")))
-	if err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id")); err != nil {
+	// The delete ends the sandbox's commands itself, so that they see
+	// it begun and their streams are cut (process.go), as envd's go
+	// with its VM; the table forgets them after.
+	err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id"))
+	s.procs.dropSandbox(r.PathValue("id"))
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
