@@ -1,7 +1,7 @@
 // The E2B SDK's calls beyond the everyday ones (smoke.mjs), as cmd/rung's
 // TestE2BSDK runs them: watching directories, snapshots, fork, pause,
 // network settings, signed /files URLs, getHost (RUNG_PREVIEW_URL is the daemon's API, whose
-// preview domain is preview.test), file metadata, a kill while a command runs. Same environment and output as
+// preview domain is preview.test), file metadata, auto-pause, a kill while a command runs. Same environment and output as
 // smoke.mjs: one JSON line per step, {"step", "ok", "error",
 // "data"}, ending with the step "done".
 import http from 'node:http'
@@ -221,6 +221,33 @@ await check('expired signature: envd\'s 401 body', async () => {
   const res = await fetch(await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: -10_000 }))
   const body = await res.text()
   return [res.status === 401 && body.trim() === '{"code":401,"message":"signature is already expired"}', { status: res.status, body }]
+})
+
+await check('auto-pause at the timeout (filesystem-only), connect resumes', async () => {
+  let memory
+  try {
+    await Sandbox.create('base', { timeoutMs: 2_000, lifecycle: { onTimeout: 'pause' } })
+    memory = 'accepted'
+  } catch (e) {
+    memory = `${e?.name}: ${e?.message}`
+  }
+  const p = await Sandbox.create('base', { timeoutMs: 2_000, lifecycle: { onTimeout: { action: 'pause', keepMemory: false } } })
+  try {
+    await p.files.write('/home/user/marker.txt', 'kept')
+    const onTimeout = (await p.getInfo()).lifecycle?.onTimeout
+    // Wait for the pause itself (the test's timeout catches a hang).
+    let state
+    while ((state = (await p.getInfo()).state) !== 'paused') await new Promise((r) => setTimeout(r, 200))
+    const runningWhilePaused = await p.isRunning()
+    await p.connect({ timeoutMs: 60_000 })
+    const after = (await p.getInfo()).state
+    const marker = await p.files.read('/home/user/marker.txt')
+    const seen = { memory, onTimeout, state, runningWhilePaused, after, marker }
+    return [/auto-pause that keeps memory is not available/.test(memory) && onTimeout === 'pause' && !runningWhilePaused &&
+      after === 'running' && marker === 'kept', seen]
+  } finally {
+    await p.kill()
+  }
 })
 
 await check('kill while a command runs: its stream is cut (TimeoutError)', async () => {
