@@ -45,6 +45,7 @@ const (
 	EntrySandboxCreated       EntryType = "sandbox.created"        // SandboxCreated {name, size?, snapshot?, warm?}
 	EntrySandboxUpdated       EntryType = "sandbox.updated"        // SandboxUpdated {idle_timeout_ms, labels}
 	EntrySandboxIdleStopped   EntryType = "sandbox.idle_stopped"   // SandboxIdleStopped {idle_timeout_ms}
+	EntrySandboxExpiryStopped EntryType = "sandbox.expiry_stopped" // SandboxExpiryStopped {labels, ttl_ms}: its TTL stopped it (Expiry.Stop)
 	EntrySandboxWorkspaceLost EntryType = "sandbox.workspace_lost" // SandboxWorkspaceLost {reason}
 	EntrySandboxQuarantined   EntryType = "sandbox.quarantined"    // SandboxQuarantined {reason}
 	EntrySandboxSnapshotted   EntryType = "sandbox.snapshotted"    // SandboxSnapshotted {consistency, name, size_bytes, snapshot}

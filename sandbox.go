@@ -54,16 +54,34 @@ type Sandbox struct {
 	// IdleTimeout stops the container (never the sandbox) after this long
 	// without an exec. Zero means the server default.
 	IdleTimeout time.Duration `json:"idle_timeout"`
-	// TTL deletes the sandbox this long after creation. Zero means never.
-	TTL       time.Duration `json:"ttl"`
-	CreatedAt time.Time     `json:"created_at"`
-	UpdatedAt time.Time     `json:"updated_at"`
+	// TTL deletes the sandbox this long after creation (or does what
+	// OnExpiry says). Zero means never.
+	TTL time.Duration `json:"ttl"`
+	// OnExpiry is what the TTL does when it runs out; the zero value
+	// deletes the sandbox.
+	OnExpiry  Expiry    `json:"on_expiry,omitzero"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 	// Origin is the snapshot the sandbox's files last came from (a
 	// restore, a fork or a rollback), "" for none: the parent of its
 	// next snapshots.
 	Origin SnapshotID `json:"origin,omitempty"`
 	// ForkedFrom is the sandbox this one is a fork of, "" for none.
 	ForkedFrom SandboxID `json:"forked_from,omitempty"`
+}
+
+// Expiry is what a sandbox's TTL does when it runs out. The zero value
+// deletes the sandbox.
+type Expiry struct {
+	// Stop keeps the sandbox and stops its container instead, as an
+	// idle timeout does: files stay (workspace, /tmp, root filesystem
+	// changes), processes do not. The TTL is then cleared (a new end can
+	// be set), and the journal says sandbox.expiry_stopped.
+	Stop bool `json:"stop,omitempty"`
+	// Labels are merged into the sandbox's labels when Stop does: the
+	// creator's own mark of what happened (E2B's auto-pause marks the
+	// sandbox paused). Nil adds none.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // NetworkPolicy says what a sandbox's container may reach. See

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -47,7 +48,8 @@ func (c *Controller) alarms() {
 	}
 }
 
-// fireDue runs every alarm due at now: TTL deletes the sandbox; the idle
+// fireDue runs every alarm due at now: TTL deletes the sandbox (or stops
+// it, see expireStop); the idle
 // timeout stops its container (never the sandbox). Alarms of different
 // sandboxes run side by side, at most maxAlarmsAtOnce at a time: a
 // container's graceful stop (up to its grace) or an agent slow to list
@@ -85,7 +87,8 @@ func (c *Controller) fireDue(now time.Time) {
 // runtime process (a container's stop) on a host with few cores.
 const maxAlarmsAtOnce = 16
 
-// expire deletes a sandbox whose time to live is over.
+// expire deletes a sandbox whose time to live is over, or stops it when
+// its OnExpiry says so (expireStop).
 func (c *Controller) expire(sb store.Sandbox) {
 	a, err := c.acquire(c.ctx, "", string(sb.ID))
 	if err != nil {
@@ -94,10 +97,66 @@ func (c *Controller) expire(sb store.Sandbox) {
 		return
 	}
 	defer c.release(a)
+	if c.sandbox(a).OnExpiry.Stop {
+		if err := c.expireStop(a); err != nil && c.ctx.Err() == nil {
+			c.log.Warn("ttl stop", "sandbox", sb.ID, "err", err)
+			c.retryExpire(sb)
+		}
+		return
+	}
 	if err := c.do(c.ctx, a, func() error { return c.deleteLocked(c.ctx, a, "ttl") }); err != nil && c.ctx.Err() == nil {
 		c.log.Warn("ttl delete", "sandbox", sb.ID, "err", err)
 		c.retryExpire(sb)
 	}
+}
+
+// expireStop is a TTL running out on a sandbox whose OnExpiry says
+// stop: its container stops (as an idle timeout's, so a process in it
+// ends too), then its TTL is cleared, OnExpiry's labels are merged into
+// its own, and the journal says sandbox.expiry_stopped. A TTL moved since
+// the alarm was read (setTimeout, a connect) is left to fire later.
+func (c *Controller) expireStop(a *actor) error {
+	due := func() bool {
+		cur := c.sandbox(a)
+		return !cur.ExpiresAt.IsZero() && !time.Now().Before(cur.ExpiresAt)
+	}
+	if !due() {
+		return nil
+	}
+	if err := c.stopContainerOf(c.ctx, a.id, "ttl"); err != nil {
+		return err
+	}
+	return c.do(c.ctx, a, func() error {
+		if !due() {
+			return nil
+		}
+		cur := c.sandbox(a)
+		ttl := cur.TTL
+		cur.TTL, cur.ExpiresAt, cur.IdleAt = 0, time.Time{}, time.Time{}
+		if len(cur.OnExpiry.Labels) > 0 {
+			labels := maps.Clone(cur.Labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			// Create and Update keep room for them (maxLabels).
+			maps.Copy(labels, cur.OnExpiry.Labels)
+			cur.Labels = labels
+		}
+		if cur.State == rung.StateRunning {
+			cur.State = rung.StateReady
+		}
+		cur.UpdatedAt = time.Now().UTC()
+		if err := c.st.UpdateSandbox(c.ctx, cur); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		a.sb = cur
+		c.mu.Unlock()
+		c.log.Info("sandbox stopped by its ttl", "sandbox", a.id, "tenant", cur.Tenant)
+		c.journal(c.ctx, a.id, rung.EntrySandboxExpiryStopped, SandboxExpiryStopped{Labels: cur.Labels, TTLMS: ttl.Milliseconds()})
+		c.notify(a.id)
+		return nil
+	})
 }
 
 // retryExpire pushes a TTL alarm whose delete failed back a minute, so a

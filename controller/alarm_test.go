@@ -188,3 +188,74 @@ func TestTTLDeleteFailureRetried(t *testing.T) {
 		}
 	})
 }
+
+// TestTTLStop: a sandbox whose OnExpiry says stop is kept when its TTL
+// runs out, with its TTL cleared, the expiry's labels merged into its own
+// and a sandbox.expiry_stopped entry; a TTL moved later before it runs
+// out stops it only then. Time is synctest's fake clock.
+func TestTTLStop(t *testing.T) {
+	pool := storagetest.NewTestPool(t)
+	dbPath := filepath.Join(t.TempDir(), "rung.db")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		st, err := sqlite.Open(ctx, dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		c, _, err := controller.New(ctx, controller.Config{Store: st, Pool: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := st.CreateTenant(ctx, store.Tenant{ID: "acme"}); err != nil {
+			t.Fatal(err)
+		}
+		onExpiry := rung.Expiry{Stop: true, Labels: map[string]string{"e2b.paused": "true"}}
+		if _, err := c.Create(ctx, "acme", controller.CreateRequest{TTL: time.Hour, OnExpiry: rung.Expiry{Labels: onExpiry.Labels}}); !errors.Is(err, rung.ErrInvalid) {
+			t.Errorf("expiry labels without stop: %v, want ErrInvalid", err)
+		}
+		sb, err := c.Create(ctx, "acme", controller.CreateRequest{TTL: time.Hour, Labels: map[string]string{"a": "b"}, OnExpiry: onExpiry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved, err := c.Create(ctx, "acme", controller.CreateRequest{TTL: time.Hour, OnExpiry: onExpiry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		later := 2 * time.Hour
+		if _, err := c.Update(ctx, "acme", string(moved.ID), controller.UpdateRequest{ExpiresIn: &later}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(61 * time.Minute)
+		synctest.Wait()
+		got, err := c.Get(ctx, "acme", string(sb.ID))
+		if err != nil {
+			t.Fatalf("sandbox with OnExpiry stop after its TTL: %v", err)
+		}
+		if got.TTL != 0 || got.Labels["e2b.paused"] != "true" || got.Labels["a"] != "b" || got.State != rung.StateReady {
+			t.Errorf("after its TTL: ttl %v, labels %v, state %s; want no TTL, a=b and e2b.paused=true, ready", got.TTL, got.Labels, got.State)
+		}
+		evs, _, err := c.Events(ctx, "acme", string(sb.ID), controller.EventQuery{JournalOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := 0
+		for _, ev := range evs {
+			if ev.Type == string(rung.EntrySandboxExpiryStopped) {
+				stopped++
+			}
+		}
+		if stopped != 1 {
+			t.Errorf("%d sandbox.expiry_stopped entries, want 1", stopped)
+		}
+		if got, err := c.Get(ctx, "acme", string(moved.ID)); err != nil || got.Labels["e2b.paused"] != "" {
+			t.Errorf("sandbox whose TTL was moved, at its old end: %v, %v; want it untouched", got.Labels, err)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got, err := c.Get(ctx, "acme", string(moved.ID)); err != nil || got.Labels["e2b.paused"] != "true" {
+			t.Errorf("sandbox whose TTL was moved, at its new end: %v, %v; want it stopped", got.Labels, err)
+		}
+	})
+}

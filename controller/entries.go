@@ -166,6 +166,13 @@ type SandboxIdleStopped struct {
 	IdleTimeoutMS int64 `json:"idle_timeout_ms"`
 }
 
+// SandboxExpiryStopped is the data of a [rung.EntrySandboxExpiryStopped]
+// entry: the TTL that ran out and the labels the sandbox has after it.
+type SandboxExpiryStopped struct {
+	Labels map[string]string `json:"labels"`
+	TTLMS  int64             `json:"ttl_ms"`
+}
+
 // SandboxWorkspaceLost is the data of a [rung.EntrySandboxWorkspaceLost]
 // entry.
 type SandboxWorkspaceLost struct {

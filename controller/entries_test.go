@@ -87,6 +87,8 @@ func TestEntryJSON(t *testing.T) {
 			[]string{"idle_timeout_ms", "labels"}},
 		{"sandbox idle stopped", rung.EntrySandboxIdleStopped, controller.SandboxIdleStopped{},
 			[]string{"idle_timeout_ms"}},
+		{"sandbox expiry stopped", rung.EntrySandboxExpiryStopped, controller.SandboxExpiryStopped{},
+			[]string{"labels", "ttl_ms"}},
 		{"sandbox workspace lost", rung.EntrySandboxWorkspaceLost, controller.SandboxWorkspaceLost{},
 			[]string{"reason"}},
 		{"sandbox quarantined", rung.EntrySandboxQuarantined, controller.SandboxQuarantined{},

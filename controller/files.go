@@ -53,6 +53,10 @@ func SandboxPath(p string) (string, error) {
 func fsErr(op, p string, err error) error {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
+		switch {
+		case errors.Is(err, storage.ErrXattrName), errors.Is(err, storage.ErrXattrSize), errors.Is(err, storage.ErrXattrCount):
+			return rung.Errorf(rung.ErrInvalid, "%s %s: %v", op, p, unwrapPath(err))
+		}
 		if errors.Is(err, storage.ErrSpecialFile) {
 			return rung.Errorf(rung.ErrInvalid, "%s %s: special file (fifo, socket or device)", op, p)
 		}
@@ -74,6 +78,9 @@ func fsErr(op, p string, err error) error {
 		return rung.Errorf(rung.ErrConflict, "%s", msg)
 	case syscall.ENOSPC, syscall.EDQUOT:
 		return fmt.Errorf("%s: %w", msg, &rung.LimitError{Limit: rung.LimitDiskBytes})
+	case syscall.E2BIG, syscall.ERANGE:
+		// An extended attribute the filesystem cannot hold.
+		return rung.Errorf(rung.ErrInvalid, "%s", msg)
 	case syscall.EFBIG:
 		return fmt.Errorf("%s: %w", msg, &rung.LimitError{Limit: rung.LimitFileBytes, TooLarge: true})
 	case syscall.ENOTDIR, syscall.EISDIR, syscall.EINVAL, syscall.ELOOP, syscall.ENAMETOOLONG, syscall.EXDEV, syscall.EPERM, syscall.EACCES:
@@ -91,6 +98,10 @@ type FileInfo struct {
 	Mode    string    `json:"mode"` // permission bits in octal, "0644"
 	ModTime time.Time `json:"mod_time"`
 	Target  string    `json:"target,omitempty"` // a symlink's target
+	// Attrs are the extended attributes a WriteRequest with Attrs left
+	// on the file, keyed without the prefix; nil otherwise. Not part of
+	// rung's own API.
+	Attrs map[string]string `json:"-"`
 }
 
 func infoOf(p string, fi fs.FileInfo) FileInfo {
@@ -165,6 +176,21 @@ type WriteRequest struct {
 	Mode fs.FileMode // permission bits; 0 means 0644
 	// MaxBytes bounds the body; more is ErrTooLarge. 0 means no bound.
 	MaxBytes int64
+	// Attrs, when set, replaces the file's extended attributes under
+	// its prefix once the body is written (an empty Values clears them),
+	// and the returned FileInfo's Attrs reads them back. nil leaves
+	// whatever attributes the file had.
+	Attrs *Attrs
+}
+
+// Attrs is a set of a file's extended attributes under one prefix: the
+// keys of Values are the attribute names with Prefix cut off. Prefix
+// must begin with "user." (storage.XattrNamespace): no other namespace is
+// reachable. Names, values and their count are bounded as
+// storage.ReplaceXattrs says; beyond is ErrInvalid.
+type Attrs struct {
+	Prefix string
+	Values map[string]string
 }
 
 // WriteFile writes r to a file of tenant's sandbox ref, creating its
@@ -180,6 +206,12 @@ func (c *Controller) WriteFile(ctx context.Context, tenant rung.TenantID, ref st
 	if req.Mode&^fs.ModePerm != 0 {
 		return FileInfo{}, rung.Errorf(rung.ErrInvalid, "mode %o has bits beyond the permission bits", req.Mode)
 	}
+	if req.Attrs != nil {
+		// Bad attributes are refused before the file is touched.
+		if err := checkAttrs(*req.Attrs); err != nil {
+			return FileInfo{}, err
+		}
+	}
 	var info FileInfo
 	err = c.withRoot(ctx, tenant, ref, func(a *actor) error {
 		if err := mkdirAll(a.root, path.Dir(p)); err != nil {
@@ -190,6 +222,11 @@ func (c *Controller) WriteFile(ctx context.Context, tenant rung.TenantID, ref st
 			return err
 		}
 		info = FileInfo{Path: p, Name: path.Base(p), Type: "file", Size: n, Mode: fmt.Sprintf("%04o", req.Mode), ModTime: time.Now().UTC()}
+		if req.Attrs != nil {
+			if info.Attrs, err = replaceAttrs(a.root, p, *req.Attrs); err != nil {
+				return err
+			}
+		}
 		c.journal(ctx, a.id, rung.EntryFileWritten, FileWritten{Bytes: n, Mode: info.Mode, Path: p})
 		return nil
 	})

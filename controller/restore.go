@@ -83,7 +83,7 @@ func (c *Controller) prepareBranch(ctx context.Context, b branch) (store.Sandbox
 	sb.ID, sb.Name, sb.Tenant, sb.Labels, sb.Image = rung.NewSandboxID(), b.req.Name, b.tenant, b.req.Labels, b.from.Image
 	sb.Size, sb.Isolation, sb.Network, sb.Env = size, b.req.Isolation, b.req.Network, b.req.Env
 	sb.IdleTimeout, sb.TTL, sb.State, sb.CreatedAt, sb.UpdatedAt = b.req.IdleTimeout, b.req.TTL, store.StateCreating, now, now
-	sb.Origin, sb.ForkedFrom = b.origin, b.forkOf
+	sb.Origin, sb.ForkedFrom, sb.OnExpiry = b.origin, b.forkOf, b.req.OnExpiry
 	if sb.Isolation == "" {
 		sb.Isolation = rung.IsolationContainer
 	}

@@ -28,6 +28,10 @@ type CreateRequest struct {
 	User        string             `json:"user,omitempty"`
 	IdleTimeout time.Duration      `json:"idle_timeout,omitempty"`
 	TTL         time.Duration      `json:"ttl,omitempty"`
+	// OnExpiry is what the TTL does when it runs out (rung.Expiry); the
+	// zero value deletes the sandbox. Its labels follow the rules of
+	// Labels. A restore or fork takes the request's, not the source's.
+	OnExpiry rung.Expiry `json:"on_expiry,omitzero"`
 	// FromSnapshot, a snapshot's id or name, restores it: the sandbox
 	// starts with its files and on its image digest (see restore.go).
 	FromSnapshot string `json:"from_snapshot,omitempty"`
@@ -103,6 +107,15 @@ func (c *Controller) checkCreate(tenant rung.TenantID, req CreateRequest) (rung.
 	}
 	if err := checkLabels(req.Labels); err != nil {
 		return rung.Size{}, err
+	}
+	if err := checkLabels(req.OnExpiry.Labels); err != nil {
+		return rung.Size{}, fmt.Errorf("on expiry: %w", err)
+	}
+	if len(req.OnExpiry.Labels) > 0 && !req.OnExpiry.Stop {
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "on expiry: labels need stop (a deleted sandbox keeps none)")
+	}
+	if n := len(req.Labels) + len(req.OnExpiry.Labels); n > maxLabels {
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "too many labels with those set on expiry (%d, max %d)", n, maxLabels)
 	}
 	if err := checkEnv(req.Env); err != nil {
 		return rung.Size{}, err
@@ -182,7 +195,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	sb := store.Sandbox{Sandbox: rung.Sandbox{
 		ID: rung.NewSandboxID(), Name: req.Name, Tenant: tenant, Labels: req.Labels, Image: req.Image,
 		Size: size, Isolation: req.Isolation, Network: req.Network, Env: req.Env, User: who.User, State: store.StateCreating,
-		IdleTimeout: req.IdleTimeout, TTL: req.TTL, CreatedAt: now, UpdatedAt: now,
+		IdleTimeout: req.IdleTimeout, TTL: req.TTL, OnExpiry: req.OnExpiry, CreatedAt: now, UpdatedAt: now,
 	}}
 	if sb.Isolation == "" {
 		sb.Isolation = rung.IsolationContainer
@@ -270,6 +283,30 @@ func (c *Controller) Get(ctx context.Context, tenant rung.TenantID, ref string) 
 		return rung.Sandbox{}, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
 	}
 	return sb.Sandbox, nil
+}
+
+// Deleting reports whether tenant's sandbox id is being deleted or is
+// gone: a delete (by request, its TTL, ...) has begun on it, which its
+// row does not say until the container has stopped, or the store no
+// longer has it. Execs a delete cancels return after it has begun, so a
+// caller can tell such an end from an exit or a kill of its own. A
+// failure to read the store reports false.
+func (c *Controller) Deleting(ctx context.Context, tenant rung.TenantID, id rung.SandboxID) bool {
+	c.mu.Lock()
+	a := c.actors[id]
+	deleted := a != nil && a.deleted && a.sb.Tenant == tenant
+	c.mu.Unlock()
+	if deleted {
+		return true
+	}
+	if a != nil {
+		return false
+	}
+	sb, err := c.st.GetSandbox(ctx, tenant, id)
+	if err != nil {
+		return rung.Code(err) == rung.CodeNotFound
+	}
+	return sb.State == rung.StateDeleted
 }
 
 // ListFilter selects a tenant's sandboxes.
@@ -389,6 +426,10 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 	err = c.do(ctx, a, func() error {
 		sb := c.sandbox(a)
 		if req.Labels != nil {
+			// Room is kept for the labels its TTL may set.
+			if n := len(*req.Labels) + len(sb.OnExpiry.Labels); n > maxLabels {
+				return rung.Errorf(rung.ErrInvalid, "too many labels with those set on expiry (%d, max %d)", n, maxLabels)
+			}
 			sb.Labels = *req.Labels
 		}
 		if req.IdleTimeout != nil {

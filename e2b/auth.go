@@ -36,6 +36,10 @@ func (s *Server) envdCaller(ctx context.Context, h http.Header) (caller, error) 
 		tenant = t
 	}
 	sb, err := s.ctrl.Get(ctx, tenant, id)
+	if err == nil && s.ctrl.Deleting(ctx, tenant, sb.ID) {
+		// Being killed: gone for envd, as a VM being torn down.
+		err = rung.Errorf(rung.ErrNotFound, "sandbox %s not found", sb.ID)
+	}
 	if err != nil {
 		return caller{}, err
 	}

@@ -57,15 +57,25 @@ type writtenEntry struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	Path string `json:"path"`
+	// Metadata is what the file's metadata is after the upload, read
+	// back (metadata.go); left out when it has none, as envd does.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // writeFiles is POST /files in two of envd's body formats: multipart
 // (each part's filename its path unless ?path= names the one file) and
 // application/octet-stream (?path= required; Content-Encoding gzip
 // allowed). Files are written 0644, directories made 0755, both the
-// sandbox user's.
+// sandbox user's. X-Metadata-* headers replace each written file's
+// metadata (metadata.go); bad metadata is refused before anything is
+// written.
 func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request) {
 	c, err := s.filesCaller(r, "write")
+	if err != nil {
+		s.fileError(w, r, err)
+		return
+	}
+	md, err := uploadMetadata(r.Header)
 	if err != nil {
 		s.fileError(w, r, err)
 		return
@@ -84,11 +94,13 @@ func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request) {
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	out := []writtenEntry{}
 	write := func(p string, src io.Reader) error {
-		fi, err := s.ctrl.WriteFile(r.Context(), c.tenant, c.sandbox, controller.WriteRequest{Path: sandboxPath(p), MaxBytes: s.cfg.MaxFileBytes}, src)
+		req := controller.WriteRequest{Path: sandboxPath(p), MaxBytes: s.cfg.MaxFileBytes,
+			Attrs: &controller.Attrs{Prefix: metadataPrefix, Values: md}}
+		fi, err := s.ctrl.WriteFile(r.Context(), c.tenant, c.sandbox, req, src)
 		if err != nil {
 			return err
 		}
-		out = append(out, writtenEntry{Name: path.Base(fi.Path), Type: "file", Path: e2bPath(fi.Path)})
+		out = append(out, writtenEntry{Name: path.Base(fi.Path), Type: "file", Path: e2bPath(fi.Path), Metadata: fileMetadata(fi.Attrs)})
 		return nil
 	}
 	switch mt {

@@ -64,7 +64,11 @@ func (f *filesystemService) Stat(ctx context.Context, req *connect.Request[pb.St
 	if err != nil {
 		return nil, f.s.rpcError(ctx, err)
 	}
-	return connect.NewResponse(&pb.StatResponse{Entry: entryOf(fi)}), nil
+	e := entryOf(fi)
+	if err := f.s.addMetadata(ctx, c, []string{fi.Path}, []*pb.EntryInfo{e}); err != nil {
+		return nil, f.s.rpcError(ctx, err)
+	}
+	return connect.NewResponse(&pb.StatResponse{Entry: e}), nil
 }
 
 func (f *filesystemService) ListDir(ctx context.Context, req *connect.Request[pb.ListDirRequest]) (*connect.Response[pb.ListDirResponse], error) {
@@ -86,12 +90,17 @@ func (f *filesystemService) ListDir(ctx context.Context, req *connect.Request[pb
 		return nil, f.s.rpcError(ctx, err)
 	}
 	out := &pb.ListDirResponse{}
+	var paths []string
 	for _, fi := range list {
 		rel := strings.TrimPrefix(strings.TrimPrefix(fi.Path, dir), "/")
 		if rel == "" || uint32(strings.Count(rel, "/")) >= depth {
 			continue
 		}
 		out.Entries = append(out.Entries, entryOf(fi))
+		paths = append(paths, fi.Path)
+	}
+	if err := f.s.addMetadata(ctx, c, paths, out.Entries); err != nil {
+		return nil, f.s.rpcError(ctx, err)
 	}
 	return connect.NewResponse(out), nil
 }
@@ -130,7 +139,11 @@ func (f *filesystemService) Move(ctx context.Context, req *connect.Request[pb.Mo
 	if err != nil {
 		return nil, f.s.rpcError(ctx, err)
 	}
-	return connect.NewResponse(&pb.MoveResponse{Entry: entryOf(fi)}), nil
+	e := entryOf(fi)
+	if err := f.s.addMetadata(ctx, c, []string{to}, []*pb.EntryInfo{e}); err != nil {
+		return nil, f.s.rpcError(ctx, err)
+	}
+	return connect.NewResponse(&pb.MoveResponse{Entry: e}), nil
 }
 
 func (f *filesystemService) Remove(ctx context.Context, req *connect.Request[pb.RemoveRequest]) (*connect.Response[pb.RemoveResponse], error) {

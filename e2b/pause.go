@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
@@ -71,6 +72,21 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, c caller) error {
 	return nil
 }
 
+// rearm gives a paused sandbox that its timeout auto-paused (which
+// cleared the timeout: lifecycle.go) a new one before it resumes, timeout
+// seconds or E2B's default, as E2B's resume does. Others are returned as
+// they are.
+func (s *Server) rearm(ctx context.Context, tenant rung.TenantID, sb rung.Sandbox, timeout *int64) (rung.Sandbox, error) {
+	if sb.TTL != 0 {
+		return sb, nil
+	}
+	d := defaultTimeout
+	if timeout != nil && *timeout > 0 {
+		d = time.Duration(*timeout) * time.Second
+	}
+	return s.ctrl.Update(ctx, tenant, string(sb.ID), controller.UpdateRequest{ExpiresIn: &d})
+}
+
 // resumeSandbox starts a paused sandbox's container again and clears
 // its mark; its processes start afresh.
 func (s *Server) resumeSandbox(ctx context.Context, tenant rung.TenantID, sb rung.Sandbox) (rung.Sandbox, error) {
@@ -83,12 +99,21 @@ func (s *Server) resumeSandbox(ctx context.Context, tenant rung.TenantID, sb run
 // resume is POST /sandboxes/{id}/resume (older SDKs): 201 with the
 // sandbox; one that is not paused is 409, as E2B answers.
 func (s *Server) resume(w http.ResponseWriter, r *http.Request, c caller) error {
+	var in struct {
+		Timeout *int64 `json:"timeout"` // seconds
+	}
+	if err := decodeBody(r, &in); err != nil {
+		return err
+	}
 	sb, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
 	if !paused(sb) {
 		return rung.Errorf(rung.ErrConflict, "sandbox %s is not paused", sb.ID)
+	}
+	if sb, err = s.rearm(r.Context(), c.tenant, sb, in.Timeout); err != nil {
+		return err
 	}
 	if sb, err = s.resumeSandbox(r.Context(), c.tenant, sb); err != nil {
 		return err

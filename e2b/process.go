@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -136,9 +137,33 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 		res, err := s.ctrl.Exec(pctx, c.tenant, c.sandbox, ereq, opt)
 		stopFeeding()
 		feeding.Wait()
+		// A command its sandbox's kill or end of life ended has no end
+		// event: envd goes with its VM, and the SDK sees the stream cut
+		// (then a failed health check: "the sandbox was killed").
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(pctx), 10*time.Second)
+		gone := s.ctrl.Deleting(dctx, c.tenant, rung.SandboxID(c.sandbox))
+		cancel()
+		if gone {
+			pr.cutStream()
+			return
+		}
 		pr.add(&pb.ProcessEvent{Event: &pb.ProcessEvent_End{End: endEvent(res, err, pr.signaled())}})
 	})
-	return follow(ctx, s.stopping, pr, 0, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.StartResponse{Event: ev}) })
+	return abortIfCut(follow(ctx, s.stopping, pr, 0, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.StartResponse{Event: ev}) }))
+}
+
+// errStreamCut is follow's answer for a process whose sandbox went
+// away under it.
+var errStreamCut = errors.New("the sandbox went away")
+
+// abortIfCut cuts the response, as a killed VM's connection is cut
+// (net/http closes it without ending the stream), when err is
+// errStreamCut, and returns err otherwise.
+func abortIfCut(err error) error {
+	if errors.Is(err, errStreamCut) {
+		panic(http.ErrAbortHandler)
+	}
+	return err
 }
 
 // endEvent is E2B's end event for an exec's result or error.
@@ -160,7 +185,9 @@ func endEvent(res rung.ExecResult, err error, signaled bool) *pb.ProcessEvent_En
 
 // follow sends pr's start event, then its events from index from on,
 // until its end event, until ctx ends (the client went away: the
-// process runs on) or until stopping does (the daemon stops).
+// process runs on) or until stopping does (the daemon stops);
+// errStreamCut when the process ended with its sandbox, without an end
+// event.
 func follow(ctx, stopping context.Context, pr *proc, from int, send func(*pb.ProcessEvent) error) error {
 	if err := send(&pb.ProcessEvent{Event: &pb.ProcessEvent_Start{Start: &pb.ProcessEvent_StartEvent{Pid: pr.pid}}}); err != nil {
 		return err
@@ -174,6 +201,9 @@ func follow(ctx, stopping context.Context, pr *proc, from int, send func(*pb.Pro
 		}
 		i += len(evs)
 		if done && len(evs) == 0 {
+			if pr.wasCut() {
+				return errStreamCut
+			}
 			return nil
 		}
 		if len(evs) > 0 {
@@ -201,7 +231,7 @@ func (p *processService) Connect(ctx context.Context, req *connect.Request[pb.Co
 	// Live events only, as envd: from now on; an exited process gets
 	// its end event.
 	from := pr.liveFrom()
-	return follow(ctx, p.s.stopping, pr, from, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.ConnectResponse{Event: ev}) })
+	return abortIfCut(follow(ctx, p.s.stopping, pr, from, func(ev *pb.ProcessEvent) error { return stream.Send(&pb.ConnectResponse{Event: ev}) }))
 }
 
 func (p *processService) List(ctx context.Context, req *connect.Request[pb.ListRequest]) (*connect.Response[pb.ListResponse], error) {
@@ -267,6 +297,7 @@ type proc struct {
 	events  []*pb.ProcessEvent
 	done    bool
 	killed  bool
+	cut     bool          // ended with its sandbox: no end event, streams are cut
 	changed chan struct{} // closed and replaced at each change
 }
 
@@ -408,6 +439,19 @@ func (pr *proc) kill() {
 	pr.killed = true
 	pr.mu.Unlock()
 	pr.cancel()
+}
+
+// cutStream marks pr as ended with its sandbox (see follow).
+func (pr *proc) cutStream() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.cut = true
+}
+
+func (pr *proc) wasCut() bool {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.cut
 }
 
 func (pr *proc) signaled() bool {

@@ -92,6 +92,14 @@ type detailOut struct {
 	MemoryMB    int64             `json:"memoryMB"`
 	DiskSizeMB  int64             `json:"diskSizeMB"`
 	EnvdVersion string            `json:"envdVersion"`
+	Lifecycle   lifecycleOut      `json:"lifecycle"`
+}
+
+// lifecycleOut is E2B's SandboxLifecycle: what the timeout does ("kill"
+// or "pause") and whether traffic resumes a paused sandbox (never here).
+type lifecycleOut struct {
+	OnTimeout  string `json:"onTimeout"`
+	AutoResume bool   `json:"autoResume"`
 }
 
 func templateOf(sb rung.Sandbox) string {
@@ -123,16 +131,20 @@ func detailOf(sb rung.Sandbox) detailOut {
 	if sb.TTL == 0 {
 		end = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 	}
-	return detailOut{
+	d := detailOut{
 		SandboxID: string(sb.ID), TemplateID: templateOf(sb), ClientID: "rung", Metadata: metadataOf(sb.Labels),
 		StartedAt: sb.CreatedAt, EndAt: end, State: state,
 		CPUCount: max(1, int(sb.Size.MilliCPU/1000)), MemoryMB: sb.Size.MemoryBytes >> 20, DiskSizeMB: sb.Size.DiskBytes >> 20,
-		EnvdVersion: EnvdVersion,
+		EnvdVersion: EnvdVersion, Lifecycle: lifecycleOut{OnTimeout: "kill"},
 	}
+	if sb.OnExpiry.Stop {
+		d.Lifecycle.OnTimeout = "pause"
+	}
+	return d
 }
 
-// createIn is the part of E2B's NewSandbox rung reads. Volume, MCP and
-// auto-pause fields are accepted and not applied.
+// createIn is the part of E2B's NewSandbox rung reads. Volume and MCP
+// fields are accepted and not applied.
 type createIn struct {
 	TemplateID string            `json:"templateID"`
 	Metadata   map[string]string `json:"metadata"`
@@ -142,6 +154,14 @@ type createIn struct {
 	// (network.go); left out, rung's default (none) holds.
 	AllowInternetAccess *bool      `json:"allow_internet_access"`
 	Network             *networkIn `json:"network"`
+	// AutoPause makes the timeout pause the sandbox instead of killing
+	// it (lifecycle.go); AutoPauseMemory (default true) asks that pause to
+	// keep memory, AutoResume that traffic resume it.
+	AutoPause       *bool `json:"autoPause"`
+	AutoPauseMemory *bool `json:"autoPauseMemory"`
+	AutoResume      *struct {
+		Enabled bool `json:"enabled"`
+	} `json:"autoResume"`
 }
 
 // defaultTimeout is E2B's server-side default sandbox lifetime.
@@ -186,7 +206,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		}
 		ttl = time.Duration(*in.Timeout) * time.Second
 	}
-	req := controller.CreateRequest{Labels: labels, Env: in.EnvVars, TTL: ttl}
+	onExpiry, err := onTimeoutOf(in)
+	if err != nil {
+		return err
+	}
+	req := controller.CreateRequest{Labels: labels, Env: in.EnvVars, TTL: ttl, OnExpiry: onExpiry}
 	if in.Network != nil && in.Network.AllowInternetAccess != nil {
 		return rung.Errorf(rung.ErrInvalid, "allow_internet_access belongs at the top level of the body")
 	}
@@ -340,10 +364,14 @@ func (s *Server) kill(w http.ResponseWriter, r *http.Request, c caller) error {
 	if _, err := s.ctrl.Get(r.Context(), c.tenant, r.PathValue("id")); err != nil {
 		return err
 	}
-	s.procs.dropSandbox(r.PathValue("id"))
 	s.watches.dropSandbox(r.PathValue("id"))
 	s.signers.remove(rung.SandboxID(r.PathValue("id")))
-	if err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id")); err != nil {
+	// The delete ends the sandbox's commands itself, so that they see
+	// it begun and their streams are cut (process.go), as envd's go
+	// with its VM; the table forgets them after.
+	err := s.ctrl.Delete(r.Context(), c.tenant, r.PathValue("id"))
+	s.procs.dropSandbox(r.PathValue("id"))
+	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -390,6 +418,9 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, c caller) error
 	}
 	status := http.StatusOK
 	if paused(sb) {
+		if sb, err = s.rearm(r.Context(), c.tenant, sb, in.Timeout); err != nil {
+			return err
+		}
 		if sb, err = s.resumeSandbox(r.Context(), c.tenant, sb); err != nil {
 			return err
 		}

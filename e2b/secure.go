@@ -119,11 +119,12 @@ func signature(path, op, user, token, exp string) string {
 // signedCaller authenticates a /files request by its URL's signature
 // (signature, signature_expiration, path, username), for operation op
 // ("read" or "write"): the sandbox is the one whose token signed it. A
-// missing, wrong or expired signature is unauthenticated (401, as envd).
+// missing, wrong or expired signature is unauthenticated (401), with
+// envd's messages: the SDK's tests compare the whole body.
 func (s *Server) signedCaller(ctx context.Context, q url.Values, op string) (caller, error) {
 	sig := q.Get("signature")
 	if sig == "" {
-		return caller{}, rung.Errorf(rung.ErrUnauthenticated, "missing X-Access-Token or signature")
+		return caller{}, rung.Errorf(rung.ErrUnauthenticated, "missing signature query parameter")
 	}
 	exp := q.Get("signature_expiration")
 	var expires int64
@@ -147,7 +148,7 @@ func (s *Server) signedCaller(ctx context.Context, q url.Values, op string) (cal
 		return caller{}, rung.Errorf(rung.ErrUnauthenticated, "invalid signature")
 	}
 	if exp != "" && time.Now().Unix() > expires {
-		return caller{}, rung.Errorf(rung.ErrUnauthenticated, "signature expired")
+		return caller{}, rung.Errorf(rung.ErrUnauthenticated, "signature is already expired")
 	}
 	sb, err := s.ctrl.Get(ctx, found.tenant, found.sandbox)
 	if err != nil {

@@ -1,7 +1,7 @@
 // The E2B SDK's calls beyond the everyday ones (smoke.mjs), as cmd/rung's
 // TestE2BSDK runs them: watching directories, snapshots, fork, pause,
 // network settings, signed /files URLs, getHost (RUNG_PREVIEW_URL is the daemon's API, whose
-// preview domain is preview.test). Same environment and output as
+// preview domain is preview.test), file metadata, auto-pause, a kill while a command runs. Same environment and output as
 // smoke.mjs: one JSON line per step, {"step", "ok", "error",
 // "data"}, ending with the step "done".
 import http from 'node:http'
@@ -197,6 +197,65 @@ await check('signed upload and download URLs', async () => {
     forgedStatus === 401 && movedStatus === 401 && readAsWrite === 401, seen]
 })
 
-await check('kill', async () => [await sbx.kill(), null])
+await check('file metadata (X-Metadata-* as user.e2b.* xattrs)', async () => {
+  const md = { author: 'mish', purpose: 'upload' }
+  const w = await sbx.files.write('/home/user/md/a.txt', 'a', { metadata: md })
+  const o = await sbx.files.write('/home/user/md/b.txt', 'b', { metadata: md, useOctetStream: true })
+  const info = await sbx.files.getInfo('/home/user/md/a.txt')
+  const listed = (await sbx.files.list('/home/user/md')).find((e) => e.name === 'b.txt')
+  const moved = await sbx.files.rename('/home/user/md/b.txt', '/home/user/md/c.txt')
+  // Set from inside the sandbox, read through envd.
+  await sbx.commands.run(`python3 -c "import os; os.setxattr('/home/user/md/a.txt', 'user.e2b.extra', b'x')"`)
+  const inside = await sbx.files.getInfo('/home/user/md/a.txt')
+  // An upload without metadata clears it.
+  const cleared = await sbx.files.write('/home/user/md/a.txt', 'again')
+  const after = await sbx.files.getInfo('/home/user/md/a.txt')
+  const sorted = (m) => m && JSON.stringify(Object.fromEntries(Object.entries(m).sort()))
+  const same = (a) => sorted(a) === sorted(md)
+  const seen = { w: w.metadata, o: o.metadata, info: info.metadata, listed: listed?.metadata, moved: moved.metadata, inside: inside.metadata, cleared: cleared.metadata, after: after.metadata }
+  return [same(w.metadata) && same(o.metadata) && same(info.metadata) && same(listed?.metadata) && same(moved.metadata) &&
+    sorted(inside.metadata) === sorted({ ...md, extra: 'x' }) && cleared.metadata === undefined && after.metadata === undefined, seen]
+})
+
+await check('expired signature: envd\'s 401 body', async () => {
+  const res = await fetch(await sbx.downloadUrl('/home/user/signed.txt', { useSignatureExpiration: -10_000 }))
+  const body = await res.text()
+  return [res.status === 401 && body.trim() === '{"code":401,"message":"signature is already expired"}', { status: res.status, body }]
+})
+
+await check('auto-pause at the timeout (filesystem-only), connect resumes', async () => {
+  let memory
+  try {
+    await Sandbox.create('base', { timeoutMs: 2_000, lifecycle: { onTimeout: 'pause' } })
+    memory = 'accepted'
+  } catch (e) {
+    memory = `${e?.name}: ${e?.message}`
+  }
+  const p = await Sandbox.create('base', { timeoutMs: 2_000, lifecycle: { onTimeout: { action: 'pause', keepMemory: false } } })
+  try {
+    await p.files.write('/home/user/marker.txt', 'kept')
+    const onTimeout = (await p.getInfo()).lifecycle?.onTimeout
+    // Wait for the pause itself (the test's timeout catches a hang).
+    let state
+    while ((state = (await p.getInfo()).state) !== 'paused') await new Promise((r) => setTimeout(r, 200))
+    const runningWhilePaused = await p.isRunning()
+    await p.connect({ timeoutMs: 60_000 })
+    const after = (await p.getInfo()).state
+    const marker = await p.files.read('/home/user/marker.txt')
+    const seen = { memory, onTimeout, state, runningWhilePaused, after, marker }
+    return [/auto-pause that keeps memory is not available/.test(memory) && onTimeout === 'pause' && !runningWhilePaused &&
+      after === 'running' && marker === 'kept', seen]
+  } finally {
+    await p.kill()
+  }
+})
+
+await check('kill while a command runs: its stream is cut (TimeoutError)', async () => {
+  const cmd = await sbx.commands.run('sleep 60', { background: true })
+  const killed = await sbx.kill()
+  const err = await cmd.wait().then(() => undefined, (e) => e)
+  return [killed && err?.name === 'TimeoutError' && /sandbox was killed or reached its end of life/.test(err.message),
+    { killed, name: err?.name, message: err?.message }]
+})
 
 report('done', true)
