@@ -204,9 +204,19 @@ func (c *Client) ExecStream(ctx context.Context, req ExecRequest, stdin io.Reade
 			pw.CloseWithError(err)
 		}()
 		defer pr.CloseWithError(io.EOF) // the command is over: end the request body
+		defer endBodyWith(ctx, pr)()
 		body = io.MultiReader(bytes.NewReader(head), pr)
 	}
 	return c.exec(ctx, body, onFrame)
+}
+
+// endBodyWith ends the streamed request body pr when ctx ends, and
+// returns the release of that. net/http's transport, when a round trip
+// fails or is cancelled before the response's headers, waits for its
+// body writer to return, and that writer may be blocked reading pr (a
+// stdin with nothing to send): without this the exec would never return.
+func endBodyWith(ctx context.Context, pr *io.PipeReader) (release func() bool) {
+	return context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
 }
 
 // ExecPTY is Exec on a new pseudo-terminal of size req.PTY, which must be
@@ -249,6 +259,7 @@ func (c *Client) ExecPTY(ctx context.Context, req ExecRequest, in <-chan Input, 
 		close(stop)
 		pr.CloseWithError(io.EOF) // the command is over: end the request body
 	}()
+	defer endBodyWith(ctx, pr)()
 	return c.exec(ctx, io.MultiReader(bytes.NewReader(head), pr), onFrame)
 }
 

@@ -270,6 +270,12 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 	out := &frameWriter{w: w, enc: json.NewEncoder(w)}
 	if f, ok := w.(http.Flusher); ok {
 		out.flush = f.Flush
+		if req.StdinStream {
+			// The headers now, not with the first frame: the client's
+			// round trip is then over, and its end (or the host's) no
+			// longer waits on a request body that is still streaming.
+			f.Flush()
+		}
 	}
 	var exit Exit
 	if req.PTY != nil {

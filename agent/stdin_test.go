@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"io"
 	"testing"
 	"time"
@@ -77,5 +78,36 @@ func TestExecStdinAndStreamRefused(t *testing.T) {
 	_, err := c.ExecStream(t.Context(), agent.ExecRequest{Command: "cat", Stdin: []byte("x"), Dir: "/"}, pr, nil)
 	if err == nil {
 		t.Error("stdin and stdin_stream together were accepted")
+	}
+}
+
+// An exec whose context ends while its streamed stdin is open and the
+// command has said nothing yet returns at once: the request body, blocked
+// reading that stdin, is ended with it. (net/http's transport waits for
+// the body's writer before it returns a failed round trip; the E2B
+// surface's stdin commands hung a sandbox's delete, and the daemon's stop,
+// on it.)
+func TestExecStreamCanceledWithStdinOpen(t *testing.T) {
+	c := startAgent(t)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.ExecStream(ctx, agent.ExecRequest{Command: "sleep 30", Dir: "/", Env: []string{"PATH=/bin"}}, pr, nil)
+		res <- err
+	}()
+	select {
+	case err := <-res:
+		if err == nil {
+			t.Fatal("ExecStream with a cancelled context returned no error")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ExecStream did not return when its context ended with stdin open")
+	}
+	got := run(t, c, agent.ExecRequest{Command: "echo ok"})
+	if got.Stdout != "ok\n" {
+		t.Errorf("after cancel: stdout %q", got.Stdout)
 	}
 }

@@ -111,8 +111,13 @@ cleanup() {
 		# docs/BENCHMARKS.md, issue 15) gets a minute, then SIGKILL.
 		for _ in $(seq 120); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.5; done
 		if kill -0 "$daemon" 2>/dev/null; then
-			echo "rung serve did not stop within a minute of SIGTERM; killing it" >&2
+			# SIGQUIT makes Go print every goroutine's stack to the log
+			# (kept as $state/stuck-serve.log) before it exits.
+			echo "rung serve did not stop within a minute of SIGTERM; SIGQUIT for its stacks ($state/stuck-serve.log), then SIGKILL" >&2
+			kill -QUIT "$daemon" 2>/dev/null || true
+			for _ in $(seq 20); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.5; done
 			kill -KILL "$daemon" 2>/dev/null || true
+			cp "$results/serve.log" "$state/stuck-serve.log" 2>/dev/null || true
 		fi
 		wait "$daemon" 2>/dev/null || true
 	fi
