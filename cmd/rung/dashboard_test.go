@@ -462,6 +462,26 @@ func TestTerminalRenderer(t *testing.T) {
 	if fmt.Sprint(modes) != "[0 true 1 false true false]" {
 		t.Errorf("[cursors while hidden, bracketed paste on, cursors when shown, bracketed paste off, ?1h, ?1l] = %v, want [0 true 1 false true false]", modes)
 	}
+	// Drawn: the alternate screen is drawn whole, in place of the main
+	// screen and its scrollback, which are drawn again on leaving it.
+	var drawn []string
+	js = `(async () => { const { Terminal } = await import("/ui/term.js");
+		const el = document.createElement("div");
+		const t = new Terminal(el, { cols: 10, rows: 3, crlf: false });
+		const tick = () => new Promise((r) => setTimeout(r, 0));
+		const lines = () => [...el.children].map((l) => l.textContent.trimEnd()).join("|");
+		t.write("1\r\n2\r\n3\r\n4"); await tick();
+		const main = lines();
+		t.write("\x1b[?1049h\x1b[Halt"); await tick();
+		const alt = lines();
+		t.write("\x1b[?1049l"); await tick();
+		return [main, alt, lines()]; })()`
+	if err := b.eval(ctx, js, &drawn); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1|2|3|4", "alt||", "1|2|3|4"}; fmt.Sprint(drawn) != fmt.Sprint(want) {
+		t.Errorf("lines drawn [main, alternate, main again] = %q, want %q", drawn, want)
+	}
 	testRecordedSessions(ctx, t, b)
 	// Keys: what the PTY terminal sends for each (dashboard/ui/exec.js).
 	keys := []struct {
