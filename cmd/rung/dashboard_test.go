@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -310,6 +311,7 @@ func TestTerminalRenderer(t *testing.T) {
 	b := startBrowser(t, 800, 600)
 	b.navigate(ctx, srv.URL+"/")
 	b.waitFor(ctx, "the page", `document.querySelector("#token")`)
+	const five = "a\r\nb\r\nc\r\nd\r\ne" // a screen of 5 lines, full
 	tests := []struct {
 		name   string
 		writes []string // written one after another
@@ -349,13 +351,35 @@ func TestTerminalRenderer(t *testing.T) {
 		{"save and restore the cursor", []string{"ab\x1b7cd\x1b8X", "\x1b[se\x1b[uY"}, "abXY", true},
 		{"cursor down stays on the screen", []string{"a\x1b[9Bb"}, "a\n\n\n\n b", true},
 		{"charset designation is not text", []string{"\x1b(Bx\x1b)0y"}, "xy", true},
-		{"other private and intermediate sequences", []string{"\x1b[>4;1mA\x1b[2 qB\x1b[?1049hC"}, "ABC", true},
+		{"other private and intermediate sequences", []string{"\x1b[>4;1mA\x1b[2 qB\x1b[?1004hC"}, "ABC", true},
 		// Recorded from bash 5 (readline) on a 10-column PTY: typing
 		// "echo abcdefghij" and six Backspaces, Enter; "echo hxllo", three
 		// Lefts, Backspace, "e", Home, Delete, "X", Enter; "exit".
 		{"bash readline, recorded: edits across a wrapped line", []string{"\u001b[?2004h$ echo abcdefghij\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\b\u001b[K\r\n\u001b[?2004l\rabcd\r\n\u001b[?2004h$ echo hxllo\b\r\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\bllo\u001b[K\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[Cello\u001b[A\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\u001b[C\r\u001b[C\u001b[Ccho hello\u001b[K\u001b[A\u001b[CXcho hello\u001b[A\u001b[C\r\n\r\r\n\u001b[?2004l\rbash: Xcho: command not found\r\n\u001b[?2004h$ exit\r\n\u001b[?2004l\rexit\r\n"},
 			"$ echo abc\nd\nabcd\n$ Xcho hel\nlo\nbash: Xcho\n: command\nnot found\n$ exit\nexit", true},
 		{"clear screen (Ctrl-L)", []string{"$ x\r\n\x1b[H\x1b[2J$ "}, "$ x\n\n$", true},
+		// Scroll regions: rows 2 to 4 of a screen holding a to e.
+		{"scroll region: a line feed at its bottom scrolls it", []string{five + "\x1b[2;4r\x1b[4;1H\nX"}, "a\nc\nd\nX\ne", true},
+		{"scroll region: reverse index at its top scrolls it down", []string{five + "\x1b[2;4r\x1b[2;1H\x1bMX"}, "a\nX\nb\nc\ne", true},
+		{"scroll region: insert and delete lines", []string{five + "\x1b[2;4r\x1b[3;1H\x1b[L", "\x1b[2;1H\x1b[2M"}, "a\nc\n\n\ne", true},
+		{"scroll region: scroll up and down", []string{five + "\x1b[2;4r\x1b[S", "\x1b[2T"}, "a\n\n\nc\ne", true},
+		{"scroll region: index and next line", []string{five + "\x1b[1;3r\x1b[3;2H\x1bDX\x1bEY"}, "c\n X\nY\nd\ne", true},
+		{"scroll region: cursor up stops at its top", []string{"\x1b[3;5r\x1b[4;1H\x1b[9AX"}, "\n\nX", true},
+		{"origin mode", []string{"\x1b[2;4r\x1b[?6h\x1b[1;1HA\x1b[9;1HB"}, "\nA\n\nB", true},
+		// The alternate screen.
+		{"alternate screen: shown, empty, the cursor in place", []string{"main1\r\nmain2\x1b[?1049halt"}, "\n     alt", true},
+		{"alternate screen: the main one and its scrollback restored", []string{"l1\r\nl2\r\nl3\r\nl4\r\nl5\r\nl6\r\nl7",
+			"\x1b[?1049h\x1b[H\x1b[2Jfull\r\nscreen\r\n\r\n\r\n\r\nscrolled", "\x1b[?1049lX"}, "l1\nl2\nl3\nl4\nl5\nl6\nl7X", true},
+		{"alternate screen: ?47 keeps it", []string{"ab\x1b[?47hcd\x1b[?47lef\x1b[?47h"}, "  cd", true},
+		{"alternate screen: leaving ?1047 clears it", []string{"ab\x1b[?1047hcd\x1b[?1047l\x1b[?47hX"}, "    X", true},
+		{"?1048 saves the cursor", []string{"ab\x1b[?1048hcd\x1b[?1048lX"}, "abXd", true},
+		{"DCS strings are not text", []string{"a\x1bPzz\x1b\\b"}, "ab", true},
+		{"repeat the last character", []string{"ab\x1b[3b"}, "abbbb", true},
+		{"tab stops: cleared, set, to the last column", []string{"\x1b[3g\x1b[3G\x1bH\r\ta\tb"}, "  a      b", true},
+		{"tab forward and back", []string{"\x1b[2Ia\x1b[Zb"}, "        ba", true},
+		{"autowrap off", []string{"\x1b[?7l0123456789AB"}, "012345678B", true},
+		{"line drawing characters", []string{"\x1b(0lqk\x1b(Bq"}, "┌─┐q", true},
+		{"erase to the end at the pending wrap keeps the line", []string{"0123456789\x1b[K"}, "0123456789", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -388,6 +412,37 @@ func TestTerminalRenderer(t *testing.T) {
 	if fmt.Sprint(spans) != fmt.Sprint(want) {
 		t.Errorf("spans = %q, want %q", spans, want)
 	}
+	// 256 colours past the first 16 and truecolour have no class: they
+	// are set on the span's style object, which the CSP allows.
+	js = `(async () => { const { Terminal } = await import("/ui/term.js");
+		const el = document.body.appendChild(document.createElement("div"));
+		const t = new Terminal(el, { cols: 40, rows: 5 });
+		t.write("\x1b[38;5;196mr\x1b[48;2;1;2;3mt\x1b[38;5;2mg\x1b[0m\x1b[38:2::0:0:255mb\x1b[m");
+		await new Promise((r) => setTimeout(r, 0));
+		const got = [...el.querySelectorAll("span")].map((s) => s.className + ":" + s.style.color + "/" + s.style.backgroundColor + ":" + s.textContent);
+		el.remove();
+		return got; })()`
+	if err := b.eval(ctx, js, &spans); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{":rgb(255, 0, 0)/:r", ":rgb(255, 0, 0)/rgb(1, 2, 3):t", "f2:/rgb(1, 2, 3):g", ":rgb(0, 0, 255)/:b", "cur:/: "}
+	if fmt.Sprint(spans) != fmt.Sprint(want) {
+		t.Errorf("spans = %q, want %q", spans, want)
+	}
+	// Queries are answered through opts.reply: the cursor's position,
+	// the status and the primary device attributes (not the secondary).
+	var replies []string
+	js = `(async () => { const { Terminal } = await import("/ui/term.js");
+		const out = [];
+		const t = new Terminal(document.createElement("div"), { cols: 10, rows: 5, reply: (d) => out.push(d) });
+		t.write("\r\nab\x1b[6n\x1b[5n\x1b[c\x1b[>c");
+		return out; })()`
+	if err := b.eval(ctx, js, &replies); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"\x1b[2;3R", "\x1b[0n", "\x1b[?1;2c"}; fmt.Sprint(replies) != fmt.Sprint(want) {
+		t.Errorf("replies = %q, want %q", replies, want)
+	}
 	// The cursor is hidden and shown by ?25; bracketed paste is tracked.
 	var modes []any
 	js = `(async () => { const { Terminal } = await import("/ui/term.js");
@@ -397,48 +452,85 @@ func TestTerminalRenderer(t *testing.T) {
 		t.write("x\x1b[?25l\x1b[?2004h"); await tick();
 		const hidden = el.querySelectorAll(".cur").length, paste = t.bracketedPaste;
 		t.write("\x1b[?25h\x1b[?2004l"); await tick();
-		return [hidden, paste, el.querySelectorAll(".cur").length, t.bracketedPaste]; })()`
+		const shown = el.querySelectorAll(".cur").length, pasteOff = t.bracketedPaste;
+		t.write("\x1b[?1h"); const app = t.appCursor;
+		t.write("\x1b[?1l");
+		return [hidden, paste, shown, pasteOff, app, t.appCursor]; })()`
 	if err := b.eval(ctx, js, &modes); err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(modes) != "[0 true 1 false]" {
-		t.Errorf("[cursors while hidden, bracketed paste on, cursors when shown, bracketed paste off] = %v, want [0 true 1 false]", modes)
+	if fmt.Sprint(modes) != "[0 true 1 false true false]" {
+		t.Errorf("[cursors while hidden, bracketed paste on, cursors when shown, bracketed paste off, ?1h, ?1l] = %v, want [0 true 1 false true false]", modes)
 	}
+	// Drawn: the alternate screen is drawn whole, in place of the main
+	// screen and its scrollback, which are drawn again on leaving it.
+	var drawn []string
+	js = `(async () => { const { Terminal } = await import("/ui/term.js");
+		const el = document.createElement("div");
+		const t = new Terminal(el, { cols: 10, rows: 3, crlf: false });
+		const tick = () => new Promise((r) => setTimeout(r, 0));
+		const lines = () => [...el.children].map((l) => l.textContent.trimEnd()).join("|");
+		t.write("1\r\n2\r\n3\r\n4"); await tick();
+		const main = lines();
+		t.write("\x1b[?1049h\x1b[Halt"); await tick();
+		const alt = lines();
+		t.write("\x1b[?1049l"); await tick();
+		return [main, alt, lines()]; })()`
+	if err := b.eval(ctx, js, &drawn); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1|2|3|4", "alt||", "1|2|3|4"}; fmt.Sprint(drawn) != fmt.Sprint(want) {
+		t.Errorf("lines drawn [main, alternate, main again] = %q, want %q", drawn, want)
+	}
+	testRecordedSessions(ctx, t, b)
 	// Keys: what the PTY terminal sends for each (dashboard/ui/exec.js).
 	keys := []struct {
 		event string // KeyboardEvent init, JSON
 		want  string
+		app   bool // application cursor keys (?1h)
 	}{
-		{`{"key":"Enter"}`, "\r"},
-		{`{"key":"Backspace"}`, "\x7f"},
-		{`{"key":"ArrowUp"}`, "\x1b[A"},
-		{`{"key":"ArrowLeft"}`, "\x1b[D"},
-		{`{"key":"Home"}`, "\x1b[H"},
-		{`{"key":"End"}`, "\x1b[F"},
-		{`{"key":"Delete"}`, "\x1b[3~"},
-		{`{"key":"Tab"}`, "\t"},
-		{`{"key":"Tab","shiftKey":true}`, "\x1b[Z"},
-		{`{"key":"c","ctrlKey":true}`, "\x03"},
-		{`{"key":"D","ctrlKey":true,"shiftKey":true}`, "\x04"},
-		{`{"key":"[","ctrlKey":true}`, "\x1b"},
-		{`{"key":"b","altKey":true}`, "\x1bb"},
-		{`{"key":"V","ctrlKey":true,"shiftKey":true}`, ""}, // the browser pastes
-		{`{"key":"C","ctrlKey":true,"shiftKey":true}`, ""}, // the browser copies
-		{`{"key":"Insert","shiftKey":true}`, ""},
-		{`{"key":"Insert"}`, "\x1b[2~"},
-		{`{"key":"a"}`, ""}, // text: the input event sends it
-		{`{"key":"v","metaKey":true}`, ""},
-		{`{"key":"Shift","shiftKey":true}`, ""},
+		{`{"key":"ArrowUp"}`, "\x1bOA", true},
+		{`{"key":"Home"}`, "\x1bOH", true},
+		{`{"key":"End"}`, "\x1bOF", true},
+		{`{"key":"Delete"}`, "\x1b[3~", true},
+		{`{"key":"ArrowLeft","ctrlKey":true}`, "\x1b[1;5D", true},
+		{`{"key":"ArrowRight","shiftKey":true}`, "\x1b[1;2C", false},
+		{`{"key":"Delete","ctrlKey":true}`, "\x1b[3;5~", false},
+		{`{"key":"PageDown"}`, "\x1b[6~", false},
+		{`{"key":"Escape"}`, "\x1b", false},
+		{`{"key":"F1"}`, "\x1bOP", false},
+		{`{"key":"F5"}`, "\x1b[15~", false},
+		{`{"key":"F10"}`, "\x1b[21~", false},
+		{`{"key":"Enter"}`, "\r", false},
+		{`{"key":"Backspace"}`, "\x7f", false},
+		{`{"key":"ArrowUp"}`, "\x1b[A", false},
+		{`{"key":"ArrowLeft"}`, "\x1b[D", false},
+		{`{"key":"Home"}`, "\x1b[H", false},
+		{`{"key":"End"}`, "\x1b[F", false},
+		{`{"key":"Delete"}`, "\x1b[3~", false},
+		{`{"key":"Tab"}`, "\t", false},
+		{`{"key":"Tab","shiftKey":true}`, "\x1b[Z", false},
+		{`{"key":"c","ctrlKey":true}`, "\x03", false},
+		{`{"key":"D","ctrlKey":true,"shiftKey":true}`, "\x04", false},
+		{`{"key":"[","ctrlKey":true}`, "\x1b", false},
+		{`{"key":"b","altKey":true}`, "\x1bb", false},
+		{`{"key":"V","ctrlKey":true,"shiftKey":true}`, "", false}, // the browser pastes
+		{`{"key":"C","ctrlKey":true,"shiftKey":true}`, "", false}, // the browser copies
+		{`{"key":"Insert","shiftKey":true}`, "", false},
+		{`{"key":"Insert"}`, "\x1b[2~", false},
+		{`{"key":"a"}`, "", false}, // text: the input event sends it
+		{`{"key":"v","metaKey":true}`, "", false},
+		{`{"key":"Shift","shiftKey":true}`, "", false},
 	}
 	for _, k := range keys {
 		var got string
 		js := `(async () => { const { keyData } = await import("/ui/exec.js");
-			return keyData(new KeyboardEvent("keydown", ` + k.event + `)); })()`
+			return keyData(new KeyboardEvent("keydown", ` + k.event + `), ` + fmt.Sprint(k.app) + `); })()`
 		if err := b.eval(ctx, js, &got); err != nil {
 			t.Fatal(err)
 		}
 		if got != k.want {
-			t.Errorf("keyData(%s) = %q, want %q", k.event, got, k.want)
+			t.Errorf("keyData(%s, appCursor %v) = %q, want %q", k.event, k.app, got, k.want)
 		}
 	}
 	if f := b.pageFaults(); len(f) > 0 {
@@ -477,5 +569,68 @@ func TestDashboardLineMode(t *testing.T) {
 	}
 	if f := b.pageFaults(); len(f) > 0 {
 		t.Errorf("the page reported faults:\n%s", strings.Join(f, "\n"))
+	}
+}
+
+// testRecordedSessions replays sessions of full-screen programs recorded
+// on a PTY (testdata/term/*.json, made by record.py there) through the
+// terminal renderer, step by step, and checks each screen the recording
+// names, line by line, against the one tmux drew from the same output
+// (the oracle, see testdata/term/README): less paging, scrolling back a
+// line at a time and searching; vim moving, deleting and opening lines
+// in scroll regions; top drawing the main screen; and the shell's lines
+// from before each program, restored with their scrollback after.
+func testRecordedSessions(ctx context.Context, t *testing.T, b *browser) {
+	for _, name := range []string{"less", "vim", "top"} {
+		t.Run("recorded "+name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "term", name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec struct {
+				Cols, Rows int
+				Steps      []struct{ In, Out string }
+				Checks     []struct {
+					Step   int
+					Screen []string // the screen's lines, trailing blanks trimmed
+					Text   []string // the main screen and its scrollback
+				}
+			}
+			if err := json.Unmarshal(data, &rec); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range rec.Checks {
+				var out []string
+				for _, s := range rec.Steps[:c.Step+1] {
+					out = append(out, s.Out)
+				}
+				writes, _ := json.Marshal(out)
+				var got []string
+				result := "t.screen()"
+				if c.Text != nil {
+					result = `t.text().split("\n")`
+				}
+				js := fmt.Sprintf(`(async () => { const { Terminal } = await import("/ui/term.js");
+					const t = new Terminal(document.createElement("div"), { cols: %d, rows: %d, crlf: false });
+					for (const w of %s) t.write(w);
+					return %s; })()`, rec.Cols, rec.Rows, writes, result)
+				if err := b.eval(ctx, js, &got); err != nil {
+					t.Fatal(err)
+				}
+				want := c.Screen
+				if c.Text != nil {
+					want = c.Text
+				}
+				if len(got) != len(want) {
+					t.Errorf("after step %d (%q): %d lines, want %d:\n%s", c.Step, rec.Steps[c.Step].In, len(got), len(want), strings.Join(got, "\n"))
+					continue
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Errorf("after step %d (%q), line %d = %q, want %q", c.Step, rec.Steps[c.Step].In, i+1, got[i], want[i])
+					}
+				}
+			}
+		})
 	}
 }

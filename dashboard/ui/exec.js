@@ -53,17 +53,21 @@ const loginShell = "if command -v bash >/dev/null; then exec bash -l; else exec 
 // the sandbox held to the isolate tier. Line mode takes over.
 const refused = new Set(["unavailable", "invalid_argument"]);
 
-// keys maps the keys that are not text to what a terminal sends for them
-// (xterm's, in normal cursor mode).
+// keys maps the keys that are not text to what xterm sends for them:
+// [CSI final or "~" number, SS3 final] (the SS3 form in application
+// cursor mode for the cursor keys, always for F1-F4).
 const keys = {
-  Enter: "\r", Backspace: "\x7f", Tab: "\t", Escape: "\x1b", Delete: "\x1b[3~",
-  ArrowUp: "\x1b[A", ArrowDown: "\x1b[B", ArrowRight: "\x1b[C", ArrowLeft: "\x1b[D",
-  Home: "\x1b[H", End: "\x1b[F", PageUp: "\x1b[5~", PageDown: "\x1b[6~", Insert: "\x1b[2~",
+  ArrowUp: ["A", "A"], ArrowDown: ["B", "B"], ArrowRight: ["C", "C"], ArrowLeft: ["D", "D"],
+  Home: ["H", "H"], End: ["F", "F"], Insert: [2], Delete: [3], PageUp: [5], PageDown: [6],
+  F1: [null, "P"], F2: [null, "Q"], F3: [null, "R"], F4: [null, "S"], F5: [15], F6: [17], F7: [18], F8: [19],
+  F9: [20], F10: [21], F11: [23], F12: [24],
 };
+const plainKeys = { Enter: "\r", Backspace: "\x7f", Tab: "\t", Escape: "\x1b" };
 
 // keyData says what key event e sends to a terminal, or "" when the key
 // is text left to the input event (or nothing a terminal gets).
-export function keyData(e) {
+// appCursor is the terminal's application cursor keys mode (?1).
+export function keyData(e, appCursor = false) {
   if (e.isComposing || e.metaKey) return "";
   if (e.shiftKey && e.key === "Insert") return ""; // paste
   if (e.ctrlKey && !e.altKey && e.key.length === 1) {
@@ -75,7 +79,16 @@ export function keyData(e) {
   }
   if (e.altKey && !e.ctrlKey && e.key.length === 1) return "\x1b" + e.key; // Meta as ESC prefix
   if (e.shiftKey && e.key === "Tab") return "\x1b[Z";
-  return keys[e.key] || "";
+  if (plainKeys[e.key]) return plainKeys[e.key];
+  const k = keys[e.key];
+  if (!k) return "";
+  // With Shift, Alt or Ctrl held xterm adds the modifiers as a parameter
+  // (1 + Shift 1 + Alt 2 + Ctrl 4): Ctrl+Left is CSI 1;5D.
+  const mod = 1 + (e.shiftKey ? 1 : 0) + (e.altKey ? 2 : 0) + (e.ctrlKey ? 4 : 0);
+  const [csi, ss3] = k;
+  if (typeof csi === "number") return "\x1b[" + csi + (mod > 1 ? ";" + mod : "") + "~";
+  if (mod > 1) return "\x1b[1;" + mod + (csi || ss3);
+  return csi && !appCursor ? "\x1b[" + csi : "\x1bO" + ss3;
 }
 
 // cellSize measures one character cell of the terminal's font in el.
@@ -128,7 +141,9 @@ export function shell(sandbox) {
 // pty runs the login shell on a PTY the size of screen. fallback is
 // called when the server refuses the PTY exec.
 function pty(sandbox, screen, bar, status, note, again, fallback) {
-  const term = new Terminal(screen, { crlf: false, scrollback: 5000 });
+  // Queries the terminal answers (the cursor's position and the like) go
+  // to the program as keys would.
+  const term = new Terminal(screen, { crlf: false, scrollback: 5000, reply: (data) => send(data) });
   // Keys are read from a textarea, as typed text, composed text and paste
   // arrive there; it is kept out of sight under the screen.
   const input = h("textarea", { class: "term-keys", id: "term-input", autocomplete: "off", autocorrect: "off",
@@ -181,7 +196,7 @@ function pty(sandbox, screen, bar, status, note, again, fallback) {
 
   const send = (data) => { if (session && data) session.stdin(data); };
   input.addEventListener("keydown", (e) => {
-    const data = keyData(e);
+    const data = keyData(e, term.appCursor);
     if (!data) return; // text: the input event sends it
     // Ctrl+C with text selected on the page copies it.
     if (data === "\x03" && String(getSelection())) return;
