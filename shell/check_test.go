@@ -136,3 +136,32 @@ func TestCheckLogicalPWD(t *testing.T) {
 		})
 	}
 }
+
+// The environment an exec adds: what bash or the tools would read
+// differently goes to the container; git's HTTP transport variables
+// (the network tier's GIT_SSL_CAINFO, on every sandbox of a daemon that
+// has one) are inert in the tier, whose git has no remotes, and admitted.
+func TestCheckEnv(t *testing.T) {
+	sh := shell.New(shell.Config{})
+	tests := []struct {
+		env  map[string]string
+		want error
+	}{
+		{map[string]string{"GIT_SSL_CAINFO": "/etc/ssl/certs/ca-certificates.crt"}, nil},
+		{map[string]string{"GIT_HTTP_USER_AGENT": "agent/1"}, nil},
+		{map[string]string{"SSL_CERT_FILE": "/x", "NODE_EXTRA_CA_CERTS": "/x", "PIP_CERT": "/x"}, nil},
+		{map[string]string{"GIT_DIR": "/tmp/elsewhere"}, shell.ErrUnsupported},
+		{map[string]string{"GIT_SSL_CAINFO": "/x", "GIT_AUTHOR_NAME": "someone"}, shell.ErrUnsupported},
+		{map[string]string{"LC_ALL": "C"}, shell.ErrUnsupported},
+		{map[string]string{"BASH_FUNC_f%%": "() { echo; }"}, shell.ErrUnsupported},
+	}
+	for _, tc := range tests {
+		_, err := sh.CheckProgram(shell.CheckRequest{Script: "echo \"$GIT_SSL_CAINFO\"", Dir: "/workspace", Env: tc.env})
+		switch {
+		case tc.want == nil && err != nil:
+			t.Errorf("CheckProgram with env %v = %v, want nil", tc.env, err)
+		case tc.want != nil && !errors.Is(err, tc.want):
+			t.Errorf("CheckProgram with env %v = %v, want %v", tc.env, err, tc.want)
+		}
+	}
+}

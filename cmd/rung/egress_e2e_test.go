@@ -194,6 +194,29 @@ func TestEgress(t *testing.T) {
 		return res
 	}
 
+	// The network tier's environment (its certificate authority for the
+	// tools) keeps nothing from the isolate tier: a command it can run
+	// runs there, in a networked sandbox and a sandbox without network
+	// alike, and says what the container says.
+	const caVars = `echo "$GIT_SSL_CAINFO $SSL_CERT_FILE $NODE_EXTRA_CA_CERTS"`
+	plain, err := c.Create(ctx, client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sid := range []string{id, string(plain.ID)} {
+		auto, err := c.Exec(ctx, sid, client.ExecRequest{Command: caVars})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inC, err := c.Exec(ctx, sid, client.ExecRequest{Command: caVars, Backend: rung.BackendContainer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auto.Backend != rung.BackendIsolate || auto.Stdout != inC.Stdout || auto.Stdout == "  \n" {
+			t.Errorf("sandbox %s: auto ran on %s (%s) and printed %q; the container printed %q", sid, auto.Backend, auto.Reason, auto.Stdout, inC.Stdout)
+		}
+	}
+
 	res := run(fmt.Sprintf("wget -q -O - http://api.example.test:%d/x", port))
 	if res.ExitCode != 0 || res.Stdout != "hello from upstream GET /x\n" {
 		t.Fatalf("allowed name: exit %d, %q %q", res.ExitCode, res.Stdout, res.Stderr)
