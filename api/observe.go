@@ -66,6 +66,13 @@ func (s *Server) observed(route string, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// Observed is h with this server's metrics and traces (Config.Observe,
+// Config.Tracer) as route: for handlers served beside the API, such as
+// the E2B surface's (e2b.Config.Observe). Without either it is h.
+func (s *Server) Observed(route string, h http.Handler) http.Handler {
+	return s.observed(route, h.ServeHTTP)
+}
+
 // spanKey is the context key of a request's span, for traceTenant.
 type spanKey struct{}
 
@@ -130,6 +137,16 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends what is buffered (and the headers, 200 if none were
+// written), for handlers that assert http.Flusher, as connect-go's
+// streams do (the E2B surface).
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap returns the underlying writer (see http.ResponseController).

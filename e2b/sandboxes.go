@@ -37,7 +37,7 @@ func (s *Server) routeAPI() {
 		{"POST /sandboxes/{id}/fork", s.fork},
 		{"PUT /sandboxes/{id}/network", s.updateNetwork},
 	} {
-		s.api.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+		s.api.Handle(rt.pattern, s.observe(rt.pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			c, err := s.apiCaller(r)
 			if err == nil {
 				err = rt.h(w, r, c)
@@ -45,11 +45,11 @@ func (s *Server) routeAPI() {
 			if err != nil {
 				s.writeAPIError(w, r, err)
 			}
-		})
+		})))
 	}
-	s.api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.api.Handle("/", s.observe("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{Code: http.StatusNotFound, Message: "rung does not serve " + r.Method + " " + clip(r.URL.Path) + " of the E2B API"})
-	})
+	})))
 }
 
 // apiCaller reads X-API-KEY: any rung token of the tenant, E2B-form

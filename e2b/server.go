@@ -37,6 +37,13 @@ type Config struct {
 	// derived from it (secure.go), so they outlive a restart. Nil: a
 	// random key, and tokens that last as long as the Server.
 	Key []byte
+	// Observe, when set, wraps each endpoint's handler for metrics and
+	// traces, named by its route: "e2b " and the control plane's pattern
+	// ("e2b POST /sandboxes/{id}/pause") or envd's method and path ("e2b
+	// POST /process.Process/Start", "e2b GET /files"), "e2b unmatched"
+	// for the rest. rung serve passes the API's (api.Server.Observed), so
+	// both surfaces count and trace alike.
+	Observe func(route string, h http.Handler) http.Handler
 }
 
 // Server serves the E2B control plane ([Server.API]) and envd
@@ -85,21 +92,30 @@ func New(cfg Config) *Server {
 	for _, m := range []string{processconnect.ProcessListProcedure, processconnect.ProcessConnectProcedure,
 		processconnect.ProcessStartProcedure, processconnect.ProcessUpdateProcedure, processconnect.ProcessStreamInputProcedure,
 		processconnect.ProcessSendInputProcedure, processconnect.ProcessSendSignalProcedure, processconnect.ProcessCloseStdinProcedure} {
-		s.envd.Handle("POST "+m, ph)
+		s.envd.Handle("POST "+m, s.observe("POST "+m, ph))
 	}
 	_, fh := filesystemconnect.NewFilesystemHandler(&filesystemService{s: s})
 	for _, m := range []string{filesystemconnect.FilesystemStatProcedure, filesystemconnect.FilesystemMakeDirProcedure,
 		filesystemconnect.FilesystemMoveProcedure, filesystemconnect.FilesystemListDirProcedure, filesystemconnect.FilesystemRemoveProcedure,
 		filesystemconnect.FilesystemWatchDirProcedure, filesystemconnect.FilesystemCreateWatcherProcedure,
 		filesystemconnect.FilesystemGetWatcherEventsProcedure, filesystemconnect.FilesystemRemoveWatcherProcedure} {
-		s.envd.Handle("POST "+m, fh)
+		s.envd.Handle("POST "+m, s.observe("POST "+m, fh))
 	}
-	s.envd.HandleFunc("GET /files", s.readFile)
-	s.envd.HandleFunc("POST /files", s.writeFiles)
-	s.envd.HandleFunc("GET /health", s.health)
-	s.envd.HandleFunc("/", unimplemented)
+	s.envd.Handle("GET /files", s.observe("GET /files", http.HandlerFunc(s.readFile)))
+	s.envd.Handle("POST /files", s.observe("POST /files", http.HandlerFunc(s.writeFiles)))
+	s.envd.Handle("GET /health", s.observe("GET /health", http.HandlerFunc(s.health)))
+	s.envd.Handle("/", s.observe("unmatched", http.HandlerFunc(unimplemented)))
 	s.envdH = withCORS(s.envd)
 	return s
+}
+
+// observe is h wrapped by Config.Observe as route (prefixed "e2b "), or
+// h.
+func (s *Server) observe(route string, h http.Handler) http.Handler {
+	if s.cfg.Observe == nil {
+		return h
+	}
+	return s.cfg.Observe("e2b "+route, h)
 }
 
 // API returns the control plane's handler (paths without a prefix:

@@ -294,7 +294,7 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	}
 	apiHandler = api.New(acfg)
 	d.api = apiHandler
-	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, Key: key})
+	d.e2b = e2b.New(e2b.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, Key: key, Observe: apiHandler.Observed})
 	mux := http.NewServeMux()
 	mux.Handle("/", apiHandler)
 	mux.Handle("/e2b/api/", http.StripPrefix("/e2b/api", d.e2b.API()))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,8 +9,11 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+	"time"
 
 	"rung.dev/rung/client"
+	"rung.dev/rung/tracing"
+	"rung.dev/rung/tracing/tracingtest"
 )
 
 // TestE2BListPages pages through the E2B list as the SDK's paginator
@@ -84,5 +88,63 @@ func TestE2BListPages(t *testing.T) {
 	status, b := e.api("GET", "/v2/sandboxes?limit=2&nextToken="+url.QueryEscape(fmt.Sprint("x", ids[0])), nil)
 	if status != http.StatusBadRequest {
 		t.Errorf("a malformed nextToken: %d %s, want 400", status, b)
+	}
+}
+
+// TestE2BObserved: the E2B surface's requests are counted and traced as
+// the API's are, each under its route ("e2b " and the pattern or the
+// procedure), a streaming RPC included, with the status the client got.
+func TestE2BObserved(t *testing.T) {
+	recv := tracingtest.NewReceiver(t)
+	d, addr := startDaemonWith(t, DaemonConfig{Data: t.TempDir(), NoContainers: true,
+		Tracing: tracing.Config{Endpoint: recv.URL, BatchTimeout: 20 * time.Millisecond}})
+	c := client.New(addr, client.WithToken(d.Token))
+	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.CreateE2BKey(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := e2bWire{t: t, base: "http://" + addr, key: key.Token}
+	status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "lite", "allow_internet_access": false})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, b)
+	}
+	var sb struct{ SandboxID string }
+	json.Unmarshal(b, &sb)
+	status, msgs, end := e.stream(sb.SandboxID, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","echo hi"],"envs":{}}}`))
+	if status != http.StatusOK || len(end) != 0 || len(msgs) < 3 {
+		t.Fatalf("Start: %d %v %v", status, msgs, end)
+	}
+	if status, _ := e.api("GET", "/sandboxes/sbx_aaaaaaaaaaaaaaaaaaaaaaaaaa", nil); status != http.StatusNotFound {
+		t.Fatalf("get of a missing sandbox: %d", status)
+	}
+
+	m := scrape(t, addr, d.Token)
+	for sample, want := range map[string]float64{
+		`rung_api_requests_total{code="201",route="e2b POST /v2/sandboxes"}`:               1,
+		`rung_api_requests_total{code="200",route="e2b POST /process.Process/Start"}`:      1,
+		`rung_api_requests_total{code="404",route="e2b GET /sandboxes/{id}"}`:              1,
+		`rung_api_request_duration_seconds_count{route="e2b POST /process.Process/Start"}`: 1,
+	} {
+		if m[sample] != want {
+			t.Errorf("%s = %v, want %v", sample, m[sample], want)
+		}
+	}
+
+	wctx, cancel := context.WithTimeout(t.Context(), time.Minute) // only catches spans that never come
+	defer cancel()
+	spans, err := recv.Wait(wctx, func(s []tracingtest.Span) bool {
+		return len(tracingtest.Named(s, "e2b POST /process.Process/Start")) > 0 && len(tracingtest.Named(s, "e2b GET /sandboxes/{id}")) > 0
+	})
+	if err != nil {
+		t.Fatalf("spans: %v (have %v)", err, recv.Spans())
+	}
+	for name, code := range map[string]int64{"e2b POST /v2/sandboxes": 201, "e2b POST /process.Process/Start": 200, "e2b GET /sandboxes/{id}": 404} {
+		got := tracingtest.Named(spans, name)
+		if len(got) != 1 || got[0].Kind != "SPAN_KIND_SERVER" || got[0].Attrs["http.response.status_code"] != code {
+			t.Errorf("span %q: %+v, want one server span with status %d", name, got, code)
+		}
 	}
 }
