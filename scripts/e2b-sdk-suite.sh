@@ -10,7 +10,9 @@
 # CHECKOUT is a checkout of github.com/e2b-dev/E2B, ideally at the tag of
 # the npm version rung pins (cmd/rung/testdata/e2bsdk/package.json), e.g.
 #   git -C E2B worktree add /work/e2b-checkout e2b@2.51.0
-# GROUPs: lifecycle npm-lifecycle files pty git commands (default: all).
+# GROUPs: lifecycle npm-lifecycle files pty git commands api (default: all).
+# api is the control plane's own tests: info, kill, list (metadata,
+# state, pagination) and snapshot.
 #
 # Needs root (the daemon mounts its pool), Go, Node >= 20 and npm; the
 # checkout's dev dependencies come from the npm registry (pnpm through
@@ -33,7 +35,7 @@ checkout=$(cd "$1" && pwd)
 shift
 sdk=$checkout/packages/js-sdk
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(lifecycle npm-lifecycle files pty git commands)
+[ ${#groups[@]} -gt 0 ] || groups=(lifecycle npm-lifecycle files pty git commands api)
 
 state=${RUNG_E2B_SUITE_STATE:-/var/tmp/rung-e2b-suite}
 port=${RUNG_E2B_SUITE_PORT:-7480}
@@ -52,6 +54,7 @@ group_files() {
 			tests/sandbox/timeout.test.ts tests/sandbox/lifecyclePayload.test.ts
 		;;
 	commands | files | pty | git) echo "tests/sandbox/$1" ;;
+	api) echo tests/api/info.test.ts tests/api/kill.test.ts tests/api/list.test.ts tests/api/snapshot.test.ts ;;
 	*)
 		echo "unknown group $1" >&2
 		return 1
