@@ -77,7 +77,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	defer c.endSlot(a, sb.Tenant)
 
-	d, err := c.route(a, req)
+	d, err := c.route(a, req, opt.Stdin != nil)
 	if err != nil {
 		return rung.ExecResult{}, err
 	}

@@ -133,16 +133,17 @@ func (a *actor) ownFiles(c *Controller) {
 	a.root.SetOwner(a.ident.UID, a.ident.GID)
 }
 
-// route picks the tier for req (see router.Route), run as req.User: an
+// route picks the tier for req (see router.Route; liveStdin: its stdin
+// is streamed while it runs), run as req.User: an
 // unknown user is an error, and one other than the sandbox's goes to the
 // container tier (routeUser).
-func (c *Controller) route(a *actor, req rung.ExecRequest) (router.Decision, error) {
+func (c *Controller) route(a *actor, req rung.ExecRequest, liveStdin bool) (router.Decision, error) {
 	who, err := c.execIdentity(a, req.User)
 	if err != nil {
 		return router.Decision{}, err
 	}
 	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.tier != nil,
-		Dir: req.Dir, Env: isolateEnv(c.envOf(c.sandbox(a).Sandbox), req.Env), LookPath: c.imageLookPath(a), PTY: req.PTY != nil}
+		Dir: req.Dir, Env: isolateEnv(c.envOf(c.sandbox(a).Sandbox), req.Env), LookPath: c.imageLookPath(a), PTY: req.PTY != nil, LiveStdin: liveStdin}
 	why, err := routeUser(a, who, &rr)
 	if err != nil {
 		return router.Decision{}, err

@@ -30,6 +30,9 @@ type Request struct {
 	// PTY says the exec runs on a pseudo-terminal, which only the
 	// container tier has.
 	PTY bool
+	// LiveStdin says the exec's stdin arrives while it runs (a client
+	// typing into it), not whole before it starts.
+	LiveStdin bool
 }
 
 // Decision is the router's answer. When Err is non-nil the exec must not
@@ -65,7 +68,19 @@ const (
 	// ClassPTY: the exec runs on a pseudo-terminal, which only the
 	// container tier has.
 	ClassPTY = "pty"
+	// ClassLiveStdin: auto, the exec reads a live stdin (see
+	// liveStdinReason).
+	ClassLiveStdin = "live_stdin"
 )
+
+// liveStdinReason is the reason an auto exec with a live stdin goes to the
+// container tier when there is one. The isolate tier's tools buffer their
+// output until they end (the final output is bash's and GNU's, which the
+// differential tests check), where cat, or a program that flushes, answers
+// each line as it is typed: a client reading while it types would see
+// nothing. Without the container tier the isolate tier runs it (the same
+// final output, later).
+const liveStdinReason = "reads a live stdin: the isolate tier's tools answer only when they end, not as input arrives"
 
 // ptyReason is a PTY exec's reason for the container tier.
 const ptyReason = "runs on a pseudo-terminal: the isolate tier has no terminal"
@@ -80,6 +95,9 @@ func Route(req Request, isolate Checker) Decision {
 	}
 	switch req.Backend {
 	case "", rung.BackendAuto:
+		if req.LiveStdin && req.ContainerAvailable {
+			return Decision{Backend: rung.BackendContainer, Reason: liveStdinReason, Class: ClassLiveStdin}
+		}
 		p, err := isolate.CheckProgram(shell.CheckRequest{Script: req.Script, Dir: req.Dir, Env: req.Env, LookPath: req.LookPath})
 		if err == nil {
 			return Decision{Backend: rung.BackendIsolate, Reason: "isolate tier runs every command of this script", Class: ClassChecked, Program: p}

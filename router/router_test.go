@@ -48,6 +48,9 @@ func TestRoute(t *testing.T) {
 		{"pty no container", router.Request{Script: "echo hi", PTY: true, LookPath: basePath}, rung.BackendContainer, rung.ErrUnavailable, "no terminal", router.ClassPTY},
 		{"pty isolate", router.Request{Script: "echo hi", PTY: true, Backend: rung.BackendIsolate, ContainerAvailable: true}, rung.BackendIsolate, rung.ErrInvalid, "requested", router.ClassRequested},
 		{"pty bad backend", router.Request{Script: "echo hi", PTY: true, Backend: "gpu"}, "", rung.ErrInvalid, "invalid", router.ClassInvalid},
+		{"live stdin auto", router.Request{Script: "cat", LiveStdin: true, ContainerAvailable: true, LookPath: basePath}, rung.BackendContainer, nil, "live stdin", router.ClassLiveStdin},
+		{"live stdin no container", router.Request{Script: "cat", LiveStdin: true, LookPath: basePath}, rung.BackendIsolate, nil, "every command", router.ClassChecked},
+		{"live stdin isolate", router.Request{Script: "cat", LiveStdin: true, Backend: rung.BackendIsolate, ContainerAvailable: true}, rung.BackendIsolate, nil, "requested", router.ClassRequested},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
