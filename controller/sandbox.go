@@ -316,6 +316,12 @@ type ListFilter struct {
 	Limit  int
 	// After is a cursor, a page's Next: the list goes on after it.
 	After string
+	// Desc lists newest first; a cursor carries on in the order it was
+	// made in.
+	Desc bool
+	// CreatedFrom, when not zero, keeps the sandboxes created at or after
+	// it.
+	CreatedFrom time.Time
 }
 
 // Page is one page of the sandbox list.
@@ -346,7 +352,7 @@ func (c *Controller) ListPage(ctx context.Context, tenant rung.TenantID, f ListF
 	if err := checkLabels(f.Labels); err != nil {
 		return Page{}, err
 	}
-	sf := store.Filter{Tenant: tenant, State: f.State, Labels: f.Labels}
+	sf := store.Filter{Tenant: tenant, State: f.State, Labels: f.Labels, Desc: f.Desc, CreatedFrom: f.CreatedFrom}
 	if f.Limit > 0 {
 		sf.Limit = f.Limit + 1 // one more tells whether there is a next page
 	}

@@ -291,8 +291,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, c caller) error {
 	return nil
 }
 
-// list serves both list endpoints: ?metadata= one URL-encoded "k=v&..."
-// string, ?state= comma-joined, ?limit=, ?nextToken= (the x-next-token
+// list serves both list endpoints, newest first (?order=asc for oldest):
+// ?metadata= one URL-encoded "k=v&..." string, ?state= comma-joined,
+// ?template=, ?startedAfter= (RFC 3339, inclusive), ?limit=, ?nextToken= (the x-next-token
 // header of the previous page: a cursor after its last sandbox, which
 // stays valid if that sandbox is killed).
 func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -317,6 +318,22 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
 			states[st] = true
 		}
 	}
+	// Newest first unless ?order=asc, as E2B lists.
+	switch q.Get("order") {
+	case "", "desc":
+		f.Desc = true
+	case "asc":
+	default:
+		return rung.Errorf(rung.ErrInvalid, "order must be asc or desc")
+	}
+	if v := q.Get("startedAfter"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return rung.Errorf(rung.ErrInvalid, "startedAfter must be an RFC 3339 time")
+		}
+		f.CreatedFrom = t
+	}
+	template := q.Get("template")
 	limit := 100
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
@@ -338,7 +355,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c caller) error {
 		}
 		for _, sb := range page.Sandboxes {
 			d := detailOf(sb)
-			if len(states) > 0 && !states[d.State] {
+			if len(states) > 0 && !states[d.State] || template != "" && d.TemplateID != template {
 				continue
 			}
 			if len(out) == limit {

@@ -233,6 +233,11 @@ type Filter struct {
 	// the list's order: a cursor that stays valid when the sandbox at it
 	// is deleted.
 	After *Position
+	// Desc orders the list newest first (After then means older).
+	Desc bool
+	// CreatedFrom, when not zero, lists only the sandboxes created at or
+	// after it.
+	CreatedFrom time.Time
 }
 
 // Position is a place in the sandbox list's order: creation time, then

@@ -47,7 +47,7 @@ func TestE2BListPages(t *testing.T) {
 	}
 	page := func(token string) ([]string, string) {
 		t.Helper()
-		q := url.Values{"limit": {"2"}, "metadata": {"kind=even"}}
+		q := url.Values{"limit": {"2"}, "metadata": {"kind=even"}, "order": {"asc"}}
 		if token != "" {
 			q.Set("nextToken", token)
 		}
@@ -88,6 +88,47 @@ func TestE2BListPages(t *testing.T) {
 	status, b := e.api("GET", "/v2/sandboxes?limit=2&nextToken="+url.QueryEscape(fmt.Sprint("x", ids[0])), nil)
 	if status != http.StatusBadRequest {
 		t.Errorf("a malformed nextToken: %d %s, want 400", status, b)
+	}
+
+	// As E2B: newest first unless asked otherwise; started after a time
+	// (inclusive), and by template.
+	list := func(q string) []string {
+		t.Helper()
+		status, b := e.api("GET", "/v2/sandboxes?metadata=kind%3Deven&"+q, nil)
+		if status != http.StatusOK {
+			t.Fatalf("list ?%s: %d %s", q, status, b)
+		}
+		var l []struct {
+			SandboxID, StartedAt string
+		}
+		json.Unmarshal(b, &l)
+		var got []string
+		for _, sb := range l {
+			got = append(got, sb.SandboxID)
+		}
+		return got
+	}
+	left := []string{ids[0], ids[2], ids[3]} // ids[1] was killed
+	if got := list(""); !slices.Equal(got, []string{left[2], left[1], left[0]}) {
+		t.Errorf("default order %v, want newest first %v", got, []string{left[2], left[1], left[0]})
+	}
+	if got := list("order=asc"); !slices.Equal(got, left) {
+		t.Errorf("order=asc %v, want %v", got, left)
+	}
+	status, b = e.api("GET", "/sandboxes/"+left[1], nil)
+	var info struct{ StartedAt string }
+	json.Unmarshal(b, &info)
+	if got := list("order=asc&startedAfter=" + url.QueryEscape(info.StartedAt)); status != http.StatusOK || !slices.Equal(got, left[1:]) {
+		t.Errorf("startedAfter %s: %v, want %v", info.StartedAt, got, left[1:])
+	}
+	if got := list("template=lite"); len(got) != 3 {
+		t.Errorf("template lite: %v, want all three", got)
+	}
+	if got := list("template=unknown"); len(got) != 0 {
+		t.Errorf("template unknown: %v, want none", got)
+	}
+	if status, _ := e.api("GET", "/v2/sandboxes?order=sideways", nil); status != http.StatusBadRequest {
+		t.Errorf("order=sideways: %d, want 400", status)
 	}
 }
 

@@ -37,6 +37,7 @@ func TestGitCheck(t *testing.T) {
 		{"log", "--invert-grep", "--all-match", "--grep=a"}, {"log", "-S", "x", "-i"}, {"log", "-S", ""}, {"log", "-G", "x"}, {"log", "-S", "x", "--pickaxe-regex"},
 		{"log", "-S", "x", "--pickaxe-all"}, {"log", "-P", "--grep=x"}, {"merge-base", "a"}, {"merge-base", "a", "b", "c"}, {"merge-base", "--octopus", "a", "b"},
 		{"stash", "list"},
+		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
 	}
 	for _, a := range bad {
 		err := gitCheck(a)

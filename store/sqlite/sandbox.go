@@ -149,7 +149,14 @@ func (db *DB) ListSandboxes(ctx context.Context, f store.Filter) ([]store.Sandbo
 		args = append(args, k, v)
 	}
 	if f.After != nil {
-		where, args = append(where, "(created, id) > (?, ?)"), append(args, nanos(f.After.Created), string(f.After.ID))
+		cmp := ">"
+		if f.Desc {
+			cmp = "<"
+		}
+		where, args = append(where, "(created, id) "+cmp+" (?, ?)"), append(args, nanos(f.After.Created), string(f.After.ID))
+	}
+	if !f.CreatedFrom.IsZero() {
+		where, args = append(where, "created >= ?"), append(args, nanos(f.CreatedFrom))
 	}
 	q := `SELECT ` + sandboxCols + ` FROM sandboxes`
 	if len(where) > 0 {
@@ -157,7 +164,11 @@ func (db *DB) ListSandboxes(ctx context.Context, f store.Filter) ([]store.Sandbo
 	}
 	// LIMIT is a parameter so the statement cache sees one query per
 	// filter shape, not one per limit value.
-	q += " ORDER BY created, id LIMIT ?"
+	if f.Desc {
+		q += " ORDER BY created DESC, id DESC LIMIT ?"
+	} else {
+		q += " ORDER BY created, id LIMIT ?"
+	}
 	limit := -1
 	if f.Limit > 0 {
 		limit = f.Limit

@@ -219,6 +219,10 @@ func testSandboxList(t *testing.T, s store.Store) {
 		{"after and state", store.Filter{Tenant: "acme", State: rung.StateRunning, After: &store.Position{Created: a.CreatedAt, ID: a.ID}}, []rung.SandboxID{c.ID}},
 		// A position whose sandbox is gone still places the page.
 		{"after a deleted one", store.Filter{Tenant: "acme", After: &store.Position{Created: b.CreatedAt, ID: b.ID + "x"}}, []rung.SandboxID{c.ID}},
+		{"newest first", store.Filter{Tenant: "acme", Desc: true}, []rung.SandboxID{c.ID, b.ID, a.ID}},
+		{"newest first, after", store.Filter{Tenant: "acme", Desc: true, Limit: 1, After: &store.Position{Created: c.CreatedAt, ID: c.ID}}, []rung.SandboxID{b.ID}},
+		{"created from", store.Filter{Tenant: "acme", CreatedFrom: b.CreatedAt}, []rung.SandboxID{b.ID, c.ID}},
+		{"created from, later", store.Filter{Tenant: "acme", CreatedFrom: c.CreatedAt.Add(time.Nanosecond)}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
