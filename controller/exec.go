@@ -20,6 +20,11 @@ import (
 type ExecOptions struct {
 	// Stdin, when set, replaces the request's Stdin bytes.
 	Stdin io.Reader
+	// LiveStdin says Stdin is typed while the exec runs by someone who
+	// reads its output meanwhile (the E2B SDK's stdin commands): auto
+	// then runs it in the container when there is one (router.Request's
+	// LiveStdin).
+	LiveStdin bool
 	// Stream, when set, receives the output chunks in order from one
 	// goroutine while the exec runs, and the result's Stdout and Stderr
 	// stay empty. A slow Stream never slows the exec: chunks queue (within
@@ -77,7 +82,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	}
 	defer c.endSlot(a, sb.Tenant)
 
-	d, err := c.route(a, req, opt.Stdin != nil)
+	d, err := c.route(a, req, opt.Stdin != nil && opt.LiveStdin)
 	if err != nil {
 		return rung.ExecResult{}, err
 	}

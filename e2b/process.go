@@ -114,7 +114,7 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 		opt.Input = input
 	case req.Msg.GetStdin():
 		spec.stdin = newStdinPipe()
-		opt.Stdin = spec.stdin
+		opt.Stdin, opt.LiveStdin = spec.stdin, true // SendInput types while the SDK reads
 	}
 	pr := s.procs.start(c.sandbox, spec, func(pctx context.Context, pr *proc) {
 		opt.Stream = func(ch controller.Chunk) {

@@ -30,8 +30,9 @@ type Request struct {
 	// PTY says the exec runs on a pseudo-terminal, which only the
 	// container tier has.
 	PTY bool
-	// LiveStdin says the exec's stdin arrives while it runs (a client
-	// typing into it), not whole before it starts.
+	// LiveStdin says the exec's stdin arrives while it runs from a
+	// client that reads the output meanwhile (the E2B SDK's stdin
+	// commands), not whole before it starts.
 	LiveStdin bool
 }
 
