@@ -36,6 +36,7 @@ func (s *Server) routeAPI() {
 		{"DELETE /templates/{id}", s.deleteTemplate},
 		{"POST /sandboxes/{id}/fork", s.fork},
 		{"PUT /sandboxes/{id}/network", s.updateNetwork},
+		{"GET /sandboxes/{id}/metrics", s.metrics},
 	} {
 		s.api.Handle(rt.pattern, s.observe(rt.pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			c, err := s.apiCaller(r)

@@ -12,7 +12,9 @@
 #   git -C E2B worktree add /work/e2b-checkout e2b@2.51.0
 # GROUPs: lifecycle npm-lifecycle files pty git commands api (default: all).
 # api is the control plane's own tests: info, kill, list (metadata,
-# state, pagination) and snapshot.
+# state, pagination) and snapshot. more (not in the default) is the
+# sandbox tests of features beyond the groups: fork, snapshots,
+# secure sandboxes, metrics, network rules, internet access, getHost.
 #
 # Needs root (the daemon mounts its pool), Go, Node >= 20 and npm; the
 # checkout's dev dependencies come from the npm registry (pnpm through
@@ -55,6 +57,11 @@ group_files() {
 		;;
 	commands | files | pty | git) echo "tests/sandbox/$1" ;;
 	api) echo tests/api/info.test.ts tests/api/kill.test.ts tests/api/list.test.ts tests/api/snapshot.test.ts ;;
+	more)
+		echo tests/sandbox/fork.test.ts tests/sandbox/snapshot.test.ts tests/sandbox/snapshot-api.test.ts \
+			tests/sandbox/secure.test.ts tests/sandbox/metrics.test.ts tests/sandbox/network.test.ts \
+			tests/sandbox/internetAccess.test.ts tests/sandbox/host.test.ts
+		;;
 	*)
 		echo "unknown group $1" >&2
 		return 1

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rung.dev/rung/client"
+	"rung.dev/rung/controller"
 	"rung.dev/rung/tracing"
 	"rung.dev/rung/tracing/tracingtest"
 )
@@ -188,4 +189,80 @@ func TestE2BObserved(t *testing.T) {
 			t.Errorf("span %q: %+v, want one server span with status %d", name, got, code)
 		}
 	}
+}
+
+// TestE2BMetrics: getMetrics reads the samples of the sandbox's
+// container (CPU over its CPUs, memory and disk against its size), in the
+// window asked for; a bad bound is a 400.
+func TestE2BMetrics(t *testing.T) {
+	c, d, addr := startContainerDaemonWith(t, DaemonConfig{Usage: controller.UsageConfig{Interval: 50 * time.Millisecond}})
+	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.CreateE2BKey(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := e2bWire{t: t, base: "http://" + addr, key: key.Token}
+	before := time.Now().Add(-2 * time.Second)
+	status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "lite", "allow_internet_access": false})
+	if status != http.StatusCreated {
+		t.Fatalf("create: %d %s", status, b)
+	}
+	var sb struct{ SandboxID string }
+	json.Unmarshal(b, &sb)
+	// The container runs, then two sampler passes.
+	tok, err := c.CreateToken(t.Context(), "acme", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.New(addr, client.WithToken(tok.Token)).StartContainer(t.Context(), sb.SandboxID); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case <-d.ctrl.UsageSampled():
+		case <-time.After(time.Minute):
+			t.Fatal("no usage sample within a minute")
+		}
+	}
+	get := func(q string) []metricSample {
+		t.Helper()
+		status, b := e.api("GET", "/sandboxes/"+sb.SandboxID+"/metrics"+q, nil)
+		if status != http.StatusOK {
+			t.Fatalf("metrics%s: %d %s", q, status, b)
+		}
+		var out []metricSample
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("metrics%s: %s: %v", q, b, err)
+		}
+		return out
+	}
+	all := get("")
+	if len(all) == 0 {
+		t.Fatal("no metrics for a running sandbox")
+	}
+	m := all[len(all)-1]
+	if m.CPUCount < 1 || m.MemTotal <= 0 || m.MemUsed <= 0 || m.MemUsed > m.MemTotal || m.DiskTotal <= 0 || m.DiskUsed < 0 ||
+		m.Timestamp.Before(before) || m.TimestampUnix != m.Timestamp.Unix() {
+		t.Errorf("last metric %+v", m)
+	}
+	if in := get(fmt.Sprintf("?start=%d&end=%d", before.Unix(), time.Now().Unix()+1)); len(in) == 0 {
+		t.Errorf("no metrics in the window since the create")
+	}
+	if old := get(fmt.Sprintf("?start=%d&end=%d", before.Unix()-3600, before.Unix()-3000)); len(old) != 0 {
+		t.Errorf("metrics an hour before the create: %+v", old)
+	}
+	if status, _ := e.api("GET", "/sandboxes/"+sb.SandboxID+"/metrics?start=yesterday", nil); status != http.StatusBadRequest {
+		t.Errorf("start=yesterday: %d, want 400", status)
+	}
+}
+
+// metricSample is the SDK's SandboxMetric as the wire carries it.
+type metricSample struct {
+	Timestamp               time.Time
+	TimestampUnix, CPUCount int64
+	CPUUsedPct              float64
+	MemUsed, MemTotal       int64
+	DiskUsed, DiskTotal     int64
 }
