@@ -10,6 +10,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/controller/controllertest"
 	"rung.dev/rung/storage/storagetest"
 	"rung.dev/rung/store"
 	"rung.dev/rung/store/sqlite"
@@ -93,20 +94,10 @@ func TestTTL(t *testing.T) {
 // read ends, and the sandbox goes.
 func TestTTLEndsExecOnOpenStdin(t *testing.T) {
 	pool := storagetest.NewTestPool(t)
-	dbPath := filepath.Join(t.TempDir(), "rung.db")
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		st, err := sqlite.Open(ctx, dbPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		c, _, err := controller.New(ctx, controller.Config{Store: st, Pool: pool})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := st.CreateTenant(ctx, store.Tenant{ID: "acme"}); err != nil {
+		c := controllertest.New(t, controller.Config{Pool: pool})
+		if _, err := c.CreateTenant(ctx, "acme"); err != nil {
 			t.Fatal(err)
 		}
 		sb, err := c.Create(ctx, "acme", controller.CreateRequest{TTL: time.Hour})
@@ -195,20 +186,10 @@ func TestTTLDeleteFailureRetried(t *testing.T) {
 // out stops it only then. Time is synctest's fake clock.
 func TestTTLStop(t *testing.T) {
 	pool := storagetest.NewTestPool(t)
-	dbPath := filepath.Join(t.TempDir(), "rung.db")
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		st, err := sqlite.Open(ctx, dbPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		c, _, err := controller.New(ctx, controller.Config{Store: st, Pool: pool})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := st.CreateTenant(ctx, store.Tenant{ID: "acme"}); err != nil {
+		c := controllertest.New(t, controller.Config{Pool: pool})
+		if _, err := c.CreateTenant(ctx, "acme"); err != nil {
 			t.Fatal(err)
 		}
 		onExpiry := rung.Expiry{Stop: true, Labels: map[string]string{"e2b.paused": "true"}}

@@ -4,15 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"rung.dev/rung/controller"
+	"rung.dev/rung/controller/controllertest"
 	"rung.dev/rung/storage/storagetest"
-	"rung.dev/rung/store/sqlite"
 )
 
 // TestAutoPause: create's autoPause with autoPauseMemory false pauses the
@@ -23,19 +22,9 @@ import (
 // handler is called without a socket.
 func TestAutoPause(t *testing.T) {
 	pool := storagetest.NewTestPool(t)
-	dbPath := filepath.Join(t.TempDir(), "rung.db")
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
-		st, err := sqlite.Open(ctx, dbPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		c, _, err := controller.New(ctx, controller.Config{Store: st, Pool: pool})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := controllertest.New(t, controller.Config{Pool: pool})
 		if _, err := c.CreateTenant(ctx, "acme"); err != nil {
 			t.Fatal(err)
 		}
