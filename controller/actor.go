@@ -182,6 +182,17 @@ func (c *Controller) release(a *actor) {
 	c.mu.Unlock()
 }
 
+// writeRow stores sb as a's row, then as its cached copy.
+func (c *Controller) writeRow(ctx context.Context, a *actor, sb store.Sandbox) error {
+	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	a.sb = sb
+	c.mu.Unlock()
+	return nil
+}
+
 // sandbox returns a's cached row.
 func (c *Controller) sandbox(a *actor) store.Sandbox {
 	c.mu.Lock()

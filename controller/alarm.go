@@ -146,12 +146,9 @@ func (c *Controller) expireStop(a *actor) error {
 			cur.State = rung.StateReady
 		}
 		cur.UpdatedAt = time.Now().UTC()
-		if err := c.st.UpdateSandbox(c.ctx, cur); err != nil {
+		if err := c.writeRow(c.ctx, a, cur); err != nil {
 			return err
 		}
-		c.mu.Lock()
-		a.sb = cur
-		c.mu.Unlock()
 		c.log.Info("sandbox stopped by its ttl", "sandbox", a.id, "tenant", cur.Tenant)
 		c.journal(c.ctx, a.id, rung.EntrySandboxExpiryStopped, SandboxExpiryStopped{Labels: cur.Labels, TTLMS: ttl.Milliseconds()})
 		c.notify(a.id)
@@ -203,12 +200,9 @@ func (c *Controller) idle(sb store.Sandbox) {
 			cur.State = rung.StateReady
 		}
 		cur.UpdatedAt = time.Now().UTC()
-		if err := c.st.UpdateSandbox(c.ctx, cur); err != nil {
+		if err := c.writeRow(c.ctx, a, cur); err != nil {
 			return err
 		}
-		c.mu.Lock()
-		a.sb = cur
-		c.mu.Unlock()
 		c.journal(c.ctx, sb.ID, rung.EntrySandboxIdleStopped, SandboxIdleStopped{IdleTimeoutMS: cur.IdleTimeout.Milliseconds()})
 		return nil
 	})

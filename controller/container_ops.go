@@ -78,13 +78,7 @@ func (c *Controller) touchContainer(id rung.SandboxID, state rung.State) {
 			cur.IdleAt = time.Now().Add(idleTimeout(cur)).UTC()
 		}
 		cur.UpdatedAt = time.Now().UTC()
-		if err := c.st.UpdateSandbox(ctx, cur); err != nil {
-			return err
-		}
-		c.mu.Lock()
-		a.sb = cur
-		c.mu.Unlock()
-		return nil
+		return c.writeRow(ctx, a, cur)
 	})
 	if err != nil && c.ctx.Err() == nil {
 		c.log.Warn("container state", "sandbox", id, "state", state, "err", err)

@@ -290,13 +290,10 @@ func (c *Controller) rollbackLocked(ctx context.Context, a *actor, snap store.Sn
 	}
 	c.fault("rollback.exchanged") // the new files are in place, nothing recorded yet
 	sb.Origin, sb.State, sb.IdleAt, sb.UpdatedAt = snap.ID, rung.StateReady, time.Time{}, time.Now().UTC()
-	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
+	if err := c.writeRow(ctx, a, sb); err != nil {
 		// The files are swapped; start-up reconciliation records it.
 		return sb, fmt.Errorf("rollback sandbox %s: %w", a.id, err)
 	}
-	c.mu.Lock()
-	a.sb = sb
-	c.mu.Unlock()
 	c.journal(ctx, a.id, rung.EntrySandboxRestored, SandboxRestored{Name: &snap.Name, Snapshot: snap.ID})
 	commit()
 	c.log.InfoContext(ctx, "sandbox rolled back", "sandbox", a.id, "tenant", sb.Tenant, "snapshot", snap.ID)

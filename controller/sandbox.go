@@ -450,12 +450,9 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 			sb.TTL = sb.ExpiresAt.Sub(sb.CreatedAt)
 			defer c.poke() // after the row is written: the alarm loop reads it
 		}
-		if err := c.st.UpdateSandbox(ctx, sb); err != nil {
+		if err := c.writeRow(ctx, a, sb); err != nil {
 			return fmt.Errorf("update sandbox %s: %w", sb.ID, err)
 		}
-		c.mu.Lock()
-		a.sb = sb
-		c.mu.Unlock()
 		if req.Labels != nil || req.IdleTimeout != nil || req.ExpiresIn != nil {
 			c.journal(ctx, sb.ID, rung.EntrySandboxUpdated, SandboxUpdated{IdleTimeoutMS: sb.IdleTimeout.Milliseconds(), Labels: sb.Labels})
 		}
