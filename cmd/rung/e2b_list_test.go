@@ -25,14 +25,7 @@ import (
 func TestE2BListPages(t *testing.T) {
 	d, addr := startDaemonWith(t, DaemonConfig{Data: t.TempDir(), NoContainers: true})
 	c := client.New(addr, client.WithToken(d.Token))
-	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := c.CreateE2BKey(t.Context(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := e2bWire{t: t, base: "http://" + addr, key: key.Token}
+	e := e2bTenant(t, c, addr, "acme")
 	var ids []string // the "even" ones, in creation order
 	for i := range 7 {
 		status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "lite", "allow_internet_access": false,
@@ -141,14 +134,7 @@ func TestE2BObserved(t *testing.T) {
 	d, addr := startDaemonWith(t, DaemonConfig{Data: t.TempDir(), NoContainers: true,
 		Tracing: tracing.Config{Endpoint: recv.URL, BatchTimeout: 20 * time.Millisecond}})
 	c := client.New(addr, client.WithToken(d.Token))
-	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := c.CreateE2BKey(t.Context(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := e2bWire{t: t, base: "http://" + addr, key: key.Token}
+	e := e2bTenant(t, c, addr, "acme")
 	status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "lite", "allow_internet_access": false})
 	if status != http.StatusCreated {
 		t.Fatalf("create: %d %s", status, b)
@@ -196,14 +182,7 @@ func TestE2BObserved(t *testing.T) {
 // window asked for; a bad bound is a 400.
 func TestE2BMetrics(t *testing.T) {
 	c, d, addr := startContainerDaemonWith(t, DaemonConfig{Usage: controller.UsageConfig{Interval: 50 * time.Millisecond}})
-	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := c.CreateE2BKey(t.Context(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := e2bWire{t: t, base: "http://" + addr, key: key.Token}
+	e := e2bTenant(t, c, addr, "acme")
 	before := time.Now().Add(-2 * time.Second)
 	status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "lite", "allow_internet_access": false})
 	if status != http.StatusCreated {
@@ -265,4 +244,18 @@ type metricSample struct {
 	CPUUsedPct              float64
 	MemUsed, MemTotal       int64
 	DiskUsed, DiskTotal     int64
+}
+
+// e2bTenant makes tenant on the daemon c administers at addr and returns
+// an e2bWire speaking for it with a new E2B key.
+func e2bTenant(t *testing.T, c *client.Client, addr, tenant string) e2bWire {
+	t.Helper()
+	if _, err := c.CreateTenant(t.Context(), tenant); err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.CreateE2BKey(t.Context(), tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e2bWire{t: t, base: "http://" + addr, key: key.Token}
 }

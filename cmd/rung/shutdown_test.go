@@ -36,14 +36,7 @@ func TestShutdownEndsFollowedStreams(t *testing.T) {
 	}
 
 	// The E2B SDK's view: a command whose Start stream stays open.
-	if _, err := c.CreateTenant(ctx, "acme"); err != nil {
-		t.Fatal(err)
-	}
-	key, err := c.CreateE2BKey(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := e2bWire{t: t, base: "http://" + addr, key: key.Token}
+	e := e2bTenant(t, c, addr, "acme")
 	status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "lite", "allow_internet_access": false, "timeout": 300})
 	if status != http.StatusCreated {
 		t.Fatalf("E2B create: %d %s", status, b)
