@@ -173,16 +173,6 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 	if sub == "merge-base" && len(ops) != 2 {
 		return fmt.Errorf("merge-base with %d commits (only two): %w", len(ops), shell.ErrUnsupported)
 	}
-	if sub == "config" {
-		for _, o := range opts {
-			if o.Key == "global" {
-				// The global file is $HOME/.gitconfig, outside the view
-				// (/root or /home/user), and git reads and writes it
-				// outside a repository too, where the tool would stop.
-				return fmt.Errorf("config --global (the file is in $HOME, outside /workspace and /tmp): %w", shell.ErrUnsupported)
-			}
-		}
-	}
 	if sub == "commit" {
 		// Without a message git opens an editor.
 		for _, o := range opts {

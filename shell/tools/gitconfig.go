@@ -18,7 +18,11 @@ import (
 // -c overrides, the config subcommand) and identities (user.name,
 // GIT_AUTHOR_* and GIT_COMMITTER_*, date parsing).
 
-var gitConfigOpts = NewOptions("global", "local", "l,list", "get", "unset")
+// --global is not among them: the global file is $HOME/.gitconfig, outside
+// the view (/root or /home/user), and git reads and writes it outside a
+// repository too, where the tool would stop; the check sends it to the
+// container as an unknown option.
+var gitConfigOpts = NewOptions("local", "l,list", "get", "unset")
 
 // loadConfig reads one config file; a missing file is an empty config.
 func (g *gitCtx) loadConfig(file string) (*config.Config, error) {
@@ -179,8 +183,6 @@ func gitConfig(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	list, unset := false, false
 	for _, o := range opts {
 		switch o.Key {
-		case "global":
-			file = g.globalFile()
 		case "list":
 			list = true
 		case "unset":
@@ -217,12 +219,7 @@ func gitConfig(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		_ = sec
 		_ = sub
 		_ = key
-		var v string
-		if file == g.globalFile() {
-			v, ok = gitCfgGet(cfg, args[0])
-		} else {
-			v, ok = g.config(args[0])
-		}
+		v, ok := g.config(args[0])
 		if !ok {
 			return 1
 		}
