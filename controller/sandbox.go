@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -386,18 +385,15 @@ func (c *Controller) ListPage(ctx context.Context, tenant rung.TenantID, f ListF
 
 // Cursor is sb's place in the list, as a ListFilter.After: the list goes
 // on after sb.
-func Cursor(sb rung.Sandbox) string {
-	return strconv.FormatInt(sb.CreatedAt.UnixNano(), 10) + "-" + string(sb.ID)
-}
+func Cursor(sb rung.Sandbox) string { return pageCursor(sb.CreatedAt, string(sb.ID)) }
 
-// parseSandboxCursor reads a Cursor: "<created, Unix ns>-<sandbox id>".
+// parseSandboxCursor reads a Cursor.
 func parseSandboxCursor(s string) (store.Position, error) {
-	ns, id, ok := strings.Cut(s, "-")
-	n, err := strconv.ParseInt(ns, 10, 64)
-	if !ok || err != nil || n < 0 || !rung.SandboxID(id).Valid() {
+	t, id, ok := splitCursor(s)
+	if !ok || t.UnixNano() < 0 || !rung.SandboxID(id).Valid() {
 		return store.Position{}, rung.Errorf(rung.ErrInvalid, "malformed list cursor %q: pass a page's next as it is", clip(s))
 	}
-	return store.Position{Created: time.Unix(0, n), ID: rung.SandboxID(id)}, nil
+	return store.Position{Created: t, ID: rung.SandboxID(id)}, nil
 }
 
 // Update changes a sandbox's labels or idle timeout.

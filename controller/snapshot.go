@@ -391,15 +391,29 @@ func (c *Controller) renew(ctx context.Context, s store.Snapshot) {
 }
 
 // cursor is a page's position: its last snapshot's creation time and ID.
-func cursor(s rung.Snapshot) string {
-	return strconv.FormatInt(s.CreatedAt.UnixNano(), 10) + "-" + string(s.ID)
-}
+func cursor(s rung.Snapshot) string { return pageCursor(s.CreatedAt, string(s.ID)) }
 
 func parseCursor(v string) (time.Time, rung.SnapshotID, error) {
-	ns, id, ok := strings.Cut(v, "-")
-	n, err := strconv.ParseInt(ns, 10, 64)
-	if !ok || err != nil || !rung.SnapshotID(id).Valid() {
+	t, id, ok := splitCursor(v)
+	if !ok || !rung.SnapshotID(id).Valid() {
 		return time.Time{}, "", rung.Errorf(rung.ErrInvalid, "invalid page cursor %q", clip(v))
 	}
-	return time.Unix(0, n).UTC(), rung.SnapshotID(id), nil
+	return t, rung.SnapshotID(id), nil
+}
+
+// pageCursor is the cursor of a list's page that ends at the item
+// created at created with id ("<Unix ns>-<id>"): lists of sandboxes and
+// of snapshots go on after it.
+func pageCursor(created time.Time, id string) string {
+	return strconv.FormatInt(created.UnixNano(), 10) + "-" + id
+}
+
+// splitCursor reads a pageCursor; ok is false when v is not one.
+func splitCursor(v string) (created time.Time, id string, ok bool) {
+	ns, id, ok := strings.Cut(v, "-")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, n).UTC(), id, true
 }
