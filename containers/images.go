@@ -52,3 +52,16 @@ func (t *Tier) HasImage(ref string) bool {
 	_, err := t.cfg.Images.Get(ref)
 	return !errors.Is(err, rung.ErrNotFound)
 }
+
+// LinkWorkspace implements [controller.ContainerImages].
+func (t *Tier) LinkWorkspace(ref, dir, upper, workspace string) error {
+	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	if err != nil {
+		return fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
+	}
+	found, err := t.cfg.Images.CopyDir(im, dir, workspace)
+	if err != nil || !found {
+		return err
+	}
+	return t.cfg.Images.LinkDir(im, upper, dir, "/workspace")
+}

@@ -121,24 +121,24 @@ func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref stri
 // its container's commands see there: the overlay's root shows its upper
 // directory (rootfs/upper in the sandbox's subvolume). Until a container
 // has run, the upper directory lacks the mount points a start makes in
-// it, so the stat is refused and the exec goes to the container.
+// it (the agent's directory, /.rung, is one in every image), so the stat
+// is refused and the exec goes to the container.
 func (c *Controller) rootInfo(id rung.SandboxID) func() (fs.FileInfo, error) {
 	if c.tier == nil {
 		return nil
 	}
 	upper := filepath.Join(c.pool.Path(string(id)), "rootfs", "upper")
 	return func() (fs.FileInfo, error) {
-		d, err := os.Open(upper)
-		if err != nil {
-			return nil, err
-		}
-		defer d.Close()
-		if names, _ := d.Readdirnames(1); len(names) == 0 {
+		if _, err := os.Lstat(filepath.Join(upper, agentMountPoint)); err != nil {
 			return nil, fs.ErrNotExist
 		}
-		return d.Stat()
+		return os.Lstat(upper)
 	}
 }
+
+// agentMountPoint is the directory of the root, outside every image,
+// that a container's start makes for the agent's binary (container.AgentDir).
+const agentMountPoint = ".rung"
 
 // rootFile reads /etc/passwd and /etc/group for the isolate tier of a's
 // sandbox (shell.Config.RootFile, owner names in ls -l, stat, find) as

@@ -157,6 +157,11 @@ func TestCreateInvalid(t *testing.T) {
 		{"above caps", controller.CreateRequest{Size: rung.Size{Preset: "standard-4"}}, rung.ErrPermission},
 		{"bad isolation", controller.CreateRequest{Isolation: "vm"}, rung.ErrInvalid},
 		{"bad env", controller.CreateRequest{Env: map[string]string{"1X": "y"}}, rung.ErrInvalid},
+		{"relative link_workspace", controller.CreateRequest{LinkWorkspace: "home/user"}, rung.ErrInvalid},
+		{"unclean link_workspace", controller.CreateRequest{LinkWorkspace: "/home/../etc"}, rung.ErrInvalid},
+		{"root link_workspace", controller.CreateRequest{LinkWorkspace: "/"}, rung.ErrInvalid},
+		{"link_workspace in the workspace", controller.CreateRequest{LinkWorkspace: "/workspace/x"}, rung.ErrInvalid},
+		{"link_workspace in /tmp", controller.CreateRequest{LinkWorkspace: "/tmp"}, rung.ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

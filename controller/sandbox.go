@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,6 +36,14 @@ type CreateRequest struct {
 	// FromSnapshot, a snapshot's id or name, restores it: the sandbox
 	// starts with its files and on its image digest (see restore.go).
 	FromSnapshot string `json:"from_snapshot,omitempty"`
+	// LinkWorkspace, an absolute directory of the image such as E2B's
+	// /home/user, becomes /workspace for the sandbox's container: a
+	// symbolic link to it, whose contents in the image are copied into
+	// /workspace first (see [ContainerImages].LinkWorkspace). It is done
+	// at create, host-side, so no container starts for it, and the
+	// create takes no warm spare (whose root is already mounted). A
+	// restore or fork keeps what its snapshot holds.
+	LinkWorkspace string `json:"link_workspace,omitempty"`
 }
 
 // UpdateRequest changes a sandbox. Nil fields stay as they are.
@@ -118,6 +128,9 @@ func (c *Controller) checkCreate(tenant rung.TenantID, req CreateRequest) (rung.
 	}
 	if err := checkEnv(req.Env); err != nil {
 		return rung.Size{}, err
+	}
+	if d := req.LinkWorkspace; d != "" && (len(d) > 255 || !path.IsAbs(d) || path.Clean(d) != d || d == "/" || under(d, "/workspace") || under(d, "/tmp")) {
+		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "invalid link_workspace %q: want a clean absolute directory outside /workspace and /tmp", clip(d))
 	}
 	if req.Image != "" && (len(req.Image) > 255 || !rung.ValidName(req.Image) && !validImageRef(req.Image)) {
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "invalid image %q", clip(req.Image))
@@ -208,7 +221,10 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	// A matching spare gives the sandbox its id, subvolume and running
 	// container (warm.go).
 	claimed := time.Now()
-	spareImage := c.claimSpare(&sb)
+	spareImage := ""
+	if req.LinkWorkspace == "" {
+		spareImage = c.claimSpare(&sb)
+	}
 	sp := spareImage != "" // the sandbox takes a spare's id, subvolume and container
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {
 		if sp {
@@ -244,6 +260,12 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	}
 	if err := c.ownWorkspace(sb.ID, who); err != nil {
 		return undo(err)
+	}
+	if req.LinkWorkspace != "" && c.tier != nil {
+		subvol := c.pool.Path(string(sb.ID))
+		if err := c.tier.LinkWorkspace(sb.Image, req.LinkWorkspace, filepath.Join(subvol, "rootfs", "upper"), filepath.Join(subvol, "fs", "workspace")); err != nil {
+			return undo(err)
+		}
 	}
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return undo(err)
@@ -549,4 +571,10 @@ func (c *Controller) appendJournal(ctx context.Context, id rung.SandboxID, typ r
 	}
 	c.notify(id)
 	return nil
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool {
+	rest, ok := strings.CutPrefix(p, dir)
+	return ok && (rest == "" || rest[0] == '/')
 }

@@ -104,6 +104,13 @@ type ContainerImages interface {
 	// HasImage reports whether the image store keeps ref; true when it
 	// cannot tell.
 	HasImage(ref string) bool
+	// LinkWorkspace makes directory dir (absolute) of image ref a
+	// sandbox's /workspace before its container first starts: what the
+	// image holds there is copied into workspace (the sandbox's
+	// directory, as `cp -a` as root would), and upper (its overlay's
+	// upper directory, not mounted yet) gets dir as a symbolic link to
+	// /workspace. An image with no directory at dir is left alone.
+	LinkWorkspace(ref, dir, upper, workspace string) error
 }
 
 // ContainerRestore is live restore: taking over, or removing, what an

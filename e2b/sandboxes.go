@@ -1,9 +1,7 @@
 package e2b
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -168,11 +166,6 @@ type createIn struct {
 // defaultTimeout is E2B's server-side default sandbox lifetime.
 const defaultTimeout = 300 * time.Second
 
-// setupGrace is how long past its timeout a new sandbox may live while
-// create sets up its home; create then sets the timeout from the moment
-// it is ready. It bounds a create whose client went away mid-setup.
-const setupGrace = 10 * time.Minute
-
 func decodeBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
@@ -236,10 +229,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		return err
 	}
 	if req.FromSnapshot == "" {
-		// The timeout counts from when the sandbox is ready, as on E2B:
-		// the home's setup (a container start) must not outlast a short
-		// one and have the sandbox deleted under it.
-		req.TTL += setupGrace
+		// E2B's home is the workspace (see the package doc); a snapshot
+		// already has it so.
+		req.LinkWorkspace = home
 	}
 	sb, err := s.ctrl.Create(r.Context(), c.tenant, req)
 	if err != nil {
@@ -248,38 +240,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		}
 		return err
 	}
-	if req.FromSnapshot == "" {
-		ready, err := sb, s.setupHome(r.Context(), c.tenant, sb)
-		if err == nil {
-			ready, err = s.ctrl.Update(r.Context(), c.tenant, string(sb.ID), controller.UpdateRequest{ExpiresIn: &ttl})
-		}
-		if err != nil {
-			s.ctrl.Delete(context.WithoutCancel(r.Context()), c.tenant, string(sb.ID))
-			return err
-		}
-		sb = ready
-	}
 	writeJSON(w, http.StatusCreated, s.sandboxOutOf(sb))
-	return nil
-}
-
-// homeSetup makes E2B's home, /home/user, the sandbox's /workspace (see
-// the package doc). Images without /home/user are left alone.
-const homeSetup = `if [ -d /home/user ] && [ ! -L /home/user ]; then cp -a /home/user/. /workspace/ && rm -rf /home/user && ln -s /workspace /home/user; fi`
-
-// setupHome runs homeSetup as root in the sandbox's container. Without a
-// container tier there is no /home/user to replace.
-func (s *Server) setupHome(ctx context.Context, tenant rung.TenantID, sb rung.Sandbox) error {
-	res, err := s.ctrl.Exec(ctx, tenant, string(sb.ID), rung.ExecRequest{Command: homeSetup, User: "root", Backend: rung.BackendContainer}, controller.ExecOptions{})
-	if rung.Code(err) == rung.CodeUnavailable {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if res.ExitCode != 0 {
-		return errors.New("set up /home/user: " + strings.TrimSpace(string(res.Stderr)))
-	}
 	return nil
 }
 

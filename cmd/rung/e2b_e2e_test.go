@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"rung.dev/rung"
+	"rung.dev/rung/client"
 	"rung.dev/rung/internal/testenv"
 )
 
@@ -154,6 +156,27 @@ func TestE2BWire(t *testing.T) {
 		t.Fatalf("create answered %s", b)
 	}
 	id := sbx.SandboxID
+
+	t.Run("home", func(t *testing.T) {
+		// The home is made the workspace at create without a container
+		// (no start for it); a command in the container then sees the
+		// link and the image's dotfiles, owned as the image has them.
+		tok, err := c.CreateToken(t.Context(), "acme", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acme := client.New(addr, client.WithToken(tok.Token))
+		if sb, err := acme.Get(t.Context(), id); err != nil || sb.State != rung.StateReady {
+			t.Fatalf("after create: state %q, %v; want ready (no container started)", sb.State, err)
+		}
+		e := e
+		e.t = t
+		_, msgs, _ := e.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","readlink /home/user; stat -c '%a %U:%G' /workspace /home /home/user/.bashrc; ls -A /home/user; cmp /etc/skel/.bashrc /home/user/.bashrc && ls -ld /home/user/. >/dev/null && echo same"]}}`))
+		want := "/workspace\n755 user:user\n755 root:root\n644 user:user\n.bash_logout\n.bashrc\n.profile\nsame\n"
+		if got := streamStdout(t, msgs); got != want {
+			t.Errorf("home in the container:\n%s\nwant\n%s", got, want)
+		}
+	})
 
 	t.Run("start", func(t *testing.T) {
 		e := e
