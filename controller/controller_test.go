@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -140,6 +141,52 @@ func TestSandboxLifecycle(t *testing.T) {
 	}
 	if ok, _ := e.pool.Exists(ctx, string(sb.ID)); ok {
 		t.Errorf("subvolume %s survives delete", sb.ID)
+	}
+}
+
+// TestGetActive checks Get of a sandbox with an active actor (answered
+// from the actor's copy of its row) against the store's row.
+func TestGetActive(t *testing.T) {
+	e := newEnv(t, controller.Config{})
+	ctx := t.Context()
+	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{Labels: map[string]string{"a": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An exec makes the actor; the update after it writes through it.
+	if _, err := e.c.Exec(ctx, "acme", string(sb.ID), rung.ExecRequest{Command: "true"}, controller.ExecOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"a": "2", "b": "x"}
+	if _, err := e.c.Update(ctx, "acme", string(sb.ID), controller.UpdateRequest{Labels: &labels}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.c.Get(ctx, "acme", string(sb.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := e.st.GetSandbox(ctx, "acme", sb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, row.Sandbox) {
+		t.Errorf("Get = %+v\nstore has %+v", got, row.Sandbox)
+	}
+	got.Labels["a"] = "changed by the caller"
+	if again, _ := e.c.Get(ctx, "acme", string(sb.ID)); again.Labels["a"] != "2" {
+		t.Errorf("a caller's change to Get's labels reached the next Get: %v", again.Labels)
+	}
+	if _, err := e.c.Get(ctx, "beta", string(sb.ID)); !errors.Is(err, rung.ErrNotFound) {
+		t.Errorf("another tenant's Get of an active sandbox: %v, want ErrNotFound", err)
+	}
+	if admin, err := e.c.Get(ctx, "", string(sb.ID)); err != nil || admin.ID != sb.ID {
+		t.Errorf("Get with no tenant (admin): %v, %v", admin.ID, err)
+	}
+	if err := e.c.Delete(ctx, "acme", string(sb.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Get(ctx, "acme", string(sb.ID)); !errors.Is(err, rung.ErrNotFound) {
+		t.Errorf("Get after delete: %v, want ErrNotFound", err)
 	}
 }
 

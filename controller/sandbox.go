@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -291,6 +293,9 @@ func (c *Controller) Get(ctx context.Context, tenant rung.TenantID, ref string) 
 	var err error
 	switch {
 	case id.Valid():
+		if sb, ok, err := c.activeRow(tenant, id, ref); ok {
+			return sb, err
+		}
 		sb, err = c.st.GetSandbox(ctx, tenant, id)
 	case rung.ValidName(ref):
 		sb, err = c.st.SandboxByName(ctx, tenant, ref)
@@ -304,6 +309,34 @@ func (c *Controller) Get(ctx context.Context, tenant rung.TenantID, ref string) 
 		return rung.Sandbox{}, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
 	}
 	return sb.Sandbox, nil
+}
+
+// activeRow answers Get from the actor of sandbox id when it has one
+// (ok): every write of an active sandbox's row goes through its actor
+// (writeRow), which keeps its copy current, so the store need not be
+// read. The copy's maps and slices are cloned: callers may change them.
+func (c *Controller) activeRow(tenant rung.TenantID, id rung.SandboxID, ref string) (sb rung.Sandbox, ok bool, err error) {
+	c.mu.Lock()
+	a := c.actors[id]
+	if a == nil {
+		c.mu.Unlock()
+		return rung.Sandbox{}, false, nil
+	}
+	deleted, row := a.deleted, a.sb
+	c.mu.Unlock()
+	if deleted {
+		// Being deleted: the row says whether it is gone yet (a
+		// delete that failed leaves it).
+		return rung.Sandbox{}, false, nil
+	}
+	if (tenant != "" && row.Tenant != tenant) || row.State == store.StateCreating || row.State == rung.StateDeleted {
+		return rung.Sandbox{}, true, rung.Errorf(rung.ErrNotFound, "sandbox %s not found", clip(ref))
+	}
+	sb = row.Sandbox
+	sb.Labels, sb.Env = maps.Clone(sb.Labels), maps.Clone(sb.Env)
+	sb.Network.Rules, sb.Network.Headers = slices.Clone(sb.Network.Rules), slices.Clone(sb.Network.Headers)
+	sb.OnExpiry.Labels = maps.Clone(sb.OnExpiry.Labels)
+	return sb, true, nil
 }
 
 // Deleting reports whether tenant's sandbox id is being deleted or is

@@ -5,14 +5,20 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,5 +246,87 @@ func BenchmarkE2BSDK(b *testing.B) {
 		}
 		b.ReportMetric(q.P50, s.Step+"-p50-ms")
 		b.ReportMetric(q.P99, s.Step+"-p99-ms")
+	}
+}
+
+// BenchmarkE2BWire times what the SDK's calls cost the daemon, from a Go
+// client of the same process over HTTP keep-alive (no Node): a Start of
+// `bash -l -c 'echo hi'` (commands.run), /files write then read of 1 KiB,
+// and POST /sandboxes. BenchmarkE2BSDK is the same through the SDK.
+func BenchmarkE2BWire(b *testing.B) {
+	ensureBase(b)
+	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
+	if _, err := c.CreateTenant(b.Context(), "acme"); err != nil {
+		b.Fatal(err)
+	}
+	key, err := c.CreateE2BKey(b.Context(), "acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := "http://" + addr
+	do := func(req *http.Request) []byte {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode/100 != 2 {
+			b.Fatalf("%s %s: %d %s", req.Method, req.URL.Path, resp.StatusCode, body)
+		}
+		return body
+	}
+	create := func() string {
+		req, _ := http.NewRequest("POST", base+"/e2b/api/sandboxes", strings.NewReader(`{"templateID":"base"}`))
+		req.Header.Set("X-API-KEY", key.Token)
+		req.Header.Set("Content-Type", "application/json")
+		var out struct{ SandboxID string }
+		json.Unmarshal(do(req), &out)
+		return out.SandboxID
+	}
+	envd := func(method, path, id string, body io.Reader) *http.Request {
+		req, _ := http.NewRequest(method, base+"/e2b/envd"+path, body)
+		req.Header.Set("X-Access-Token", key.Token)
+		req.Header.Set("E2b-Sandbox-Id", id)
+		return req
+	}
+	id := create()
+	msg := `{"process":{"cmd":"/bin/bash","args":["-l","-c","echo hi"],"envs":{}},"stdin":false}`
+	env := make([]byte, 5, 5+len(msg))
+	binary.BigEndian.PutUint32(env[1:], uint32(len(msg)))
+	env = append(env, msg...)
+	start := func() {
+		req := envd("POST", "/process.Process/Start", id, bytes.NewReader(env))
+		req.Header.Set("Content-Type", "application/connect+json")
+		req.Header.Set("Connect-Protocol-Version", "1")
+		if out := do(req); !bytes.Contains(out, []byte(`"stdout":"aGkK"`)) {
+			b.Fatalf("Start answered %s", out)
+		}
+	}
+	kib := strings.Repeat("x", 1024)
+	files := func(i int) {
+		p := "/home/user/bench/" + strconv.Itoa(i%16) + ".txt"
+		do(envd("POST", "/files?path="+url.QueryEscape(p), id, strings.NewReader(kib)))
+		if out := do(envd("GET", "/files?path="+url.QueryEscape(p), id, nil)); len(out) != 1024 {
+			b.Fatalf("read back %d bytes", len(out))
+		}
+	}
+	start()
+	files(0)
+	measure := func(name string, n int, fn func(i int)) {
+		ds := make([]time.Duration, n)
+		for i := range n {
+			t0 := time.Now()
+			fn(i)
+			ds[i] = time.Since(t0)
+		}
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[n/2].Microseconds())/1000, name+"-p50-ms")
+		b.ReportMetric(float64(ds[n*99/100].Microseconds())/1000, name+"-p99-ms")
+	}
+	for b.Loop() {
+		measure("start_echo", 500, func(int) { start() })
+		measure("files_write_read_1KiB", 500, files)
+		measure("create", 20, func(int) { create() })
 	}
 }
