@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -303,10 +304,18 @@ func BenchmarkE2BWire(b *testing.B) {
 			b.Fatalf("Start answered %s", out)
 		}
 	}
-	kib := strings.Repeat("x", 1024)
+	kib := []byte(strings.Repeat("x", 1024))
 	files := func(i int) {
 		p := "/home/user/bench/" + strconv.Itoa(i%16) + ".txt"
-		do(envd("POST", "/files?path="+url.QueryEscape(p), id, strings.NewReader(kib)))
+		// As the SDK sends it by default: one multipart file.
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("file", p)
+		fw.Write(kib)
+		mw.Close()
+		req := envd("POST", "/files?path="+url.QueryEscape(p), id, &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		do(req)
 		if out := do(envd("GET", "/files?path="+url.QueryEscape(p), id, nil)); len(out) != 1024 {
 			b.Fatalf("read back %d bytes", len(out))
 		}

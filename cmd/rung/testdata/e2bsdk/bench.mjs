@@ -33,6 +33,19 @@ await measure('create_to_first_result', Math.max(3, Math.floor(n / 20)), async (
   await s.kill()
 })
 
+// The two halves of it apart: the create, then the first command.
+{
+  const created = []
+  await measure('create', Math.max(3, Math.floor(n / 20)), async () => {
+    created.push(await Sandbox.create('base', { timeoutMs: 300_000 }))
+  })
+  await measure('first_command', created.length, async (i) => {
+    const r = await created[i].commands.run('echo ready')
+    if (r.stdout !== 'ready\n') throw new Error(`first command: ${JSON.stringify(r)}`)
+  })
+  for (const s of created) await s.kill()
+}
+
 const sbx = await Sandbox.create('base', { timeoutMs: 300_000 })
 for (let i = 0; i < 10; i++) await sbx.commands.run('echo hi') // warm the connection and the sandbox
 
@@ -50,6 +63,15 @@ await measure('commands_run_echo', n, async () => {
 const kib = 'x'.repeat(1024)
 await measure('files_write_read_1KiB', n, async (i) => {
   await sbx.files.write(`/home/user/bench/${i % 16}.txt`, kib)
+  const back = await sbx.files.read(`/home/user/bench/${i % 16}.txt`)
+  if (back.length !== 1024) throw new Error(`read ${back.length} bytes`)
+})
+
+// The two halves apart.
+await measure('files_write_1KiB', n, async (i) => {
+  await sbx.files.write(`/home/user/bench/${i % 16}.txt`, kib)
+})
+await measure('files_read_1KiB', n, async (i) => {
   const back = await sbx.files.read(`/home/user/bench/${i % 16}.txt`)
   if (back.length !== 1024) throw new Error(`read ${back.length} bytes`)
 })
