@@ -4,11 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
@@ -333,5 +335,85 @@ func TestEffects(t *testing.T) {
 	}
 	if _, _, err := e.c.DeclareEffect(ctx, "beta", string(sb.ID), controller.EffectRequest{Key: "pr-1"}); !errors.Is(err, rung.ErrNotFound) {
 		t.Errorf("declare as beta: err = %v", err)
+	}
+}
+
+// TestExecStartDurable checks when an isolate exec's start entry is
+// committed: an exec that changes nothing and has not ended yet gets it
+// after a few milliseconds, one that changes a file before its change,
+// and a quick one with its end; every exec's entries are in order.
+func TestExecStartDurable(t *testing.T) {
+	e := newEnv(t, controller.Config{})
+	ctx := t.Context()
+	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := func() []string {
+		evs, err := e.st.ListEvents(ctx, sb.ID, store.EventQuery{JournalOnly: true, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, ev := range evs {
+			types = append(types, ev.Type)
+		}
+		return types
+	}
+	waitFor := func(what string, ok func([]string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute) // only a hang fails
+		for !ok(journal()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: journal %v", what, journal())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	count := func(types []string, typ string) int {
+		n := 0
+		for _, s := range types {
+			if s == typ {
+				n++
+			}
+		}
+		return n
+	}
+	before := len(journal())
+
+	// Blocked reading its stdin, having changed nothing: the start is
+	// committed while it waits.
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		res, err := e.c.Exec(ctx, "acme", string(sb.ID), rung.ExecRequest{Command: "read v; echo \"$v\" > /workspace/f; read w; echo \"$w\""}, controller.ExecOptions{Stdin: pr})
+		if err == nil && (res.ExitCode != 0 || string(res.Stdout) != "two\n") {
+			err = fmt.Errorf("exec: exit %d, stdout %q", res.ExitCode, res.Stdout)
+		}
+		done <- err
+	}()
+	waitFor("a waiting exec's start", func(j []string) bool { return count(j[before:], string(rung.EntryExecStarted)) == 1 })
+	if n := count(journal()[before:], string(rung.EntryExecEnded)); n != 0 {
+		t.Fatalf("exec ended early: %v", journal())
+	}
+	io.WriteString(pw, "one\ntwo\n")
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	j := journal()[before:]
+	if len(j) != 2 || j[0] != string(rung.EntryExecStarted) || j[1] != string(rung.EntryExecEnded) {
+		t.Errorf("journal of the exec: %v, want started then ended", j)
+	}
+
+	// Quick execs, changing files or not: both entries, in order.
+	for _, cmd := range []string{"echo hi", "echo x > /workspace/g", "read l < /workspace/g; echo $l"} {
+		before := len(journal())
+		if _, err := e.c.Exec(ctx, "acme", string(sb.ID), rung.ExecRequest{Command: cmd}, controller.ExecOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if j := journal()[before:]; len(j) != 2 || j[0] != string(rung.EntryExecStarted) || j[1] != string(rung.EntryExecEnded) {
+			t.Errorf("%s: journal %v, want started then ended", cmd, j)
+		}
 	}
 }

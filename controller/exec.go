@@ -45,6 +45,10 @@ type TermInput struct {
 	Resize *rung.TermSize
 }
 
+// startDurableAfter is how long an isolate exec may run before its start
+// entry is committed even though it has changed nothing (see Exec).
+const startDurableAfter = 5 * time.Millisecond
+
 // maxCommand is the longest command line accepted.
 const maxCommand = 1 << 20
 
@@ -104,8 +108,28 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	start := time.Now()
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: req.Command, Backend: d.Backend, StartedAt: start.UTC()}
 	started, _ := json.Marshal(ExecStarted{Backend: d.Backend, Command: clipCommand(req.Command), Exec: e.ID, Reason: d.Reason, PTY: req.PTY})
-	if _, err := c.st.StartExec(ctx, e, store.Event{Time: e.StartedAt, Type: string(rung.EntryExecStarted), Journal: true, Data: started}); err != nil {
-		return rung.ExecResult{}, fmt.Errorf("exec in sandbox %s: %w", sb.ID, err)
+	// The exec's start is journaled before it can have an effect. A
+	// container exec waits for that here. An isolate exec runs while its
+	// entry is queued, and waits for it before its first file change
+	// (shell.Request.BeforeChange), before it falls through to the
+	// container, and once it has run for startDurableAfter: so one that
+	// changes nothing and ends at once commits its start with its end,
+	// one commit instead of two, and a crash can lose only an entry of
+	// an exec that had no effect and lasted less than that.
+	startWait := c.st.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: string(rung.EntryExecStarted), Journal: true, Data: started})
+	gate := func() error {
+		if _, err := startWait(); err != nil {
+			return fmt.Errorf("exec in sandbox %s: %w", sb.ID, err)
+		}
+		return nil
+	}
+	if d.Backend == rung.BackendContainer {
+		if err := gate(); err != nil {
+			return rung.ExecResult{}, err
+		}
+	} else {
+		durable := time.AfterFunc(startDurableAfter, func() { startWait() })
+		defer durable.Stop()
 	}
 
 	out := newOutput(e.ID, c.lim.OutputBytes, opt.Stream == nil)
@@ -130,7 +154,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 		// The router sent it to the container tier: no other has terminals.
 		o, runErr = c.runContainer(rctx, a, sb, req, containerIO{stdin: stdin, input: opt.Input}, out)
 	} else {
-		o, runErr = c.run(rctx, a, sb, &d, req, stdin, out, lease, opt.Stdin != nil)
+		o, runErr = c.run(rctx, a, sb, &d, req, stdin, out, lease, opt.Stdin != nil, gate)
 	}
 	stop()
 	cancel()
@@ -147,6 +171,9 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	c.observeExec(d, o, runErr, dur)
 	if sp != nil {
 		traceExecEnd(sp, e.ID, d, o)
+	}
+	if err := gate(); err != nil {
+		return rung.ExecResult{}, err // nothing to end: EndExec would not find it
 	}
 	endData, _ := json.Marshal(ended)
 	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: string(rung.EntryExecEnded), Journal: true, Data: endData})
@@ -184,15 +211,15 @@ type outcome struct {
 // effect runs again in the container (see runChecked), and d then says
 // so. streamedStdin says stdin comes from the client as the exec runs
 // (it cannot be read twice).
-func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d *router.Decision, req rung.ExecRequest, stdin io.Reader, out *output, lease *shell.Lease, streamedStdin bool) (outcome, error) {
+func (c *Controller) run(ctx context.Context, a *actor, sb store.Sandbox, d *router.Decision, req rung.ExecRequest, stdin io.Reader, out *output, lease *shell.Lease, streamedStdin bool, gate func() error) (outcome, error) {
 	if d.Backend != rung.BackendContainer {
 		if d.Program != nil {
-			return c.runChecked(ctx, a, sb, d, req, checkedRun{stdin: stdin, out: out, lease: lease, streamedStdin: streamedStdin})
+			return c.runChecked(ctx, a, sb, d, req, checkedRun{stdin: stdin, out: out, lease: lease, streamedStdin: streamedStdin, gate: gate})
 		}
 		stdout, stderr := streamWriter{out, "stdout"}, streamWriter{out, "stderr"}
 		ctx, sp := c.startTierSpan(ctx, rung.BackendIsolate)
 		res := a.sh.Run(ctx, shell.Request{Script: req.Command, Dir: req.Dir, Env: isolateEnv(c.envOf(sb.Sandbox), req.Env), Stdin: stdin, Stdout: stdout, Stderr: stderr,
-			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
+			Lease: lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a), BeforeChange: gate})
 		o := isolateOutcome(res)
 		endTierSpan(sp, o, nil)
 		return o, nil

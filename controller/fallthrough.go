@@ -41,6 +41,9 @@ type checkedRun struct {
 	out           *output
 	lease         *shell.Lease
 	streamedStdin bool // stdin is read from the client as the exec runs
+	// gate makes the exec's start entry durable (see Exec): before its
+	// first change, and before it runs again in the container.
+	gate func() error
 }
 
 // runChecked runs an exec auto sent to the isolate tier, from the
@@ -59,7 +62,7 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 	sctx, sp := c.startTierSpan(ctx, rung.BackendIsolate)
 	res := a.sh.Run(sctx, shell.Request{Program: d.Program, StopUnsupported: true, Dir: req.Dir,
 		Env: isolateEnv(c.envOf(sb.Sandbox), req.Env), Stdin: stdin, Stdout: hold.writer("stdout"), Stderr: hold.writer("stderr"),
-		Lease: r.lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a)})
+		Lease: r.lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a), BeforeChange: r.gate})
 	if !res.Stopped {
 		hold.release()
 		o := isolateOutcome(res)
@@ -88,6 +91,9 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 		d.Class = router.ClassFallThrough
 		if !r.streamedStdin {
 			stdin = bytes.NewReader(req.Stdin)
+		}
+		if err := r.gate(); err != nil {
+			return outcome{}, err
 		}
 		o, err := c.runContainer(ctx, a, sb, req, containerIO{stdin: stdin}, r.out)
 		o.rerouted = d.Reason

@@ -97,6 +97,12 @@ func (t *trackFS) write(op, name string) error {
 	if !inside(name) {
 		return t.refuse(op, name, syscall.EPERM)
 	}
+	if sh := t.sh; sh.beforeChange != nil {
+		sh.changeOnce.Do(func() { sh.changeErr = sh.beforeChange() })
+		if sh.changeErr != nil {
+			return &fs.PathError{Op: op, Path: name, Err: syscall.EIO}
+		}
+	}
 	return nil
 }
 

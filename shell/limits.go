@@ -37,6 +37,11 @@ type shared struct {
 	// stopUnsupported ends the exec at the first refusal (see
 	// Request.StopUnsupported); set before the exec starts.
 	stopUnsupported bool
+	// beforeChange is Request.BeforeChange; changeOnce calls it once,
+	// changeErr keeps its error.
+	beforeChange func() error
+	changeOnce   sync.Once
+	changeErr    error
 	// track is the exec's file view, which knows whether it changed a
 	// file; set before the exec starts.
 	track *trackFS

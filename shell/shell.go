@@ -138,6 +138,12 @@ type Request struct {
 	// caller can tell from Result.Changed and the output it received
 	// whether the exec had any effect, and run it elsewhere if not.
 	StopUnsupported bool
+	// BeforeChange, when set, is called before the exec's first change
+	// to a file, and the change waits for it; an error fails the change
+	// (EIO) and every one after it. The controller makes the exec's
+	// journal entry durable there, so that an exec that changed nothing
+	// need not wait for it before running.
+	BeforeChange func() error
 }
 
 // Result is how an exec ended. A non-zero ExitCode is not an error.
@@ -212,7 +218,7 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	es.cfg.FS = &es.track
 	s = &es.Shell
 	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now(),
-		stopUnsupported: req.StopUnsupported, track: &es.track}
+		stopUnsupported: req.StopUnsupported, track: &es.track, beforeChange: req.BeforeChange}
 	es.track.sh = sh
 	sh.pids.Store(1)
 	defer s.admit(cctx, sh, req)()

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"rung.dev/rung"
@@ -140,6 +141,15 @@ func (o *observed) ExpiredSnapshots(ctx context.Context, now time.Time, limit in
 func (o *observed) StartExec(ctx context.Context, e Exec, ev Event) (int64, error) {
 	defer o.done("StartExec", time.Now())
 	return o.s.StartExec(ctx, e, ev)
+}
+
+func (o *observed) QueueStartExec(ctx context.Context, e Exec, ev Event) func() (int64, error) {
+	t0 := time.Now()
+	wait := o.s.QueueStartExec(ctx, e, ev)
+	return sync.OnceValues(func() (int64, error) {
+		defer o.done("StartExec", t0)
+		return wait()
+	})
 }
 
 func (o *observed) EndExec(ctx context.Context, e Exec, evs []Event) (int64, error) {

@@ -92,6 +92,14 @@ type Store interface {
 	// StartExec records an exec as started and appends ev (its journal
 	// entry) to the sandbox's events, returning ev's sequence number.
 	StartExec(ctx context.Context, e Exec, ev Event) (int64, error)
+	// QueueStartExec is StartExec without waiting for it: the write is
+	// queued, in order before every write queued after it, and commits
+	// with the next one (an EndExec of the same exec may share its
+	// transaction). wait commits it if no other write has yet and
+	// returns what StartExec would; the caller must call it, once or
+	// more, before it gives up on the exec. The write does not end with
+	// ctx.
+	QueueStartExec(ctx context.Context, e Exec, ev Event) (wait func() (int64, error))
 	// EndExec records how a started exec ended (State ExecEnded) and
 	// appends evs (its output chunks, then its journal entry) in order. It
 	// returns the last sequence number. An exec that is not started is

@@ -150,10 +150,23 @@ func (db *DB) Close() error {
 // still commit. Under 50 concurrent execs this turns many small commits
 // (each a WAL append and its syscalls) into a few larger ones.
 func (db *DB) write(ctx context.Context, fn func(tx tx) error) error {
+	return db.await(db.enqueue(ctx, fn))
+}
+
+// enqueue queues fn for the next commit, after every write queued
+// before it. The caller must await it.
+func (db *DB) enqueue(ctx context.Context, fn func(tx tx) error) *wreq {
 	r := &wreq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	db.qmu.Lock()
 	db.queue = append(db.queue, r)
 	db.qmu.Unlock()
+	return r
+}
+
+// await returns once r is committed (or failed), committing everything
+// queued itself unless a previous leader has. Call it once per request.
+func (db *DB) await(r *wreq) error {
+	ctx := r.ctx
 	db.wmu.Lock()
 	select {
 	case err := <-r.done: // a previous leader committed it

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"sync"
 
 	"rung.dev/rung"
 	"rung.dev/rung/store"
@@ -10,8 +11,14 @@ import (
 
 // StartExec implements [store.Store].
 func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int64, error) {
+	return db.QueueStartExec(ctx, e, ev)()
+}
+
+// QueueStartExec implements [store.Store].
+func (db *DB) QueueStartExec(ctx context.Context, e store.Exec, ev store.Event) func() (int64, error) {
+	ctx = context.WithoutCancel(ctx) // it commits with whoever leads the batch
 	var seq int64
-	err := db.write(ctx, func(tx tx) error {
+	r := db.enqueue(ctx, func(tx tx) error {
 		// One statement checks the sandbox and inserts (this is on every
 		// exec's path): no row inserted means no sandbox.
 		res, err := tx.ExecContext(ctx, `INSERT INTO running(id, sandbox, command, backend, started)
@@ -28,7 +35,10 @@ func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int6
 		seq, err = appendEvents(ctx, tx, e.Sandbox, []store.Event{ev})
 		return err
 	})
-	return seq, err
+	return sync.OnceValues(func() (int64, error) {
+		err := db.await(r)
+		return seq, err
+	})
 }
 
 // EndExec implements [store.Store].

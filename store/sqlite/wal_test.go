@@ -198,3 +198,49 @@ func BenchmarkExecWAL(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExecCommits compares an exec's store writes committed apart
+// (StartExec, then EndExec: a container exec, or an isolate exec that
+// changes files) with its start queued (QueueStartExec, committed with
+// its EndExec: an isolate exec that changes nothing).
+func BenchmarkExecCommits(b *testing.B) {
+	for _, queued := range []bool{false, true} {
+		b.Run(fmt.Sprintf("queued=%v", queued), func(b *testing.B) {
+			db, err := Open(b.Context(), filepath.Join(b.TempDir(), "rung.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { db.Close() })
+			ctx := b.Context()
+			if err := db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}); err != nil {
+				b.Fatal(err)
+			}
+			sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+			if err := db.CreateSandbox(ctx, sb, 0); err != nil {
+				b.Fatal(err)
+			}
+			s0, n := db.WALStats(), 0
+			for b.Loop() {
+				e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
+				start := store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: []byte(`{"command":"echo hi"}`)}
+				wait := db.QueueStartExec(ctx, e, start)
+				if !queued {
+					if _, err := wait(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				e.EndedAt = time.Now()
+				evs := []store.Event{{Time: e.EndedAt, Type: "exec.output", Data: []byte(`{"data":"hi\n"}`)},
+					{Time: e.EndedAt, Type: "exec.ended", Journal: true, Data: []byte(`{"exit_code":0}`)}}
+				if _, err := db.EndExec(ctx, e, evs); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := wait(); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			b.ReportMetric(float64(db.WALStats().Frames-s0.Frames)/float64(n), "frames/exec")
+		})
+	}
+}

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SandboxLimit", testSandboxLimit},
 		{"SandboxStates", testSandboxStates},
 		{"Execs", testExecs},
+		{"QueuedStartExec", testQueuedStartExec},
 		{"LoseExecs", testLoseExecs},
 		{"Events", testEvents},
 		{"EventsConcurrent", testEventsConcurrent},
@@ -305,6 +306,68 @@ func testExecs(t *testing.T, s store.Store) {
 	wantErr(t, "end twice", err, rung.ErrNotFound)
 	_, err = s.StartExec(ctx, store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}, ev("exec.started", true))
 	wantErr(t, "exec in missing sandbox", err, rung.ErrNotFound)
+}
+
+// testQueuedStartExec checks a start queued without waiting: invisible
+// until committed, committed with the exec's end (in order), or alone by
+// its wait; a missing sandbox's error from wait; a canceled context not
+// dropping it.
+func testQueuedStartExec(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "", nil)
+
+	// Ended before anyone waited: one commit holds both, in order.
+	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: t0}
+	wait := s.QueueStartExec(ctx, e, ev("exec.started", true))
+	e.ExitCode, e.EndedAt = 0, t0.Add(time.Millisecond)
+	last, err := s.EndExec(ctx, e, []store.Event{ev("exec.output", false), ev("exec.ended", true)})
+	must(t, err)
+	seq, err := wait()
+	must(t, err)
+	if seq != 1 || last != 3 {
+		t.Errorf("queued start seq %d, end's last %d; want 1 and 3", seq, last)
+	}
+	if again, err := wait(); again != seq || err != nil {
+		t.Errorf("second wait = %d, %v; want %d, nil", again, err, seq)
+	}
+	got, err := s.GetExec(ctx, sb.ID, e.ID)
+	must(t, err)
+	if got.State != store.ExecEnded || got.Command != "echo hi" {
+		t.Errorf("exec = %+v, want ended", got)
+	}
+
+	// Committed by its wait alone, its context canceled meanwhile.
+	cctx, cancel := context.WithCancel(ctx)
+	e2 := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "sleep 1", Backend: rung.BackendIsolate, StartedAt: t0}
+	wait = s.QueueStartExec(cctx, e2, ev("exec.started", true))
+	cancel()
+	seq, err = wait()
+	must(t, err)
+	if seq != 4 {
+		t.Errorf("second queued start seq %d, want 4", seq)
+	}
+	got, err = s.GetExec(ctx, sb.ID, e2.ID)
+	must(t, err)
+	if got.State != store.ExecStarted {
+		t.Errorf("exec after wait = %+v, want started", got)
+	}
+
+	// Another write commits it too.
+	e3 := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, StartedAt: t0}
+	wait = s.QueueStartExec(ctx, e3, ev("exec.started", true))
+	_, err = s.AppendEvents(ctx, sb.ID, []store.Event{ev("other", true)})
+	must(t, err)
+	if got, err := s.GetExec(ctx, sb.ID, e3.ID); err != nil || got.State != store.ExecStarted {
+		t.Errorf("queued start after another write: %+v, %v; want started", got, err)
+	}
+	if seq, err := wait(); seq != 5 || err != nil {
+		t.Errorf("wait after another write's commit = %d, %v; want 5, nil", seq, err)
+	}
+
+	wait = s.QueueStartExec(ctx, store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}, ev("exec.started", true))
+	_, err = wait()
+	wantErr(t, "queued exec in missing sandbox", err, rung.ErrNotFound)
 }
 
 func testLoseExecs(t *testing.T, s store.Store) {
