@@ -55,6 +55,15 @@ await measure('is_running', n, async () => {
   if (!(await sbx.isRunning())) throw new Error('not running')
 })
 
+// Node's own fetch of the same route, without the SDK: what the SDK adds.
+await measure('raw_fetch_health', n, async () => {
+  const res = await fetch(`${process.env.E2B_SANDBOX_URL}/health`, {
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': process.env.E2B_API_KEY },
+  })
+  await res.arrayBuffer()
+  if (res.status !== 204) throw new Error(`health: ${res.status}`)
+})
+
 await measure('commands_run_echo', n, async () => {
   const r = await sbx.commands.run('echo hi')
   if (r.stdout !== 'hi\n') throw new Error(`echo hi: ${JSON.stringify(r)}`)
