@@ -113,12 +113,12 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	// entry is queued, and waits for it before its first file change
 	// (shell.Request.BeforeChange), before it falls through to the
 	// container, and once it has run for startDurableAfter: so one that
-	// changes nothing and ends at once commits its start with its end,
-	// one commit instead of two, and a crash can lose only an entry of
-	// an exec that had no effect and lasted less than that.
-	startWait := c.st.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: string(rung.EntryExecStarted), Journal: true, Data: started})
+	// changes nothing and ends at once is recorded whole when it ends,
+	// one write instead of two, and a crash can lose only the entry of an
+	// exec that had no effect and lasted less than that.
+	queued := c.st.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: string(rung.EntryExecStarted), Journal: true, Data: started})
 	gate := func() error {
-		if _, err := startWait(); err != nil {
+		if _, err := queued.Wait(); err != nil {
 			return fmt.Errorf("exec in sandbox %s: %w", sb.ID, err)
 		}
 		return nil
@@ -128,7 +128,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 			return rung.ExecResult{}, err
 		}
 	} else {
-		durable := time.AfterFunc(startDurableAfter, func() { startWait() })
+		durable := time.AfterFunc(startDurableAfter, func() { queued.Wait() })
 		defer durable.Stop()
 	}
 
@@ -172,13 +172,11 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	if sp != nil {
 		traceExecEnd(sp, e.ID, d, o)
 	}
-	if err := gate(); err != nil {
-		return rung.ExecResult{}, err // nothing to end: EndExec would not find it
-	}
 	endData, _ := json.Marshal(ended)
 	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: string(rung.EntryExecEnded), Journal: true, Data: endData})
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	_, err = c.st.EndExec(ectx, e, evs)
+	// A start not committed yet is recorded with the end, in one write.
+	_, err = queued.End(ectx, e, evs)
 	ecancel()
 	c.notify(sb.ID)
 	if err != nil {

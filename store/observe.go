@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"rung.dev/rung"
@@ -143,13 +142,25 @@ func (o *observed) StartExec(ctx context.Context, e Exec, ev Event) (int64, erro
 	return o.s.StartExec(ctx, e, ev)
 }
 
-func (o *observed) QueueStartExec(ctx context.Context, e Exec, ev Event) func() (int64, error) {
-	t0 := time.Now()
-	wait := o.s.QueueStartExec(ctx, e, ev)
-	return sync.OnceValues(func() (int64, error) {
-		defer o.done("StartExec", t0)
-		return wait()
-	})
+func (o *observed) QueueStartExec(ctx context.Context, e Exec, ev Event) QueuedStart {
+	return observedStart{o, o.s.QueueStartExec(ctx, e, ev)}
+}
+
+// observedStart times a QueuedStart's waits as StartExec and its end as
+// EndExec.
+type observedStart struct {
+	o *observed
+	q QueuedStart
+}
+
+func (s observedStart) Wait() (int64, error) {
+	defer s.o.done("StartExec", time.Now())
+	return s.q.Wait()
+}
+
+func (s observedStart) End(ctx context.Context, e Exec, evs []Event) (int64, error) {
+	defer s.o.done("EndExec", time.Now())
+	return s.q.End(ctx, e, evs)
 }
 
 func (o *observed) EndExec(ctx context.Context, e Exec, evs []Event) (int64, error) {

@@ -94,12 +94,9 @@ type Store interface {
 	StartExec(ctx context.Context, e Exec, ev Event) (int64, error)
 	// QueueStartExec is StartExec without waiting for it: the write is
 	// queued, in order before every write queued after it, and commits
-	// with the next one (an EndExec of the same exec may share its
-	// transaction). wait commits it if no other write has yet and
-	// returns what StartExec would; the caller must call it, once or
-	// more, before it gives up on the exec. The write does not end with
-	// ctx.
-	QueueStartExec(ctx context.Context, e Exec, ev Event) (wait func() (int64, error))
+	// with the next one unless the exec ends first (see [QueuedStart]).
+	// The write does not end with ctx.
+	QueueStartExec(ctx context.Context, e Exec, ev Event) QueuedStart
 	// EndExec records how a started exec ended (State ExecEnded) and
 	// appends evs (its output chunks, then its journal entry) in order. It
 	// returns the last sequence number. An exec that is not started is
@@ -318,4 +315,19 @@ type EventQuery struct {
 	After       int64
 	Limit       int
 	JournalOnly bool
+}
+
+// QueuedStart is an exec's start queued by Store.QueueStartExec. Its
+// methods are safe for concurrent use; the caller must call Wait or End
+// before it gives up on the exec.
+type QueuedStart interface {
+	// Wait commits the start if no write has yet and returns what
+	// StartExec would; again and again, the same.
+	Wait() (int64, error)
+	// End is Wait then EndExec, except that a start still queued is
+	// taken off the queue and the exec recorded started and ended in
+	// one write: the same rows and events (the start's entry, then evs),
+	// in order, as if it had never been in flight. It returns EndExec's
+	// last sequence number; a start that failed is its error.
+	End(ctx context.Context, e Exec, evs []Event) (int64, error)
 }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -196,7 +197,23 @@ type wreq struct {
 	ctx  context.Context
 	fn   func(tx tx) error
 	done chan error // buffered: the committer never blocks on it
+	// state is wreqQueued until a commit takes the request (wreqTaken) or
+	// its owner takes it back (wreqCanceled, see cancel).
+	state atomic.Int32
 }
+
+const (
+	wreqQueued int32 = iota
+	wreqTaken
+	wreqCanceled
+)
+
+// cancel takes r back before any commit has taken it: it will not run,
+// and no one may await it. It reports whether it did.
+func (r *wreq) cancel() bool { return r.state.CompareAndSwap(wreqQueued, wreqCanceled) }
+
+// errCanceled answers a request its owner took back (no one reads it).
+var errCanceled = errors.New("write taken back")
 
 // commit runs batch in one transaction and answers every request.
 func (db *DB) commit(ctx context.Context, batch []*wreq) {
@@ -211,6 +228,19 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 	}
 	defer t.Rollback()
 	x := tx{t, db.ws}
+	// Requests their owners took back leave the batch first.
+	live := batch[:0:0]
+	for _, r := range batch {
+		if r.state.CompareAndSwap(wreqQueued, wreqTaken) {
+			live = append(live, r)
+		} else {
+			r.done <- errCanceled
+		}
+	}
+	batch, errs = live, errs[:len(live)]
+	if len(batch) == 0 {
+		return
+	}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = err

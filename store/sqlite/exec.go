@@ -11,34 +11,84 @@ import (
 
 // StartExec implements [store.Store].
 func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int64, error) {
-	return db.QueueStartExec(ctx, e, ev)()
+	return db.QueueStartExec(ctx, e, ev).Wait()
 }
 
 // QueueStartExec implements [store.Store].
-func (db *DB) QueueStartExec(ctx context.Context, e store.Exec, ev store.Event) func() (int64, error) {
+func (db *DB) QueueStartExec(ctx context.Context, e store.Exec, ev store.Event) store.QueuedStart {
+	q := &queuedStart{db: db, e: e, ev: ev}
 	ctx = context.WithoutCancel(ctx) // it commits with whoever leads the batch
-	var seq int64
-	r := db.enqueue(ctx, func(tx tx) error {
-		// One statement checks the sandbox and inserts (this is on every
-		// exec's path): no row inserted means no sandbox.
-		res, err := tx.ExecContext(ctx, `INSERT INTO running(id, sandbox, command, backend, started)
-			SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = ?)`,
-			string(e.ID), string(e.Sandbox), e.Command, string(e.Backend), nanos(e.StartedAt), string(e.Sandbox))
-		if err != nil {
-			return classify(err, "exec "+string(e.ID))
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return classify(err, "exec "+string(e.ID))
-		} else if n == 0 {
-			return classify(sql.ErrNoRows, "sandbox "+string(e.Sandbox))
-		}
-		seq, err = appendEvents(ctx, tx, e.Sandbox, []store.Event{ev})
+	q.r = db.enqueue(ctx, func(tx tx) error {
+		var err error
+		q.seq, err = insertRunning(ctx, tx, e, ev)
 		return err
 	})
-	return sync.OnceValues(func() (int64, error) {
-		err := db.await(r)
-		return seq, err
+	q.wait = sync.OnceValue(func() error { return db.await(q.r) })
+	return q
+}
+
+// queuedStart is a [store.QueuedStart].
+type queuedStart struct {
+	db   *DB
+	e    store.Exec
+	ev   store.Event
+	r    *wreq
+	seq  int64 // set by the commit, read after wait
+	wait func() error
+}
+
+func (q *queuedStart) Wait() (int64, error) {
+	if err := q.wait(); err != nil {
+		return 0, err
+	}
+	return q.seq, nil
+}
+
+func (q *queuedStart) End(ctx context.Context, e store.Exec, evs []store.Event) (int64, error) {
+	if !q.r.cancel() {
+		// A commit took it: end it as any started exec.
+		if _, err := q.Wait(); err != nil {
+			return 0, err
+		}
+		return q.db.EndExec(ctx, e, evs)
+	}
+	// Never committed: one write records it whole, without the running
+	// row its start would have made and its end removed.
+	var last int64
+	err := q.db.write(ctx, func(tx tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
+			SELECT ?, ?, ?, 'ended', ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = ?)`,
+			string(q.e.ID), string(q.e.Sandbox), q.e.Command, string(e.Backend), e.ExitCode, e.Bytes, nanos(q.e.StartedAt), nanos(e.EndedAt), string(q.e.Sandbox))
+		if err != nil {
+			return classify(err, "exec "+string(q.e.ID))
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return classify(err, "exec "+string(q.e.ID))
+		} else if n == 0 {
+			return classify(sql.ErrNoRows, "sandbox "+string(q.e.Sandbox))
+		}
+		last, err = appendEvents(ctx, tx, q.e.Sandbox, append([]store.Event{q.ev}, evs...))
+		return err
 	})
+	return last, err
+}
+
+// insertRunning records e as running and appends ev.
+func insertRunning(ctx context.Context, tx tx, e store.Exec, ev store.Event) (int64, error) {
+	// One statement checks the sandbox and inserts (this is on every
+	// exec's path): no row inserted means no sandbox.
+	res, err := tx.ExecContext(ctx, `INSERT INTO running(id, sandbox, command, backend, started)
+		SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = ?)`,
+		string(e.ID), string(e.Sandbox), e.Command, string(e.Backend), nanos(e.StartedAt), string(e.Sandbox))
+	if err != nil {
+		return 0, classify(err, "exec "+string(e.ID))
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return 0, classify(err, "exec "+string(e.ID))
+	} else if n == 0 {
+		return 0, classify(sql.ErrNoRows, "sandbox "+string(e.Sandbox))
+	}
+	return appendEvents(ctx, tx, e.Sandbox, []store.Event{ev})
 }
 
 // EndExec implements [store.Store].

@@ -223,19 +223,16 @@ func BenchmarkExecCommits(b *testing.B) {
 			for b.Loop() {
 				e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
 				start := store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: []byte(`{"command":"echo hi"}`)}
-				wait := db.QueueStartExec(ctx, e, start)
+				q := db.QueueStartExec(ctx, e, start)
 				if !queued {
-					if _, err := wait(); err != nil {
+					if _, err := q.Wait(); err != nil {
 						b.Fatal(err)
 					}
 				}
 				e.EndedAt = time.Now()
 				evs := []store.Event{{Time: e.EndedAt, Type: "exec.output", Data: []byte(`{"data":"hi\n"}`)},
 					{Time: e.EndedAt, Type: "exec.ended", Journal: true, Data: []byte(`{"exit_code":0}`)}}
-				if _, err := db.EndExec(ctx, e, evs); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := wait(); err != nil {
+				if _, err := q.End(ctx, e, evs); err != nil {
 					b.Fatal(err)
 				}
 				n++

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -308,66 +309,86 @@ func testExecs(t *testing.T, s store.Store) {
 	wantErr(t, "exec in missing sandbox", err, rung.ErrNotFound)
 }
 
-// testQueuedStartExec checks a start queued without waiting: invisible
-// until committed, committed with the exec's end (in order), or alone by
-// its wait; a missing sandbox's error from wait; a canceled context not
-// dropping it.
+// testQueuedStartExec checks a start queued without waiting: ended before
+// any commit took it (recorded whole in one write), committed by its Wait
+// (its context canceled meanwhile) or by another write, then ended; a
+// missing sandbox's error from Wait and from End.
 func testQueuedStartExec(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	tenant(t, s, "acme")
 	sb := sandbox(t, s, "acme", "", nil)
-
-	// Ended before anyone waited: one commit holds both, in order.
-	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: t0}
-	wait := s.QueueStartExec(ctx, e, ev("exec.started", true))
-	e.ExitCode, e.EndedAt = 0, t0.Add(time.Millisecond)
-	last, err := s.EndExec(ctx, e, []store.Event{ev("exec.output", false), ev("exec.ended", true)})
-	must(t, err)
-	seq, err := wait()
-	must(t, err)
-	if seq != 1 || last != 3 {
-		t.Errorf("queued start seq %d, end's last %d; want 1 and 3", seq, last)
+	journal := func() []string {
+		evs, err := s.ListEvents(ctx, sb.ID, store.EventQuery{Limit: 1000})
+		must(t, err)
+		var out []string
+		for _, e := range evs {
+			out = append(out, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+		}
+		return out
 	}
-	if again, err := wait(); again != seq || err != nil {
-		t.Errorf("second wait = %d, %v; want %d, nil", again, err, seq)
+	end := func(q store.QueuedStart, e store.Exec) (int64, error) {
+		e.ExitCode, e.Bytes, e.EndedAt = 2, 3, t0.Add(time.Millisecond)
+		return q.End(ctx, e, []store.Event{ev("exec.output", false), ev("exec.ended", true)})
+	}
+
+	// Ended before any commit took it: one write, the same rows and
+	// events as a start then an end.
+	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: t0}
+	q := s.QueueStartExec(ctx, e, ev("exec.started", true))
+	last, err := end(q, e)
+	must(t, err)
+	if last != 3 {
+		t.Errorf("End's last seq %d, want 3", last)
 	}
 	got, err := s.GetExec(ctx, sb.ID, e.ID)
 	must(t, err)
-	if got.State != store.ExecEnded || got.Command != "echo hi" {
-		t.Errorf("exec = %+v, want ended", got)
+	if got.State != store.ExecEnded || got.Command != "echo hi" || got.ExitCode != 2 || got.Bytes != 3 || !got.StartedAt.Equal(t0) {
+		t.Errorf("exec recorded whole = %+v", got)
+	}
+	if j := strings.Join(journal(), " "); j != "1:exec.started 2:exec.output 3:exec.ended" {
+		t.Errorf("events %s", j)
 	}
 
-	// Committed by its wait alone, its context canceled meanwhile.
+	// Committed by Wait, its context canceled meanwhile; then ended.
 	cctx, cancel := context.WithCancel(ctx)
 	e2 := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "sleep 1", Backend: rung.BackendIsolate, StartedAt: t0}
-	wait = s.QueueStartExec(cctx, e2, ev("exec.started", true))
+	q = s.QueueStartExec(cctx, e2, ev("exec.started", true))
 	cancel()
-	seq, err = wait()
+	seq, err := q.Wait()
 	must(t, err)
-	if seq != 4 {
-		t.Errorf("second queued start seq %d, want 4", seq)
+	if again, err := q.Wait(); seq != 4 || again != seq || err != nil {
+		t.Errorf("Wait = %d then %d, %v; want 4 twice", seq, again, err)
 	}
-	got, err = s.GetExec(ctx, sb.ID, e2.ID)
-	must(t, err)
-	if got.State != store.ExecStarted {
-		t.Errorf("exec after wait = %+v, want started", got)
+	if got, err := s.GetExec(ctx, sb.ID, e2.ID); err != nil || got.State != store.ExecStarted {
+		t.Errorf("exec after Wait = %+v, %v; want started", got, err)
+	}
+	if last, err := end(q, e2); err != nil || last != 6 {
+		t.Errorf("End after Wait = %d, %v; want 6", last, err)
+	}
+	if got, err := s.GetExec(ctx, sb.ID, e2.ID); err != nil || got.State != store.ExecEnded {
+		t.Errorf("exec after End = %+v, %v; want ended", got, err)
 	}
 
-	// Another write commits it too.
+	// Committed by another write.
 	e3 := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, StartedAt: t0}
-	wait = s.QueueStartExec(ctx, e3, ev("exec.started", true))
+	q = s.QueueStartExec(ctx, e3, ev("exec.started", true))
 	_, err = s.AppendEvents(ctx, sb.ID, []store.Event{ev("other", true)})
 	must(t, err)
 	if got, err := s.GetExec(ctx, sb.ID, e3.ID); err != nil || got.State != store.ExecStarted {
 		t.Errorf("queued start after another write: %+v, %v; want started", got, err)
 	}
-	if seq, err := wait(); seq != 5 || err != nil {
-		t.Errorf("wait after another write's commit = %d, %v; want 5, nil", seq, err)
+	if last, err := end(q, e3); err != nil || last != 10 {
+		t.Errorf("End after another write's commit = %d, %v; want 10", last, err)
+	}
+	if j := journal(); len(j) != 10 || j[6] != "7:exec.started" || j[7] != "8:other" {
+		t.Errorf("events %v", j)
 	}
 
-	wait = s.QueueStartExec(ctx, store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}, ev("exec.started", true))
-	_, err = wait()
-	wantErr(t, "queued exec in missing sandbox", err, rung.ErrNotFound)
+	missing := store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}
+	_, err = s.QueueStartExec(ctx, missing, ev("exec.started", true)).Wait()
+	wantErr(t, "queued exec in missing sandbox, waited", err, rung.ErrNotFound)
+	_, err = end(s.QueueStartExec(ctx, missing, ev("exec.started", true)), missing)
+	wantErr(t, "queued exec in missing sandbox, ended", err, rung.ErrNotFound)
 }
 
 func testLoseExecs(t *testing.T, s store.Store) {
