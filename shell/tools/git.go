@@ -32,6 +32,9 @@ type gitSub struct {
 	run  func(ctx context.Context, g *gitCtx, opts []Opt, args []string) int
 	// noRepo marks subcommands that run without a repository (init).
 	noRepo bool
+	// raw marks subcommands that parse their own arguments (stash,
+	// whose options depend on its action word); opts is unused.
+	raw bool
 }
 
 // gitCtx carries one git invocation: the call, -c overrides and, once
@@ -78,6 +81,7 @@ func gitSubs() map[string]*gitSub {
 		"switch":     {opts: gitSwitchOpts, run: gitSwitch},
 		"checkout":   {opts: gitCheckOpts, run: gitSwitch},
 		"merge-base": {opts: gitMergeBaseOpts, run: gitMergeBase},
+		"stash":      {run: gitStash, raw: true},
 	}
 }
 
@@ -139,6 +143,9 @@ func gitCheck(args []string) error {
 
 // gitCheckArgs rejects flags of sub that are not implemented.
 func gitCheckArgs(sub string, s *gitSub, rest []string) error {
+	if sub == "stash" {
+		return gitStashCheck(rest)
+	}
 	// log/show accept -N (a commit count).
 	var filtered []string
 	for i, a := range rest {
@@ -226,6 +233,12 @@ func runGit(ctx context.Context, c *shell.Call) int {
 			fmt.Fprintf(c.Stderr, "fatal: cannot change to '%s': No such file or directory\n", d)
 			return 128
 		}
+	}
+	if s.raw {
+		if code := g.open(); code != 0 {
+			return code
+		}
+		return s.run(ctx, g, nil, rest)
 	}
 	// Parse sub options; log/show's -N becomes -n N.
 	var pre []string
