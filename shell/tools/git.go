@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,6 +163,16 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", err, shell.ErrUnsupported)
 	}
+	if sub != "config" {
+		revs := ops
+		if i := slices.Index(filtered, "--"); i >= 0 {
+			// Paths follow "--".
+			_, revs, _ = s.opts.Parse(filtered[:i])
+		}
+		if err := gitCheckReflogRevs(revs); err != nil {
+			return err
+		}
+	}
 	if sub == "log" {
 		if err := gitCheckLogFilter(opts); err != nil {
 			return fmt.Errorf("%w: %w", err, shell.ErrUnsupported)
@@ -188,6 +199,25 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 			}
 		}
 		return fmt.Errorf("commit without -m (needs an editor): %w", shell.ErrUnsupported)
+	}
+	return nil
+}
+
+// gitCheckReflogRevs rejects reflog revisions (HEAD@{1}, @{-1}, main@{u})
+// among the operands: the tools do not write logs/HEAD or a branch's
+// reflog, so only the stash's (stash@{N}) can be read.
+func gitCheckReflogRevs(ops []string) error {
+	for _, a := range ops {
+		if !strings.Contains(a, "@{") {
+			continue
+		}
+		rev, _, _ := strings.Cut(a, ":")
+		if i := strings.IndexAny(rev, "~^"); i >= 0 {
+			rev = rev[:i]
+		}
+		if _, _, _, ok := gitStashArg(rev, false); !ok {
+			return fmt.Errorf("reflog revision %s: %w", a, shell.ErrUnsupported)
+		}
 	}
 	return nil
 }

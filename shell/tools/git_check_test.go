@@ -27,7 +27,8 @@ func TestGitCheck(t *testing.T) {
 		{"stash", "save", "some", "words"}, {"stash", "save", "-q", "-u"}, {"stash", "list"}, {"stash", "show"}, {"stash", "show", "-p", "stash@{1}"},
 		{"stash", "show", "--stat", "--patch", "-u", "2"}, {"stash", "show", "--name-only", "refs/stash@{0}"}, {"stash", "show", "stash"}, {"stash", "show", shell.Unknown},
 		{"stash", "pop"}, {"stash", "pop", "--index", "-q", "stash@{0}"}, {"stash", "apply", "1"}, {"stash", "apply", "refs/stash"}, {"stash", "drop"},
-		{"stash", "drop", "-q", "stash@{3}"}, {"stash", "clear"},
+		{"stash", "drop", "-q", "stash@{3}"}, {"stash", "clear"}, {"log", "--oneline", "stash@{0}"}, {"show", "stash@{1}:a"},
+		{"diff", "stash@{0}^1", "stash@{0}"}, {"rev-parse", "refs/stash@{2}~1"}, {"log", "--", "odd@{name}"},
 	}
 	for _, a := range ok {
 		if err := gitCheck(a); err != nil {
@@ -44,7 +45,8 @@ func TestGitCheck(t *testing.T) {
 		{"stash", "branch", "b"}, {"stash", "create"}, {"stash", "store", "x"}, {"stash", "push", "--", "a"}, {"stash", "push", "a"}, {"stash", "-p"},
 		{"stash", "--staged"}, {"stash", "-a"}, {"stash", "--pathspec-from-file=f"}, {"stash", "list", "--oneline"}, {"stash", "clear", "x"},
 		{"stash", "pop", "stash"}, {"stash", "drop", "refs/stash"}, {"stash", "drop", "HEAD"}, {"stash", "apply", "main"}, {"stash", "show", "stash@{x}"},
-		{"stash", "show", "stash@{0}", "stash@{1}"}, {"stash", "show", "--word-diff"}, {"stash", "save", "-m", "x", "y"}, {"stash", shell.Unknown},
+		{"stash", "show", "stash@{0}", "stash@{1}"}, {"log", "HEAD@{1}"}, {"show", "@{-1}"}, {"diff", "main@{u}"}, {"rev-parse", "stash@{x}"},
+		{"reset", "--hard", "HEAD@{2}"}, {"log", "stash@{1.day.ago}"}, {"stash", "show", "--word-diff"}, {"stash", "save", "-m", "x", "y"}, {"stash", shell.Unknown},
 		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
 	}
 	for _, a := range bad {
