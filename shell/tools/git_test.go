@@ -31,7 +31,8 @@ type gitScenario struct {
 	// setup steps run through real git in both directories.
 	setup []string
 	// steps run through each side; "write PATH TEXT", "rm PATH",
-	// "chmod PATH" and "date N" are done directly on both, and "!git ..."
+	// "chmod PATH", "mkdir PATH", "ln TARGET PATH" and "date N" are done
+	// directly on both, and "!git ..."
 	// runs real git on both (to read what ours wrote).
 	steps []string
 	known string
@@ -126,6 +127,12 @@ func gitDoDirect(t *testing.T, dir string, argv []string, date *int) bool {
 		os.Chmod(filepath.Join(dir, argv[1]), 0o755)
 	case "mkdir":
 		os.MkdirAll(filepath.Join(dir, argv[1]), 0o755)
+	case "ln":
+		p := filepath.Join(dir, argv[2])
+		os.Remove(p)
+		if err := os.Symlink(argv[1], p); err != nil {
+			t.Fatal(err)
+		}
 	case "date":
 		n := 0
 		for _, c := range argv[1] {
