@@ -272,6 +272,7 @@ func TestGitRefusedAtRun(t *testing.T) {
 			step: "git stash pop"},
 		{name: "stash-unmerged", setup: []string{"git init -q -b main", "write a 1\\n", "git add a", "git commit -q -m root", "git checkout -q -b b",
 			"write a 2\\n", "git commit -q -am two", "git checkout -q main", "write a 3\\n", "git commit -q -am three", "!git merge -q b"}, step: "git stash"},
+		{name: "stash-core-abbrev", setup: append(append([]string{}, gitStashBase...), "git config core.abbrev 12", "write a x\\n"), step: "git stash"},
 		{name: "stash-show-inexact-rename", setup: append(append([]string{}, gitStashBase...), "git mv a z", "write z one\\ntwo\\nthree\\n", "git stash -q"),
 			step: "git stash show"},
 	}
@@ -414,6 +415,10 @@ func TestGitStash(t *testing.T) {
 		{name: "stash-revisions", setup: append(append([]string{}, gitStashBase...), "write a x\\n", "git stash -q", "date 1700000100", "write d/b y\\n", "git stash -q -m two"),
 			steps: []string{"git log --oneline -1 stash@{0}", "git rev-parse stash@{1} refs/stash@{0} stash", "git diff --stat stash@{1}^1 stash@{1}",
 				"git show stash@{1}:a", "git log --format=%s -1 stash", "git log --format=%s -1 stash@{1}^2", "git diff --name-only stash@{0}"}},
+		{name: "stash-big-repo", setup: append(append([]string{}, gitStashBase...), "packblobs 17000"),
+			steps: []string{"write a x\\n", "git stash", "git stash list", "write a y\\n", "git stash -u", "git stash pop", "git reset -q --hard", "git stash pop"}},
+		{name: "stash-core-abbrev", setup: append(append([]string{}, gitStashBase...), "git config core.abbrev 12"),
+			steps: []string{"write a x\\n", "!git stash", "git stash list", "git stash show", "git stash pop"}},
 		{name: "stash-made-by-git", setup: append(append([]string{}, gitStashBase...), "write a x\\n", "write n n\\n", "git add n", "write u u\\n", "git stash -u -m 'by git'"),
 			steps: []string{"git stash list", "git stash show", "git stash show -p -u", "git stash pop", "git status -s"}},
 		{name: "stash-read-by-git", setup: gitStashBase,

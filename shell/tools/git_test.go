@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,8 +32,8 @@ type gitScenario struct {
 	// setup steps run through real git in both directories.
 	setup []string
 	// steps run through each side; "write PATH TEXT", "rm PATH",
-	// "chmod PATH", "mkdir PATH", "ln TARGET PATH" and "date N" are done
-	// directly on both, and "!git ..."
+	// "chmod PATH", "mkdir PATH", "ln TARGET PATH", "packblobs N" and
+	// "date N" are done directly on both, and "!git ..."
 	// runs real git on both (to read what ours wrote).
 	steps []string
 	known string
@@ -132,6 +133,23 @@ func gitDoDirect(t *testing.T, dir string, argv []string, date *int) bool {
 		os.Remove(p)
 		if err := os.Symlink(argv[1], p); err != nil {
 			t.Fatal(err)
+		}
+	case "packblobs":
+		// N distinct blobs in one pack (git fast-import), to make a
+		// repository where git abbreviates names past 7 digits.
+		n, err := strconv.Atoi(argv[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in bytes.Buffer
+		for i := range n {
+			data := "blob " + strconv.Itoa(i) + "\n"
+			fmt.Fprintf(&in, "blob\ndata %d\n%s\n", len(data), data)
+		}
+		cmd := exec.Command("git", "fast-import", "--quiet")
+		cmd.Dir, cmd.Stdin, cmd.Env = dir, &in, gitEnv(dir, *date)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git fast-import: %v: %s", err, out)
 		}
 	case "date":
 		n := 0

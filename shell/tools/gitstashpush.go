@@ -80,6 +80,10 @@ func gitStashPush(ctx context.Context, g *gitCtx, action string, opts []Opt, ops
 		return 0
 	}
 	// Everything that could refuse is decided before the first object.
+	short, ok := g.abbrev(head)
+	if !ok {
+		return g.c.Fail("git stash with core.abbrev, a multi-pack index or alternates")
+	}
 	author, aerr := g.signature("AUTHOR")
 	committer, cerr := g.signature("COMMITTER")
 	if aerr != nil || cerr != nil {
@@ -94,7 +98,7 @@ func gitStashPush(ctx context.Context, g *gitCtx, action string, opts []Opt, ops
 		return g.fatal("%v", err)
 	}
 	return g.stashSave(ctx, &gitStashParts{scan: s, w: wFiles, withU: untracked}, gitStashHow{
-		branch: branch, head: head, detached: detached, msg: msg,
+		branch: branch, head: head, short: short, detached: detached, msg: msg,
 		author: author, committer: committer, quiet: quiet, keepIndex: keepIndex,
 	})
 }
@@ -210,6 +214,7 @@ type gitStashParts struct {
 type gitStashHow struct {
 	branch            plumbing.ReferenceName
 	head              plumbing.Hash
+	short             string // head abbreviated as git does
 	detached          bool
 	msg               string // -m's, or "" for "WIP on ..."
 	author, committer object.Signature
@@ -263,7 +268,7 @@ func (g *gitCtx) stashCommits(p *gitStashParts, how gitStashHow) (plumbing.Hash,
 	if err != nil {
 		return plumbing.ZeroHash, "", err
 	}
-	on := fmt.Sprintf("%s: %s %s", name, gitShort(how.head), subject)
+	on := fmt.Sprintf("%s: %s %s", name, how.short, subject)
 	iTree, err := g.writeTree(p.scan.idx)
 	if err != nil {
 		return plumbing.ZeroHash, "", err
