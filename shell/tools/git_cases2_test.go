@@ -273,6 +273,7 @@ func TestGitRefusedAtRun(t *testing.T) {
 		{name: "stash-unmerged", setup: []string{"git init -q -b main", "write a 1\\n", "git add a", "git commit -q -m root", "git checkout -q -b b",
 			"write a 2\\n", "git commit -q -am two", "git checkout -q main", "write a 3\\n", "git commit -q -am three", "!git merge -q b"}, step: "git stash"},
 		{name: "stash-core-abbrev", setup: append(append([]string{}, gitStashBase...), "git config core.abbrev 12", "write a x\\n"), step: "git stash"},
+		{name: "stash-u-global-excludes", setup: append(append([]string{}, gitStashBase...), "write .config/git/ignore *.tmp\\n", "write a x\\n"), step: "git stash -u"},
 		{name: "stash-show-inexact-rename", setup: append(append([]string{}, gitStashBase...), "git mv a z", "write z one\\ntwo\\nthree\\n", "git stash -q"),
 			step: "git stash show"},
 	}

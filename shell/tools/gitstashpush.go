@@ -60,6 +60,10 @@ func gitStashPush(ctx context.Context, g *gitCtx, action string, opts []Opt, ops
 	umode := "no"
 	if untracked {
 		umode = "all"
+		if g.globalExcludes() {
+			// The scan reads .gitignore files and info/exclude only.
+			return g.c.Fail("git stash -u with a global excludes file")
+		}
 	}
 	s, err := g.scanHead(ctx, umode)
 	if err != nil {
@@ -101,6 +105,24 @@ func gitStashPush(ctx context.Context, g *gitCtx, action string, opts []Opt, ops
 		branch: branch, head: head, short: short, detached: detached, msg: msg,
 		author: author, committer: committer, quiet: quiet, keepIndex: keepIndex,
 	})
+}
+
+// globalExcludes reports whether git would read ignore patterns from
+// core.excludesFile or its default, $XDG_CONFIG_HOME/git/ignore.
+func (g *gitCtx) globalExcludes() bool {
+	if _, set := g.config("core.excludesfile"); set {
+		return true
+	}
+	xdg := g.c.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" {
+		home := g.c.Getenv("HOME")
+		if home == "" {
+			return true
+		}
+		xdg = home + "/.config"
+	}
+	_, err := g.c.FS.Lstat(xdg + "/git/ignore")
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // errGitRefuse marks a state the isolate tier does not handle: the
