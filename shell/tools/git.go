@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ type gitSub struct {
 	run  func(ctx context.Context, g *gitCtx, opts []Opt, args []string) int
 	// noRepo marks subcommands that run without a repository (init).
 	noRepo bool
+	// raw marks subcommands that parse their own arguments (stash,
+	// whose options depend on its action word); opts is unused.
+	raw bool
 }
 
 // gitCtx carries one git invocation: the call, -c overrides and, once
@@ -78,6 +82,7 @@ func gitSubs() map[string]*gitSub {
 		"switch":     {opts: gitSwitchOpts, run: gitSwitch},
 		"checkout":   {opts: gitCheckOpts, run: gitSwitch},
 		"merge-base": {opts: gitMergeBaseOpts, run: gitMergeBase},
+		"stash":      {run: gitStash, raw: true},
 	}
 }
 
@@ -139,6 +144,9 @@ func gitCheck(args []string) error {
 
 // gitCheckArgs rejects flags of sub that are not implemented.
 func gitCheckArgs(sub string, s *gitSub, rest []string) error {
+	if sub == "stash" {
+		return gitStashCheck(rest)
+	}
 	// log/show accept -N (a commit count).
 	var filtered []string
 	for i, a := range rest {
@@ -154,6 +162,16 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 	opts, ops, err := s.opts.Parse(filtered)
 	if err != nil {
 		return fmt.Errorf("%s: %w", err, shell.ErrUnsupported)
+	}
+	if sub != "config" {
+		revs := ops
+		if i := slices.Index(filtered, "--"); i >= 0 {
+			// Paths follow "--".
+			_, revs, _ = s.opts.Parse(filtered[:i])
+		}
+		if err := gitCheckReflogRevs(revs); err != nil {
+			return err
+		}
 	}
 	if sub == "log" {
 		if err := gitCheckLogFilter(opts); err != nil {
@@ -181,6 +199,25 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 			}
 		}
 		return fmt.Errorf("commit without -m (needs an editor): %w", shell.ErrUnsupported)
+	}
+	return nil
+}
+
+// gitCheckReflogRevs rejects reflog revisions (HEAD@{1}, @{-1}, main@{u})
+// among the operands: the tools do not write logs/HEAD or a branch's
+// reflog, so only the stash's (stash@{N}) can be read.
+func gitCheckReflogRevs(ops []string) error {
+	for _, a := range ops {
+		if !strings.Contains(a, "@{") {
+			continue
+		}
+		rev, _, _ := strings.Cut(a, ":")
+		if i := strings.IndexAny(rev, "~^"); i >= 0 {
+			rev = rev[:i]
+		}
+		if _, _, _, ok := gitStashArg(rev, false); !ok {
+			return fmt.Errorf("reflog revision %s: %w", a, shell.ErrUnsupported)
+		}
 	}
 	return nil
 }
@@ -226,6 +263,12 @@ func runGit(ctx context.Context, c *shell.Call) int {
 			fmt.Fprintf(c.Stderr, "fatal: cannot change to '%s': No such file or directory\n", d)
 			return 128
 		}
+	}
+	if s.raw {
+		if code := g.open(); code != 0 {
+			return code
+		}
+		return s.run(ctx, g, nil, rest)
 	}
 	// Parse sub options; log/show's -N becomes -n N.
 	var pre []string

@@ -23,6 +23,12 @@ func TestGitCheck(t *testing.T) {
 		{"log", "-S", "needle", "--oneline"}, {"log", "-Sneedle", "-p"}, {"log", "--since=2024-01-01"}, {"log", "--until=2024-01-01 12:00:00"},
 		{"log", "--after=2024-01-01T12:00"}, {"log", "--since=2 weeks ago"}, {"log", "--before", "3 days ago"}, {"log", "--since", shell.Unknown},
 		{"merge-base", "main", "HEAD"}, {"merge-base", "--is-ancestor", "a", "b"}, {"merge-base", "--all", "a", shell.Unknown},
+		{"stash"}, {"stash", "-q"}, {"stash", "-m", "msg"}, {"stash", "-u", "-k"}, {"stash", "push", "--include-untracked", "--message=x"},
+		{"stash", "save", "some", "words"}, {"stash", "save", "-q", "-u"}, {"stash", "list"}, {"stash", "show"}, {"stash", "show", "-p", "stash@{1}"},
+		{"stash", "show", "--stat", "--patch", "-u", "2"}, {"stash", "show", "--name-only", "refs/stash@{0}"}, {"stash", "show", "stash"}, {"stash", "show", shell.Unknown},
+		{"stash", "pop"}, {"stash", "pop", "--index", "-q", "stash@{0}"}, {"stash", "apply", "1"}, {"stash", "apply", "refs/stash"}, {"stash", "drop"},
+		{"stash", "drop", "-q", "stash@{3}"}, {"stash", "clear"}, {"log", "--oneline", "stash@{0}"}, {"show", "stash@{1}:a"},
+		{"diff", "stash@{0}^1", "stash@{0}"}, {"rev-parse", "refs/stash@{2}~1"}, {"log", "--", "odd@{name}"},
 	}
 	for _, a := range ok {
 		if err := gitCheck(a); err != nil {
@@ -30,13 +36,17 @@ func TestGitCheck(t *testing.T) {
 		}
 	}
 	bad := [][]string{
-		{"push"}, {"clone", "https://example.com/r.git"}, {"fetch"}, {"pull"}, {"stash"}, {"blame", "f"},
+		{"push"}, {"clone", "https://example.com/r.git"}, {"fetch"}, {"pull"}, {"blame", "f"},
 		{"restore", "--patch", "a"}, {"--git-dir=x", "status"}, {"status", "--ignored"}, {"log", "--graph"}, {"diff", "--word-diff"},
 		{"commit", "--fixup=HEAD"}, {}, {"commit"}, {"commit", "-a"}, {"commit", "--amend"}, {"remote", "-v"}, {"submodule", "update"},
 		{"log", "--since=yesterday"}, {"log", "--since=2 months ago"}, {"log", "--since=2.weeks.ago"}, {"log", "--until=2024-02-30"}, {"log", "--since=2024-01-01 12:00 +0200"},
 		{"log", "--invert-grep", "--all-match", "--grep=a"}, {"log", "-S", "x", "-i"}, {"log", "-S", ""}, {"log", "-G", "x"}, {"log", "-S", "x", "--pickaxe-regex"},
 		{"log", "-S", "x", "--pickaxe-all"}, {"log", "-P", "--grep=x"}, {"merge-base", "a"}, {"merge-base", "a", "b", "c"}, {"merge-base", "--octopus", "a", "b"},
-		{"stash", "list"},
+		{"stash", "branch", "b"}, {"stash", "create"}, {"stash", "store", "x"}, {"stash", "push", "--", "a"}, {"stash", "push", "a"}, {"stash", "-p"},
+		{"stash", "--staged"}, {"stash", "-a"}, {"stash", "--pathspec-from-file=f"}, {"stash", "list", "--oneline"}, {"stash", "clear", "x"},
+		{"stash", "pop", "stash"}, {"stash", "drop", "refs/stash"}, {"stash", "drop", "HEAD"}, {"stash", "apply", "main"}, {"stash", "show", "stash@{x}"},
+		{"stash", "show", "stash@{0}", "stash@{1}"}, {"log", "HEAD@{1}"}, {"show", "@{-1}"}, {"diff", "main@{u}"}, {"rev-parse", "stash@{x}"},
+		{"reset", "--hard", "HEAD@{2}"}, {"log", "stash@{1.day.ago}"}, {"stash", "show", "--word-diff"}, {"stash", "save", "-m", "x", "y"}, {"stash", shell.Unknown},
 		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
 	}
 	for _, a := range bad {

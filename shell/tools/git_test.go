@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,9 @@ type gitScenario struct {
 	// setup steps run through real git in both directories.
 	setup []string
 	// steps run through each side; "write PATH TEXT", "rm PATH",
-	// "chmod PATH" and "date N" are done directly on both.
+	// "chmod PATH", "mkdir PATH", "ln TARGET PATH", "packblobs N" and
+	// "date N" are done directly on both, and "!git ..."
+	// runs real git on both (to read what ours wrote).
 	steps []string
 	known string
 }
@@ -45,7 +48,7 @@ func gitEnv(home string, date int) []string {
 }
 
 // gitSplitStep splits a step into argv: words separated by spaces, with
-// single quotes grouping.
+// single quotes grouping. A step "!git ..." runs real git on both sides.
 func gitSplitStep(s string) []string {
 	var out []string
 	var cur strings.Builder
@@ -125,6 +128,29 @@ func gitDoDirect(t *testing.T, dir string, argv []string, date *int) bool {
 		os.Chmod(filepath.Join(dir, argv[1]), 0o755)
 	case "mkdir":
 		os.MkdirAll(filepath.Join(dir, argv[1]), 0o755)
+	case "ln":
+		p := filepath.Join(dir, argv[2])
+		os.Remove(p)
+		if err := os.Symlink(argv[1], p); err != nil {
+			t.Fatal(err)
+		}
+	case "packblobs":
+		// N distinct blobs in one pack (git fast-import), to make a
+		// repository where git abbreviates names past 7 digits.
+		n, err := strconv.Atoi(argv[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in bytes.Buffer
+		for i := range n {
+			data := "blob " + strconv.Itoa(i) + "\n"
+			fmt.Fprintf(&in, "blob\ndata %d\n%s\n", len(data), data)
+		}
+		cmd := exec.Command("git", "fast-import", "--quiet")
+		cmd.Dir, cmd.Stdin, cmd.Env = dir, &in, gitEnv(dir, *date)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git fast-import: %v: %s", err, out)
+		}
 	case "date":
 		n := 0
 		for _, c := range argv[1] {
@@ -194,7 +220,14 @@ func runGitCases(t *testing.T, cases []gitScenario) {
 					continue
 				}
 				wantOut, wantErr, wantStatus := runRealGit(t, gnuDir, argv[1:], date)
-				gotOut, gotErr, gotStatus := runOurGit(t, view, argv, date)
+				var gotOut, gotErr string
+				var gotStatus int
+				if argv[0] == "!git" {
+					// Real git on both sides: it reads what ours wrote.
+					gotOut, gotErr, gotStatus = runRealGit(t, ourDir, argv[1:], date)
+				} else {
+					gotOut, gotErr, gotStatus = runOurGit(t, view, argv, date)
+				}
 				if diff := cmp.Diff(wantOut, gotOut); diff != "" {
 					t.Errorf("%q stdout (-git +ours):\n%s\nstderr git=%q ours=%q", st, diff, wantErr, gotErr)
 				}
@@ -210,6 +243,12 @@ func runGitCases(t *testing.T, cases []gitScenario) {
 			}
 			if _, err := os.Stat(filepath.Join(gnuDir, ".git")); err != nil || !gitMutates(tc.steps) || testing.Short() {
 				return
+			}
+			// The stash reflog is the list of stashes: byte for byte.
+			wantLog, _ := os.ReadFile(filepath.Join(gnuDir, ".git/logs/refs/stash"))
+			gotLog, _ := os.ReadFile(filepath.Join(ourDir, ".git/logs/refs/stash"))
+			if diff := cmp.Diff(string(wantLog), string(gotLog)); diff != "" {
+				t.Errorf("logs/refs/stash (-git +ours):\n%s", diff)
 			}
 			for _, v := range []string{"status --porcelain -uall", "log --all --format=%H%x09%P%x09%T%x09%s", "ls-files -s", "show-ref", "write-tree"} {
 				want, _, ws := runRealGit(t, gnuDir, gitSplitStep(v), date)
@@ -233,7 +272,7 @@ func gitMutates(steps []string) bool {
 				continue
 			}
 			switch f[i] {
-			case "init", "add", "rm", "commit", "reset", "switch", "checkout", "branch", "tag", "config":
+			case "init", "add", "rm", "commit", "reset", "switch", "checkout", "branch", "tag", "config", "stash":
 				return true
 			}
 			break

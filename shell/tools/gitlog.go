@@ -174,6 +174,15 @@ func (g *gitCtx) resolveName(name string) (plumbing.Hash, bool) {
 		_, h, _, err := g.headRef()
 		return h, err == nil && !h.IsZero()
 	}
+	if strings.Contains(name, "@{") {
+		// stash@{N}: the static check lets no other reflog form through.
+		_, _, n, ok := gitStashArg(name, false)
+		lines, err := g.readReflog(gitStashRef)
+		if !ok || err != nil || n >= len(lines) {
+			return plumbing.ZeroHash, false
+		}
+		return lines[len(lines)-1-n].new, true
+	}
 	for _, full := range []string{name, "refs/" + name, "refs/tags/" + name, "refs/heads/" + name} {
 		if r, err := g.st.Reference(plumbing.ReferenceName(full)); err == nil && r.Type() == plumbing.HashReference {
 			h := r.Hash()

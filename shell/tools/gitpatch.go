@@ -169,6 +169,16 @@ func gitModeStr(m uint32) string { return fmt.Sprintf("%06o", m) }
 
 // writePatch prints fc as git's unified diff with ctxLines of context.
 func (g *gitCtx) writePatch(ctx context.Context, w *bufio.Writer, fc *gitFileChange, ctxLines int) {
+	if fc.status == 'T' {
+		// Git prints a change between a file and a symlink as the old
+		// one deleted and the new one created.
+		del, add := *fc, *fc
+		del.status, del.newHash, del.newMode, del.newData = 'D', plumbing.ZeroHash, 0, nil
+		add.status, add.oldHash, add.oldMode, add.oldData = 'A', plumbing.ZeroHash, 0, nil
+		g.writePatch(ctx, w, &del, ctxLines)
+		g.writePatch(ctx, w, &add, ctxLines)
+		return
+	}
 	fmt.Fprintf(w, "diff --git %s %s\n", gitQuotePath("a/"+fc.oldPath), gitQuotePath("b/"+fc.newPath))
 	oh, nh := gitShort(fc.oldHash), gitShort(fc.newHash)
 	switch fc.status {

@@ -42,29 +42,11 @@ func (g *gitCtx) moveTo(ctx context.Context, s *gitScan, from, to map[string]git
 			continue
 		}
 		if worktree {
-			if fe, ok := from[p]; !ok || fe != te || s.unstaged[p] != 0 || old[p] == nil || old[p].Hash != te.hash {
-				data, err := g.blob(te.hash)
-				if err != nil {
+			// A staged mode change leaves the file's mode as the index
+			// has it: it is written again too.
+			if fe, ok := from[p]; !ok || fe != te || s.unstaged[p] != 0 || old[p] == nil || old[p].Hash != te.hash || old[p].Mode != e.Mode {
+				if err := g.checkoutFile(p, te); err != nil {
 					return err
-				}
-				full := g.top + "/" + p
-				g.c.FS.Remove(full)
-				if err := g.mkdirs(path.Dir(full)); err != nil {
-					return err
-				}
-				if te.mode == uint32(filemode.Symlink) {
-					if err := g.c.FS.Symlink(string(data), full); err != nil {
-						return fmt.Errorf("write %s: %w", p, err)
-					}
-				} else {
-					perm := os.FileMode(0o644)
-					if te.mode == uint32(filemode.Executable) {
-						perm = 0o755
-					}
-					if err := g.writeFile(full, data); err != nil {
-						return err
-					}
-					g.c.FS.Chmod(full, perm)
 				}
 			}
 			if fi, err := g.c.FS.Lstat(g.top + "/" + p); err == nil {
@@ -79,18 +61,54 @@ func (g *gitCtx) moveTo(ctx context.Context, s *gitScan, from, to map[string]git
 	if worktree {
 		for _, e := range s.idx.Entries {
 			if _, ok := to[e.Name]; !ok {
-				g.c.FS.Remove(g.top + "/" + e.Name)
-				for d := path.Dir(e.Name); d != "." && d != ""; d = path.Dir(d) {
-					if g.c.FS.Remove(g.top+"/"+d) != nil {
-						break
-					}
-				}
+				g.removeFile(e.Name)
 			}
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	s.idx.Entries = entries
 	return g.saveIndex(s.idx)
+}
+
+// checkoutFile writes te's blob at repository path p in the worktree,
+// replacing what is there, with the mode git gives it (0644 or 0755, or
+// a symlink).
+func (g *gitCtx) checkoutFile(p string, te gitTreeEntry) error {
+	data, err := g.blob(te.hash)
+	if err != nil {
+		return err
+	}
+	full := g.top + "/" + p
+	g.c.FS.Remove(full)
+	if err := g.mkdirs(path.Dir(full)); err != nil {
+		return err
+	}
+	if te.mode == uint32(filemode.Symlink) {
+		if err := g.c.FS.Symlink(string(data), full); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		return nil
+	}
+	perm := os.FileMode(0o644)
+	if te.mode == uint32(filemode.Executable) {
+		perm = 0o755
+	}
+	if err := g.writeFile(full, data); err != nil {
+		return err
+	}
+	return g.c.FS.Chmod(full, perm)
+}
+
+// removeFile removes repository path p from the worktree and then its
+// parent directories that are left empty, as git does when a checkout
+// deletes a file.
+func (g *gitCtx) removeFile(p string) {
+	g.c.FS.Remove(g.top + "/" + p)
+	for d := path.Dir(p); d != "." && d != ""; d = path.Dir(d) {
+		if g.c.FS.Remove(g.top+"/"+d) != nil {
+			break
+		}
+	}
 }
 
 func (g *gitCtx) mkdirs(dir string) error {
