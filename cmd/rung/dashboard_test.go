@@ -176,7 +176,9 @@ func TestDashboard(t *testing.T) {
 	}
 	sctx, done = step(time.Minute)
 	b.waitFor(sctx, "the SDK's exec in the journal", `[...document.querySelectorAll("#journal-rows tr[data-type='exec.started']")].some((r) => r.textContent.includes("from-the-sdk"))`)
-	b.waitFor(sctx, "the tier split", `document.querySelector("#tier-split").textContent.includes("isolate 1")`)
+	// The server's counts: the SDK's exec in the isolate tier, the
+	// terminal's first session in the container (the second still runs).
+	b.waitFor(sctx, "the tier split", `document.querySelector("#tier-split").textContent === "isolate 1 · container 1"`)
 	done()
 	shot("04-journal")
 
@@ -255,11 +257,18 @@ func TestDashboard(t *testing.T) {
 	b.click(ctx, "#bar .brand")
 	sctx, done = step(2 * time.Minute)
 	b.waitFor(sctx, "two sandboxes listed", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 2`)
-	b.waitFor(sctx, "the running sandbox's memory", fmt.Sprintf(`document.querySelector("#sandbox-rows tr[data-id='%s'] td:nth-child(7)")?.textContent.endsWith("B")`, sb.ID))
+	b.waitFor(sctx, "the running sandbox's memory", fmt.Sprintf(`document.querySelector("#sandbox-rows tr[data-id='%s'] td:nth-child(8)")?.textContent.endsWith("B")`, sb.ID))
+	// Each row's tier split: the SDK's exec and the terminal's sessions
+	// (the second ends when the page leaves the terminal or its container
+	// stops); the fork has run nothing.
+	b.waitFor(sctx, "the sandbox's tier split", fmt.Sprintf(`/^isolate 1 · container [12]$/.test(document.querySelector("#sandbox-rows tr[data-id='%s'] td.tiers")?.textContent)`, sb.ID))
+	b.waitFor(sctx, "the fork's tier split", fmt.Sprintf(`[...document.querySelectorAll("#sandbox-rows tr[data-id]")].some((r) => r.dataset.id !== %q && r.querySelector("td.tiers").textContent === "isolate 0 · container 0")`, sb.ID))
 	done()
 	shot("10-list")
 
-	// The list is paged: 50 rows, then "Show more".
+	// The list is paged: 50 rows, then "Show more" fetches the next page
+	// after the first's cursor and appends it; the list's refresh then
+	// fetches both pages again, each after its own cursor.
 	for i := range 53 {
 		if _, err := c.Create(ctx, client.CreateRequest{Name: fmt.Sprintf("page-%02d", i)}); err != nil {
 			t.Fatal(err)
@@ -268,10 +277,35 @@ func TestDashboard(t *testing.T) {
 	sctx, done = step(2 * time.Minute)
 	b.waitFor(sctx, "the first page of 50", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 50 && !document.querySelector("#more").hidden`)
 	done()
+	b.eval(ctx, `performance.setResourceTimingBufferSize(100000); performance.clearResourceTimings()`, nil)
 	b.click(ctx, "#more")
 	sctx, done = step(time.Minute)
-	b.waitFor(sctx, "all 55 after Show more", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 55 && document.querySelector("#more").hidden`)
+	b.waitFor(sctx, "all 55 after Show more", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 55 && document.querySelector("#more").hidden &&
+		document.querySelector("#sandbox-rows tr[data-id]:last-child a").textContent === "page-52"`)
 	done()
+	listCalls := func() []string {
+		var urls []string
+		b.eval(ctx, `performance.getEntriesByType("resource").map((e) => e.name).filter((n) => n.includes("/v1/sandboxes?"))`, &urls)
+		return urls
+	}
+	if urls := listCalls(); len(urls) == 0 || !strings.Contains(urls[0], "after=") || !strings.Contains(urls[0], "limit=50") {
+		t.Errorf("Show more fetched %q; want the page of 50 after the first page's cursor", urls)
+	}
+	// Rows drawn from now on are new elements: wait for the next refresh's.
+	b.eval(ctx, `document.querySelector("#sandbox-rows tr").dataset.drawn = "before"`, nil)
+	sctx, done = step(time.Minute)
+	b.waitFor(sctx, "the list's refresh", `!document.querySelector("#sandbox-rows tr[data-drawn]")`)
+	done()
+	var rowsAfter int
+	b.eval(ctx, `document.querySelectorAll("#sandbox-rows tr[data-id]").length`, &rowsAfter)
+	if rowsAfter != 55 {
+		t.Errorf("after the list's refresh: %d rows, want the 55 of both pages", rowsAfter)
+	}
+	for _, u := range listCalls() {
+		if !strings.Contains(u, "limit=50") {
+			t.Errorf("the list fetched %s; every page is 50", u)
+		}
+	}
 	if f := b.pageFaults(); len(f) > 0 {
 		t.Errorf("the page reported faults:\n%s", strings.Join(f, "\n"))
 	}
