@@ -586,11 +586,7 @@ func TestDashboardLineMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := startBrowser(t, 1200, 900)
-	b.navigate(ctx, "http://"+addr+"/")
-	b.waitFor(ctx, "the login form", `document.querySelector("#token")`)
-	b.typeInto(ctx, "#token", d.Token)
-	b.click(ctx, "#login button[type=submit]")
-	b.waitFor(ctx, "the sandbox list", `document.querySelector("#sandbox-rows tr[data-id]")`)
+	dashboardLogin(ctx, b, "http://"+addr, d.Token)
 	b.navigate(ctx, "http://"+addr+"/#/s/"+string(sb.ID)+"/terminal")
 	b.waitFor(ctx, "the refused terminal", `document.querySelector("#term-screen").textContent.includes("[no terminal: ")`)
 	b.waitFor(ctx, "line mode's input", `document.querySelector("#term-input")?.tagName === "INPUT" && document.querySelector("#term-status").textContent === "idle"`)

@@ -374,14 +374,8 @@ export function sandboxView(main, crumbs, id, firstTab) {
       (n.headers || []).length ? h("p", { class: "note", text: "header rules: " + n.headers.map((x) => `${x.header} on ${x.domain}`).join(", ") }) : null,
       h("h3", { text: "Egress log" }),
       egress.length ? h("table", { class: "list", id: "egress" },
-        h("thead", {}, h("tr", {}, ["time", "kind", "host", "detail"].map((t) => h("th", { text: t })))),
-        h("tbody", {}, egress.slice().reverse().map((e) => {
-          const d = e.data || {};
-          const detail = e.type === "egress.request" ? `${d.method || ""} ${d.path || ""} → ${d.status || ""}`
-            : e.type === "egress.denied" ? d.message || "" : `${d.protocol || ""} :${d.port || ""} in ${bytes(d.bytes_in)} out ${bytes(d.bytes_out)}`;
-          return h("tr", { class: e.type === "egress.denied" ? "denied" : "" }, h("td", { text: when(e.time) }),
-            h("td", { class: "mono", text: e.type.slice(7) }), h("td", { class: "mono", text: d.host || d.ip || "" }), h("td", { class: "mono", text: clip(detail, 300) }));
-        }))) : h("p", { class: "note", text: n.mode === "none" ? "mode none: the sandbox reaches nothing" : "no egress yet" }));
+        h("thead", {}, h("tr", {}, ["time", "decision", "kind", "host", "port", "detail"].map((t) => h("th", { text: t })))),
+        h("tbody", {}, egress.slice().reverse().map(egressRow))) : h("p", { class: "note", text: n.mode === "none" ? "mode none: the sandbox reaches nothing" : "no egress yet" }));
   }
 
   // Usage.
@@ -429,6 +423,21 @@ export function sandboxView(main, crumbs, id, firstTab) {
     tab,
     close() { ctl.abort(); for (const c of closers) c(); },
   };
+}
+
+// egressRow is one egress.request (an HTTP request, allowed), egress.connection
+// (a connection, allowed, with its bytes) or egress.denied entry.
+function egressRow(e) {
+  const d = e.data || {};
+  const denied = e.type === "egress.denied";
+  const detail = e.type === "egress.request" ? `${d.method || ""} ${d.path || ""} → ${d.status || ""}`
+    : denied ? d.message || "" : `in ${bytes(d.bytes_in)} out ${bytes(d.bytes_out)}`;
+  return h("tr", { class: denied ? "denied" : "", dataset: { type: e.type } }, h("td", { text: when(e.time) }),
+    h("td", { class: "decision", text: denied ? "denied" : "allowed" }),
+    h("td", { class: "mono", text: d.protocol || e.type.slice(7) }),
+    h("td", { class: "mono host", text: d.host || d.ip || "" }),
+    h("td", { class: "num", text: d.port ? String(d.port) : "" }),
+    h("td", { class: "mono", text: clip(detail, 300), title: d.rule ? "rule: " + d.rule : undefined }));
 }
 
 function dt(k, v) {
