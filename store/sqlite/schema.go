@@ -145,12 +145,7 @@ func migrateExecsKey(ctx context.Context, db *sql.DB) error {
 	if keyCols != 1 {
 		return nil
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate execs: %w", err)
-	}
-	defer tx.Rollback()
-	for _, q := range []string{
+	return execAll(ctx, db, "migrate execs",
 		`CREATE TABLE execs_keyed (
 			id TEXT NOT NULL, sandbox TEXT NOT NULL, command TEXT NOT NULL, state TEXT NOT NULL,
 			backend TEXT NOT NULL, exit_code INTEGER NOT NULL, bytes INTEGER NOT NULL,
@@ -159,16 +154,7 @@ func migrateExecsKey(ctx context.Context, db *sql.DB) error {
 			SELECT id, sandbox, command, state, backend, exit_code, bytes, started, ended FROM execs`,
 		`DROP TABLE execs`,
 		`ALTER TABLE execs_keyed RENAME TO execs`,
-		`CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started'`,
-	} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("migrate execs: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate execs: %w", err)
-	}
-	return nil
+		`CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started'`)
 }
 
 // migrateExecCounts adds the exec count columns to a sandboxes table an
@@ -182,23 +168,27 @@ func migrateExecCounts(ctx context.Context, db *sql.DB) error {
 	if n > 0 {
 		return nil
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate exec counts: %w", err)
-	}
-	defer tx.Rollback()
-	for _, q := range []string{
+	return execAll(ctx, db, "migrate exec counts",
 		`ALTER TABLE sandboxes ADD COLUMN execs_isolate INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE sandboxes ADD COLUMN execs_container INTEGER NOT NULL DEFAULT 0`,
 		`WITH c AS (SELECT sandbox, sum(backend = 'isolate') AS i, sum(backend = 'container') AS k FROM execs GROUP BY sandbox)
-			UPDATE sandboxes SET execs_isolate = c.i, execs_container = c.k FROM c WHERE c.sandbox = sandboxes.id`,
-	} {
+			UPDATE sandboxes SET execs_isolate = c.i, execs_container = c.k FROM c WHERE c.sandbox = sandboxes.id`)
+}
+
+// execAll runs the statements qs in one transaction: all of them or none.
+func execAll(ctx context.Context, db *sql.DB, what string, qs ...string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer tx.Rollback()
+	for _, q := range qs {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("migrate exec counts: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate exec counts: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
