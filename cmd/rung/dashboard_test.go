@@ -134,10 +134,10 @@ func TestDashboard(t *testing.T) {
 	shot("03-terminal")
 	// A program that asks for mouse reports (?1000, SGR encoding: as
 	// vim's "set mouse=a" or "less --mouse" do) gets a click as the cell
-	// under it: here the cursor's, column 4 of row 3 of the cleared
-	// screen. "ready" comes after the modes, so they are on once it shows;
-	// the two reports are 18 characters.
-	b.typeInto(ctx, "#term-input", `printf '\033[H\033[2J\033[?1000h\033[?1006hready\n\n   '; read -rs -n 18 x; printf '\033[?1000l\033[?1006l'; echo "mouse:$(printf %s "$x" | tr -d '\033')"`)
+	// under it: here the cursor's, column 9 of row 3 of the cleared
+	// screen. "ready" is written last, so once it shows the modes are on
+	// and the cursor is in its place; the two reports are 18 characters.
+	b.typeInto(ctx, "#term-input", `printf '\033[H\033[2J\033[?1000h\033[?1006h\n\n   ready'; read -rs -n 18 x; printf '\033[?1000l\033[?1006l'; echo; echo "mouse:$(printf %s "$x" | tr -d '\033')"`)
 	b.pressEnter(ctx)
 	termLine("the mouse modes set", "ready")
 	var at []float64
@@ -148,7 +148,7 @@ func TestDashboard(t *testing.T) {
 	for _, typ := range []string{"mousePressed", "mouseReleased"} {
 		b.page(ctx, "Input.dispatchMouseEvent", map[string]any{"type": typ, "x": at[0], "y": at[1], "button": "left", "clickCount": 1}, nil)
 	}
-	termLine("the click, press and release, as the program read them", "mouse:[<0;4;3M[<0;4;3m")
+	termLine("the click, press and release, as the program read them", "mouse:[<0;9;3M[<0;9;3m")
 	shot("03a-terminal-mouse")
 	// A narrower window resizes the terminal: the PTY gets the new size
 	// (stty reads it from the terminal), and the shell still answers.
