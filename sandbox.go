@@ -68,6 +68,20 @@ type Sandbox struct {
 	Origin SnapshotID `json:"origin,omitempty"`
 	// ForkedFrom is the sandbox this one is a fork of, "" for none.
 	ForkedFrom SandboxID `json:"forked_from,omitempty"`
+	// Execs is how many of the sandbox's execs ran in each tier. The
+	// store counts them as execs end, beside the sandbox's settings and
+	// not among them: they are not part of its encoding, and updating a
+	// sandbox leaves them as they are.
+	Execs ExecCounts `json:"-"`
+}
+
+// ExecCounts is how many of a sandbox's execs ran in each tier: those
+// that ended or were lost, by the tier they ended in (an exec the isolate
+// tier refused at run time, run again in the container, counts once, as
+// a container exec). Execs in flight are not counted yet.
+type ExecCounts struct {
+	Isolate   int64 `json:"isolate"`
+	Container int64 `json:"container"`
 }
 
 // Expiry is what a sandbox's TTL does when it runs out. The zero value

@@ -192,6 +192,46 @@ func TestSandboxListPages(t *testing.T) {
 	}
 }
 
+// TestSandboxExecCounts: a sandbox's execs are counted by the tier they
+// ran in, in the list, in the sandbox's own GET and in what an update
+// answers; an exec refused before it ran is not counted.
+func TestSandboxExecCounts(t *testing.T) {
+	e := newEnv(t)
+	id := string(e.sandbox(t, e.acme, `{"name":"counted"}`).ID)
+	other := e.sandbox(t, e.acme, `{}`).ID
+	for range 2 {
+		e.must(t, e.call(t, e.acme, "POST", "/v1/sandboxes/"+id+"/exec", `{"command":"echo hi"}`), 200)
+	}
+	// No container tier here: refused before it starts.
+	if r := e.call(t, e.acme, "POST", "/v1/sandboxes/"+id+"/exec", `{"command":"echo hi","backend":"container"}`); r.status == 200 {
+		t.Fatalf("a container exec without a container tier: %s", r.body)
+	}
+	want := rung.ExecCounts{Isolate: 2}
+	var sb wire.Sandbox
+	e.decode(t, e.must(t, e.call(t, e.acme, "PATCH", "/v1/sandboxes/"+id, `{"labels":{"k":"v"}}`), 200), &sb)
+	if sb.Execs != want {
+		t.Errorf("PATCH answers execs %+v, want %+v", sb.Execs, want)
+	}
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/counted", ""), 200), &sb)
+	if sb.Execs != want {
+		t.Errorf("GET execs = %+v, want %+v", sb.Execs, want)
+	}
+	var l wire.SandboxList
+	e.decode(t, e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes", ""), 200), &l)
+	got := map[rung.SandboxID]rung.ExecCounts{}
+	for _, sb := range l.Sandboxes {
+		got[sb.ID] = sb.Execs
+	}
+	if got[rung.SandboxID(id)] != want || got[other] != (rung.ExecCounts{}) {
+		t.Errorf("listed execs = %+v, want %+v for %s and none for %s", got, want, id, other)
+	}
+	// The wire names the fields so the dashboard can read them.
+	r := e.must(t, e.call(t, e.acme, "GET", "/v1/sandboxes/"+id, ""), 200)
+	if !strings.Contains(string(r.body), `"execs":{"isolate":2,"container":0}`) {
+		t.Errorf("GET body %s lacks the exec counts", r.body)
+	}
+}
+
 func TestFilesAndJournal(t *testing.T) {
 	e := newEnv(t)
 	id := string(e.sandbox(t, e.acme, `{}`).ID)

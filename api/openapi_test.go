@@ -43,7 +43,7 @@ func TestOpenAPISchemasMatchWire(t *testing.T) {
 		"ShareRequest": wire.ShareRequest{}, "Share": wire.Share{}, "ShareList": wire.ShareList{},
 		"NetworkPolicy": rung.NetworkPolicy{}, "NetworkRule": rung.NetworkRule{}, "HeaderRule": rung.HeaderRule{},
 		"NetworkLimits": rung.NetworkLimits{}, "UsageSample": wire.UsageSample{}, "SandboxMetrics": wire.SandboxMetrics{},
-		"SandboxUsage": wire.SandboxUsage{}, "UsageList": wire.UsageList{},
+		"SandboxUsage": wire.SandboxUsage{}, "UsageList": wire.UsageList{}, "ExecCounts": rung.ExecCounts{},
 	}
 	for name, v := range types {
 		schema, ok := doc.Components.Schemas[name]

@@ -43,6 +43,7 @@ func sandboxOut(sb rung.Sandbox) Sandbox {
 		ID: sb.ID, Name: sb.Name, Tenant: sb.Tenant, Labels: sb.Labels, Image: sb.Image, Size: sb.Size,
 		Isolation: sb.Isolation, Network: sb.Network, User: cmp.Or(sb.User, "root"), State: sb.State,
 		IdleTimeoutMS: sb.IdleTimeout.Milliseconds(), TTLMS: sb.TTL.Milliseconds(), CreatedAt: sb.CreatedAt, UpdatedAt: sb.UpdatedAt,
+		Execs: sb.Execs,
 	}
 }
 

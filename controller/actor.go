@@ -182,15 +182,31 @@ func (c *Controller) release(a *actor) {
 	c.mu.Unlock()
 }
 
-// writeRow stores sb as a's row, then as its cached copy.
+// writeRow stores sb as a's row, then as its cached copy. The copy keeps
+// its exec counts: the store keeps them apart from the fields a row's
+// update writes, and countExec may have counted an exec since sb was read.
 func (c *Controller) writeRow(ctx context.Context, a *actor, sb store.Sandbox) error {
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return err
 	}
 	c.mu.Lock()
+	sb.Execs = a.sb.Execs
 	a.sb = sb
 	c.mu.Unlock()
 	return nil
+}
+
+// countExec counts an exec that ended in backend in a's cached row, as
+// the store counted it in the row (EndExec).
+func (c *Controller) countExec(a *actor, backend rung.Backend) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch backend {
+	case rung.BackendIsolate:
+		a.sb.Execs.Isolate++
+	case rung.BackendContainer:
+		a.sb.Execs.Container++
+	}
 }
 
 // sandbox returns a's cached row.

@@ -182,6 +182,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	if err != nil {
 		return rung.ExecResult{}, fmt.Errorf("record end of exec %s: %w", e.ID, err)
 	}
+	c.countExec(a, e.Backend)
 	if runErr != nil {
 		return rung.ExecResult{}, runErr
 	}

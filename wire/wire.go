@@ -29,6 +29,9 @@ type Sandbox struct {
 	TTLMS         int64              `json:"ttl_ms"`
 	CreatedAt     time.Time          `json:"created_at"`
 	UpdatedAt     time.Time          `json:"updated_at"`
+	// Execs is how many of its execs ran in each tier (ended or lost;
+	// not those in flight).
+	Execs rung.ExecCounts `json:"execs"`
 }
 
 // SandboxList is GET /v1/sandboxes.

@@ -161,6 +161,15 @@ func TestCrashRecovery(t *testing.T) {
 		if err != nil || res.Stdout != "alive\n" {
 			t.Errorf("exec after restart in %s: %+v, %v", id, res, err)
 		}
+		// The lost execs count as isolate execs, and so does the new one:
+		// the counts are in the store, not in the daemon that was killed.
+		sb, err := c.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (rung.ExecCounts{Isolate: perSandbox + 1}); sb.Execs != want {
+			t.Errorf("sandbox %s after the restart: execs %+v, want %+v", id, sb.Execs, want)
+		}
 	}
 	if !strings.Contains(p.logs.String(), "start-up reconciliation fixed things") {
 		t.Errorf("restarted daemon did not report its reconciliation; logs:\n%s", p.logs)

@@ -36,7 +36,7 @@ func dashboardSandboxes() int {
 //     and usage calls, rendering);
 //   - server: what the browser fetches for it, one request after another
 //     over a keep-alive connection (the page, its stylesheet and modules,
-//     GET /v1/sandboxes?limit=51 and GET /v1/usage).
+//     GET /v1/sandboxes?limit=50 and GET /v1/usage).
 func BenchmarkDashboard(b *testing.B) {
 	bin := rungBinary(b)
 	p := startServe(b, bin, b.TempDir())
@@ -49,7 +49,7 @@ func BenchmarkDashboard(b *testing.B) {
 	b.Run("server", func(b *testing.B) {
 		hc := &http.Client{}
 		paths := []string{"/", "/ui/style.css", "/ui/app.js", "/ui/dom.js", "/ui/api.js", "/ui/list.js",
-			"/v1/sandboxes?limit=51", "/v1/usage"}
+			"/v1/sandboxes?limit=50", "/v1/usage"}
 		var d []time.Duration
 		for b.Loop() {
 			t0 := time.Now()

@@ -132,6 +132,24 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the terminal shows a raw escape sequence")
 	}
 	shot("03-terminal")
+	// A program that asks for mouse reports (?1000, SGR encoding: as
+	// vim's "set mouse=a" or "less --mouse" do) gets a click as the cell
+	// under it: here the cursor's, column 9 of row 3 of the cleared
+	// screen. "ready" is written last, so once it shows the modes are on
+	// and the cursor is in its place; the two reports are 18 characters.
+	b.typeInto(ctx, "#term-input", `printf '\033[H\033[2J\033[?1000h\033[?1006h\n\n   ready'; read -rs -n 18 x; printf '\033[?1000l\033[?1006l'; echo; echo "mouse:$(printf %s "$x" | tr -d '\033')"`)
+	b.pressEnter(ctx)
+	termLine("the mouse modes set", "ready")
+	var at []float64
+	b.eval(ctx, `(() => { const r = document.querySelector("#term-screen .cur").getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()`, &at)
+	if len(at) != 2 {
+		t.Fatalf("the cursor's place: %v", at)
+	}
+	for _, typ := range []string{"mousePressed", "mouseReleased"} {
+		b.page(ctx, "Input.dispatchMouseEvent", map[string]any{"type": typ, "x": at[0], "y": at[1], "button": "left", "clickCount": 1}, nil)
+	}
+	termLine("the click, press and release, as the program read them", "mouse:[<0;9;3M[<0;9;3m")
+	shot("03a-terminal-mouse")
 	// A narrower window resizes the terminal: the PTY gets the new size
 	// (stty reads it from the terminal), and the shell still answers.
 	var before string
@@ -176,7 +194,9 @@ func TestDashboard(t *testing.T) {
 	}
 	sctx, done = step(time.Minute)
 	b.waitFor(sctx, "the SDK's exec in the journal", `[...document.querySelectorAll("#journal-rows tr[data-type='exec.started']")].some((r) => r.textContent.includes("from-the-sdk"))`)
-	b.waitFor(sctx, "the tier split", `document.querySelector("#tier-split").textContent.includes("isolate 1")`)
+	// The server's counts: the SDK's exec in the isolate tier, the
+	// terminal's first session in the container (the second still runs).
+	b.waitFor(sctx, "the tier split", `document.querySelector("#tier-split").textContent === "isolate 1 · container 1"`)
 	done()
 	shot("04-journal")
 
@@ -255,11 +275,18 @@ func TestDashboard(t *testing.T) {
 	b.click(ctx, "#bar .brand")
 	sctx, done = step(2 * time.Minute)
 	b.waitFor(sctx, "two sandboxes listed", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 2`)
-	b.waitFor(sctx, "the running sandbox's memory", fmt.Sprintf(`document.querySelector("#sandbox-rows tr[data-id='%s'] td:nth-child(7)")?.textContent.endsWith("B")`, sb.ID))
+	b.waitFor(sctx, "the running sandbox's memory", fmt.Sprintf(`document.querySelector("#sandbox-rows tr[data-id='%s'] td:nth-child(8)")?.textContent.endsWith("B")`, sb.ID))
+	// Each row's tier split: the SDK's exec and the terminal's sessions
+	// (the second ends when the page leaves the terminal or its container
+	// stops); the fork has run nothing.
+	b.waitFor(sctx, "the sandbox's tier split", fmt.Sprintf(`/^isolate 1 · container [12]$/.test(document.querySelector("#sandbox-rows tr[data-id='%s'] td.tiers")?.textContent)`, sb.ID))
+	b.waitFor(sctx, "the fork's tier split", fmt.Sprintf(`[...document.querySelectorAll("#sandbox-rows tr[data-id]")].some((r) => r.dataset.id !== %q && r.querySelector("td.tiers").textContent === "isolate 0 · container 0")`, sb.ID))
 	done()
 	shot("10-list")
 
-	// The list is paged: 50 rows, then "Show more".
+	// The list is paged: 50 rows, then "Show more" fetches the next page
+	// after the first's cursor and appends it; the list's refresh then
+	// fetches both pages again, each after its own cursor.
 	for i := range 53 {
 		if _, err := c.Create(ctx, client.CreateRequest{Name: fmt.Sprintf("page-%02d", i)}); err != nil {
 			t.Fatal(err)
@@ -268,10 +295,35 @@ func TestDashboard(t *testing.T) {
 	sctx, done = step(2 * time.Minute)
 	b.waitFor(sctx, "the first page of 50", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 50 && !document.querySelector("#more").hidden`)
 	done()
+	b.eval(ctx, `performance.setResourceTimingBufferSize(100000); performance.clearResourceTimings()`, nil)
 	b.click(ctx, "#more")
 	sctx, done = step(time.Minute)
-	b.waitFor(sctx, "all 55 after Show more", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 55 && document.querySelector("#more").hidden`)
+	b.waitFor(sctx, "all 55 after Show more", `document.querySelectorAll("#sandbox-rows tr[data-id]").length === 55 && document.querySelector("#more").hidden &&
+		document.querySelector("#sandbox-rows tr[data-id]:last-child a").textContent === "page-52"`)
 	done()
+	listCalls := func() []string {
+		var urls []string
+		b.eval(ctx, `performance.getEntriesByType("resource").map((e) => e.name).filter((n) => n.includes("/v1/sandboxes?"))`, &urls)
+		return urls
+	}
+	if urls := listCalls(); len(urls) == 0 || !strings.Contains(urls[0], "after=") || !strings.Contains(urls[0], "limit=50") {
+		t.Errorf("Show more fetched %q; want the page of 50 after the first page's cursor", urls)
+	}
+	// Rows drawn from now on are new elements: wait for the next refresh's.
+	b.eval(ctx, `document.querySelector("#sandbox-rows tr").dataset.drawn = "before"`, nil)
+	sctx, done = step(time.Minute)
+	b.waitFor(sctx, "the list's refresh", `!document.querySelector("#sandbox-rows tr[data-drawn]")`)
+	done()
+	var rowsAfter int
+	b.eval(ctx, `document.querySelectorAll("#sandbox-rows tr[data-id]").length`, &rowsAfter)
+	if rowsAfter != 55 {
+		t.Errorf("after the list's refresh: %d rows, want the 55 of both pages", rowsAfter)
+	}
+	for _, u := range listCalls() {
+		if !strings.Contains(u, "limit=50") {
+			t.Errorf("the list fetched %s; every page is 50", u)
+		}
+	}
 	if f := b.pageFaults(); len(f) > 0 {
 		t.Errorf("the page reported faults:\n%s", strings.Join(f, "\n"))
 	}
@@ -483,6 +535,7 @@ func TestTerminalRenderer(t *testing.T) {
 		t.Errorf("lines drawn [main, alternate, main again] = %q, want %q", drawn, want)
 	}
 	testRecordedSessions(ctx, t, b)
+	testMouseReports(ctx, t, b)
 	// Keys: what the PTY terminal sends for each (dashboard/ui/exec.js).
 	keys := []struct {
 		event string // KeyboardEvent init, JSON
@@ -552,11 +605,7 @@ func TestDashboardLineMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := startBrowser(t, 1200, 900)
-	b.navigate(ctx, "http://"+addr+"/")
-	b.waitFor(ctx, "the login form", `document.querySelector("#token")`)
-	b.typeInto(ctx, "#token", d.Token)
-	b.click(ctx, "#login button[type=submit]")
-	b.waitFor(ctx, "the sandbox list", `document.querySelector("#sandbox-rows tr[data-id]")`)
+	dashboardLogin(ctx, b, "http://"+addr, d.Token)
 	b.navigate(ctx, "http://"+addr+"/#/s/"+string(sb.ID)+"/terminal")
 	b.waitFor(ctx, "the refused terminal", `document.querySelector("#term-screen").textContent.includes("[no terminal: ")`)
 	b.waitFor(ctx, "line mode's input", `document.querySelector("#term-input")?.tagName === "INPUT" && document.querySelector("#term-status").textContent === "idle"`)
@@ -569,6 +618,81 @@ func TestDashboardLineMode(t *testing.T) {
 	}
 	if f := b.pageFaults(); len(f) > 0 {
 		t.Errorf("the page reported faults:\n%s", strings.Join(f, "\n"))
+	}
+}
+
+// testMouseReports checks what the terminal sends for mouse events
+// under each mouse mode and encoding a program may set (xterm's
+// ctlseqs, "Mouse Tracking"), and which cell a point is over.
+func testMouseReports(ctx context.Context, t *testing.T, b *browser) {
+	const (
+		press   = `{"action":"press","button":0,"col":4,"row":2}`
+		release = `{"action":"release","button":0,"col":4,"row":2}`
+	)
+	tests := []struct {
+		name  string
+		modes string // written first
+		event string // the event, JSON (Terminal.mouseReport's argument)
+		want  string
+	}{
+		{"off: nothing", "", press, ""},
+		{"turned off again", "\x1b[?1000h\x1b[?1000l", press, ""},
+		{"reset of another mode turns it off", "\x1b[?1002h\x1b[?1000l", press, ""},
+		{"1000: press", "\x1b[?1000h", press, "\x1b[M %#"},
+		{"1000: release is button 3", "\x1b[?1000h", release, "\x1b[M#%#"},
+		{"1000: right button with Ctrl and Shift", "\x1b[?1000h", `{"action":"press","button":2,"col":0,"row":0,"ctrl":true,"shift":true}`, "\x1b[M6!!"},
+		{"1000: Alt is 8", "\x1b[?1000h", `{"action":"press","button":1,"col":0,"row":0,"alt":true}`, "\x1b[M)!!"},
+		{"1000: wheel up and down", "\x1b[?1000h", `{"action":"wheel","button":-1,"up":true,"col":0,"row":0}`, "\x1b[M`!!"},
+		{"1000: no motion", "\x1b[?1000h", `{"action":"move","button":0,"col":1,"row":1}`, ""},
+		{"1002: motion with a button held", "\x1b[?1002h", `{"action":"move","button":0,"col":1,"row":1}`, "\x1b[M@\"\""},
+		{"1002: no motion without one", "\x1b[?1002h", `{"action":"move","button":-1,"col":1,"row":1}`, ""},
+		{"1003: any motion", "\x1b[?1003h", `{"action":"move","button":-1,"col":1,"row":1}`, "\x1b[MC\"\""},
+		{"9 (X10): press without modifiers", "\x1b[?9h", `{"action":"press","button":0,"col":4,"row":2,"ctrl":true}`, "\x1b[M %#"},
+		{"9 (X10): no release", "\x1b[?9h", release, ""},
+		{"past column 95 in bytes: not sent", "\x1b[?1000h", `{"action":"press","button":0,"col":95,"row":0}`, ""},
+		{"SGR: press", "\x1b[?1000h\x1b[?1006h", press, "\x1b[<0;5;3M"},
+		{"SGR: release names its button", "\x1b[?1000h\x1b[?1006h", `{"action":"release","button":2,"col":4,"row":2}`, "\x1b[<2;5;3m"},
+		{"SGR: wheel down with Ctrl", "\x1b[?1000h\x1b[?1006h", `{"action":"wheel","button":-1,"up":false,"col":9,"row":0,"ctrl":true}`, "\x1b[<81;10;1M"},
+		{"SGR: far cells", "\x1b[?1003h\x1b[?1006h", `{"action":"move","button":-1,"col":299,"row":119}`, "\x1b[<35;300;120M"},
+		{"SGR off: bytes again", "\x1b[?1000h\x1b[?1006h\x1b[?1006l", press, "\x1b[M %#"},
+		{"urxvt (1015)", "\x1b[?1000h\x1b[?1015h", release, "\x1b[35;5;3M"},
+		{"UTF-8 (1005): far cells as characters", "\x1b[?1000h\x1b[?1005h", `{"action":"press","button":0,"col":199,"row":0}`, "\x1b[M \u00e8!"},
+		{"a full reset turns it off", "\x1b[?1000h\x1bc", press, ""},
+	}
+	for _, tc := range tests {
+		t.Run("mouse "+tc.name, func(t *testing.T) {
+			modes, _ := json.Marshal(tc.modes)
+			var got string
+			js := `(async () => { const { Terminal } = await import("/ui/term.js");
+				const t = new Terminal(document.createElement("div"), { cols: 300, rows: 120 });
+				t.write(` + string(modes) + `);
+				return t.mouseReport(` + tc.event + `); })()`
+			if err := b.eval(ctx, js, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("after %q, mouseReport(%s) = %q, want %q", tc.modes, tc.event, got, tc.want)
+			}
+		})
+	}
+	// cellAt: the screen's top line is its row 0, below the scrollback.
+	var cell []int
+	js := `(async () => { const { Terminal } = await import("/ui/term.js");
+		const el = document.body.appendChild(document.createElement("div"));
+		const t = new Terminal(el, { cols: 10, rows: 3, crlf: false });
+		t.write("1\r\n2\r\n3\r\n4\r\n5");
+		await new Promise((r) => setTimeout(r, 0));
+		const box = el.children[2].getBoundingClientRect(); // "3": the screen's first line
+		const cell = { w: 10, h: 20 };
+		const at = t.cellAt(box.left + 4 * 10 + 5, box.top + 2 * 20 + 5, cell);
+		const off = t.cellAt(box.left - 50, box.top + 100 * 20, cell);
+		el.remove();
+		return [at.col, at.row, off.col, off.row]; })()`
+	if err := b.eval(ctx, js, &cell); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(cell) != "[4 2 0 2]" {
+		t.Errorf("cellAt [col row of a point in cell 4,2; of a point off the screen] = %v, want [4 2 0 2]", cell)
 	}
 }
 

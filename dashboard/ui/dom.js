@@ -81,3 +81,10 @@ export function sizeText(sz) {
   if (sz.disk_bytes) parts.push(bytes(sz.disk_bytes) + " disk");
   return (sz.preset ? sz.preset + ": " : "") + parts.join(", ");
 }
+
+// tierText says how many of a sandbox's execs ran in each tier (the
+// API's execs: {isolate, container}).
+export function tierText(execs) {
+  const e = execs || {};
+  return `isolate ${e.isolate || 0} · container ${e.container || 0}`;
+}

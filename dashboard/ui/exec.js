@@ -108,7 +108,7 @@ function fit(el) {
   const w = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
   const ht = el.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
   const clamp = (v) => Math.max(1, Math.min(1000, Math.floor(v)));
-  return { cols: clamp(w / cell.w), rows: clamp(ht / cell.h) };
+  return { cols: clamp(w / cell.w), rows: clamp(ht / cell.h), cell };
 }
 
 // shell builds the terminal panel for sandbox. It returns {el, show(),
@@ -215,11 +215,12 @@ function pty(sandbox, screen, bar, status, note, again, fallback) {
   input.addEventListener("compositionend", () => { send(input.value); input.value = ""; });
   // A click on the screen focuses the keys, unless it made a selection.
   screen.addEventListener("mouseup", () => { if (!String(getSelection())) input.focus(); });
+  const stopMouse = reportMouse(term, screen, () => size.cell, send);
 
   function onResize() {
     if (!screen.clientWidth) return; // hidden (another tab): sized when shown
     const next = fit(screen);
-    if (next.cols === size.cols && next.rows === size.rows) return;
+    if (next.cols === size.cols && next.rows === size.rows) { size.cell = next.cell; return; }
     size = next;
     term.resize(size.cols, size.rows);
     if (session) { session.resize(size.cols, size.rows); status.textContent = `${size.cols}×${size.rows}`; }
@@ -230,8 +231,52 @@ function pty(sandbox, screen, bar, status, note, again, fallback) {
 
   return {
     focus: () => { onResize(); input.focus({ preventScroll: true }); },
-    close: () => { window.removeEventListener("resize", onResize); if (session) session.cancel(); },
+    close: () => { window.removeEventListener("resize", onResize); stopMouse(); if (session) session.cancel(); },
   };
+}
+
+// reportMouse sends the mouse's presses, releases, wheel turns and moves
+// over screen to the program, as term says it asked for them (?1000 and
+// the rest; see Terminal.mouseReport), while it does: then the mouse no
+// longer selects text there, except with Shift held (as in xterm). cell
+// says a cell's size. It returns a function that stops it.
+function reportMouse(term, screen, cell, send) {
+  let held = -1; // the button held down over the screen, or -1
+  let last = ""; // the cell of the last move reported
+  const report = (action, e, button, up) => {
+    const at = term.cellAt(e.clientX, e.clientY, cell());
+    if (action === "move") {
+      const key = at.col + "," + at.row;
+      if (key === last) return; // moves within a cell are one
+      last = key;
+    }
+    send(term.mouseReport({ action, button, up, col: at.col, row: at.row, shift: e.shiftKey, alt: e.altKey, ctrl: e.ctrlKey }));
+  };
+  const on = (e) => term.mouseTracking && !e.shiftKey;
+  const down = (e) => {
+    if (!on(e) || e.button > 2) return;
+    e.preventDefault(); // no selection, and the keys keep the focus
+    held = e.button; // the DOM's numbers are xterm's: 0 left, 1 middle, 2 right
+    report("press", e, held);
+  };
+  const up = (e) => { // on the window: a release off the screen still ends the press
+    if (held < 0 || e.button !== held) return;
+    held = -1;
+    if (term.mouseTracking) report("release", e, e.button);
+  };
+  const move = (e) => { if (on(e) && term.mouseTracking >= 1002) report("move", e, held); };
+  const wheel = (e) => {
+    if (!on(e) || !e.deltaY) return;
+    e.preventDefault(); // the program scrolls, not the page
+    report("wheel", e, -1, e.deltaY < 0);
+  };
+  const menu = (e) => { if (on(e)) e.preventDefault(); }; // the right button is the program's
+  screen.addEventListener("mousedown", down);
+  window.addEventListener("mouseup", up);
+  screen.addEventListener("mousemove", move);
+  screen.addEventListener("wheel", wheel, { passive: false });
+  screen.addEventListener("contextmenu", menu);
+  return () => window.removeEventListener("mouseup", up);
 }
 
 const historyMax = 200;

@@ -2,9 +2,10 @@
 // journal and events (the page opens on it), the terminal, files, background processes, snapshots
 // with their lineage, the network policy with the egress log, and usage.
 // One events stream (GET …/events?follow=true) feeds the journal, the
-// tier split, the egress log and the refresh of the other tabs.
+// egress log and the refresh of the other tabs and of the tier split
+// (the sandbox's execs: {isolate, container}, which the server counts).
 
-import { h, replace, route, bytes, when, clip, sizeText } from "./dom.js";
+import { h, replace, route, bytes, when, clip, sizeText, tierText } from "./dom.js";
 import * as api from "./api.js";
 import { shell } from "./exec.js";
 import { Terminal } from "./term.js";
@@ -13,6 +14,7 @@ import { stateClass } from "./list.js";
 const tabs = ["journal", "terminal", "files", "processes", "snapshots", "network", "metrics"];
 const maxRows = 2000; // journal rows kept in the page; older ones are dropped
 const maxView = 1 << 20; // bytes of a file the viewer shows
+const recountMS = 250; // how long the tier split waits for more execs to end before reading the counts
 
 // latest wraps an async drawing function so that only the newest call's
 // result is drawn: an older request that answers late (the tab's first
@@ -35,7 +37,6 @@ export function sandboxView(main, crumbs, id, firstTab) {
   const closers = [];
   let sb = null;
   let current = "";
-  const tier = { isolate: 0, container: 0 };
   const egress = [];
   const forkedFrom = [];
   const forksMade = [];
@@ -69,8 +70,24 @@ export function sandboxView(main, crumbs, id, firstTab) {
   }
 
   function drawTier() {
-    tierEl.textContent = `isolate ${tier.isolate} · container ${tier.container}`;
+    tierEl.textContent = sb ? tierText(sb.execs) : "";
   }
+
+  // recount reads the sandbox's exec counts again once its execs end:
+  // once for a burst of them (the journal's history, replayed when the
+  // stream opens, or a busy sandbox), not once each.
+  let recounting = null;
+  function recount() {
+    if (recounting) return;
+    recounting = setTimeout(async () => {
+      recounting = null;
+      try {
+        const got = await api.call("GET", api.sbx(id), undefined, ctl.signal);
+        if (sb) { sb.execs = got.execs; drawTier(); }
+      } catch (err) { report(err); }
+    }, recountMS);
+  }
+  closers.push(() => clearTimeout(recounting));
 
   async function act(method, path) {
     try { await api.call(method, api.sbx(id) + path, undefined, ctl.signal); } catch (err) { report(err); }
@@ -117,9 +134,7 @@ export function sandboxView(main, crumbs, id, firstTab) {
     jbody.appendChild(tr);
     while (jbody.childElementCount > maxRows) jbody.firstElementChild.remove();
     switch (e.type) {
-      case "exec.ended":
-        if (d.backend === "isolate" || d.backend === "container") { tier[d.backend]++; drawTier(); }
-        break;
+      case "exec.ended": recount(); break;
       case "sandbox.forked": forkedFrom.push(d); break;
       case "sandbox.fork_made": forksMade.push(d); break;
       case "sandbox.snapshotted": case "snapshot.expired": case "sandbox.restored":
@@ -359,14 +374,8 @@ export function sandboxView(main, crumbs, id, firstTab) {
       (n.headers || []).length ? h("p", { class: "note", text: "header rules: " + n.headers.map((x) => `${x.header} on ${x.domain}`).join(", ") }) : null,
       h("h3", { text: "Egress log" }),
       egress.length ? h("table", { class: "list", id: "egress" },
-        h("thead", {}, h("tr", {}, ["time", "kind", "host", "detail"].map((t) => h("th", { text: t })))),
-        h("tbody", {}, egress.slice().reverse().map((e) => {
-          const d = e.data || {};
-          const detail = e.type === "egress.request" ? `${d.method || ""} ${d.path || ""} → ${d.status || ""}`
-            : e.type === "egress.denied" ? d.message || "" : `${d.protocol || ""} :${d.port || ""} in ${bytes(d.bytes_in)} out ${bytes(d.bytes_out)}`;
-          return h("tr", { class: e.type === "egress.denied" ? "denied" : "" }, h("td", { text: when(e.time) }),
-            h("td", { class: "mono", text: e.type.slice(7) }), h("td", { class: "mono", text: d.host || d.ip || "" }), h("td", { class: "mono", text: clip(detail, 300) }));
-        }))) : h("p", { class: "note", text: n.mode === "none" ? "mode none: the sandbox reaches nothing" : "no egress yet" }));
+        h("thead", {}, h("tr", {}, ["time", "decision", "kind", "host", "port", "detail"].map((t) => h("th", { text: t })))),
+        h("tbody", {}, egress.slice().reverse().map(egressRow))) : h("p", { class: "note", text: n.mode === "none" ? "mode none: the sandbox reaches nothing" : "no egress yet" }));
   }
 
   // Usage.
@@ -414,6 +423,21 @@ export function sandboxView(main, crumbs, id, firstTab) {
     tab,
     close() { ctl.abort(); for (const c of closers) c(); },
   };
+}
+
+// egressRow is one egress.request (an HTTP request, allowed), egress.connection
+// (a connection, allowed, with its bytes) or egress.denied entry.
+function egressRow(e) {
+  const d = e.data || {};
+  const denied = e.type === "egress.denied";
+  const detail = e.type === "egress.request" ? `${d.method || ""} ${d.path || ""} → ${d.status || ""}`
+    : denied ? d.message || "" : `in ${bytes(d.bytes_in)} out ${bytes(d.bytes_out)}`;
+  return h("tr", { class: denied ? "denied" : "", dataset: { type: e.type } }, h("td", { text: when(e.time) }),
+    h("td", { class: "decision", text: denied ? "denied" : "allowed" }),
+    h("td", { class: "mono", text: d.protocol || e.type.slice(7) }),
+    h("td", { class: "mono host", text: d.host || d.ip || "" }),
+    h("td", { class: "num", text: d.port ? String(d.port) : "" }),
+    h("td", { class: "mono", text: clip(detail, 300), title: d.rule ? "rule: " + d.rule : undefined }));
 }
 
 function dt(k, v) {

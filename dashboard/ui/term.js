@@ -15,10 +15,13 @@
 // screen (?1049, ?1047, ?47, with ?1048's cursor save), the line-drawing
 // character set (ESC ( 0), the cursor's visibility, application cursor
 // keys (?1, for the caller's keys), bracketed paste mode (?2004, for the
-// caller's paste), and answers the cursor position report (CSI 6 n), the
-// status report (CSI 5 n) and primary device attributes (CSI c) through
-// opts.reply when given. Other escape sequences (OSC titles and queries,
-// DCS strings, mouse and other private modes) are parsed and ignored.
+// caller's paste), the mouse modes (?9, ?1000, ?1002, ?1003 and the
+// encodings ?1005, ?1006, ?1015: mouseReport says what the caller sends
+// for a mouse event, cellAt which cell it is over), and answers the cursor
+// position report (CSI 6 n), the status report (CSI 5 n) and primary
+// device attributes (CSI c) through opts.reply when given. Other escape
+// sequences (OSC titles and queries, DCS strings, other private modes) are
+// parsed and ignored.
 // Output is put into the page as text nodes only, so nothing a program
 // prints can become markup; the colours that have no class (256-colour
 // beyond the first 16, truecolour) are set through the element's style
@@ -87,6 +90,12 @@ export class Terminal {
     this.cursorVisible = true;
     this.bracketedPaste = false;
     this.appCursor = false; // ?1: cursor keys send ESC O A, not ESC [ A
+    // Mouse reporting, as the program asked for it: which events
+    // (0 none, 9 presses, 1000 presses and releases, 1002 and motion
+    // while a button is held, 1003 and all motion) and their encoding
+    // ("" xterm's bytes, "utf8" ?1005, "sgr" ?1006, "urxvt" ?1015).
+    this.mouseTracking = 0;
+    this.mouseEncoding = "";
     this.insertMode = false;
     this.autowrap = true;
     this.origin = false; // ?6: rows count from the scroll region's top
@@ -382,7 +391,64 @@ export class Terminal {
         else if (this.alt) { this.switchScreen(false, false); this.restore(); }
         break;
       case 2004: this.bracketedPaste = on; break;
+      // One mode says which mouse events are reported: setting one
+      // replaces another, and resetting any turns reporting off (as in xterm).
+      case 9: case 1000: case 1002: case 1003: this.mouseTracking = on ? p : 0; break;
+      case 1005: case 1006: case 1015: {
+        const enc = { 1005: "utf8", 1006: "sgr", 1015: "urxvt" }[p];
+        if (on) this.mouseEncoding = enc;
+        else if (this.mouseEncoding === enc) this.mouseEncoding = "";
+        break;
+      }
     }
+  }
+
+  // mouseReport returns what the terminal sends the program for a mouse
+  // event m, or "" when its mode does not report it: m.action is "press",
+  // "release", "move" or "wheel"; m.button the button pressed, released or
+  // held while moving (0 left, 1 middle, 2 right; -1 none); m.up a wheel
+  // turned up; m.col and m.row the cell, from 0 at the screen's top left;
+  // m.shift, m.alt and m.ctrl the modifiers held.
+  mouseReport(m) {
+    const mode = this.mouseTracking;
+    if (!mode) return "";
+    let cb;
+    if (m.action === "wheel") {
+      if (mode === 9) return ""; // X10 reports presses of the three buttons only
+      cb = m.up ? 64 : 65;
+    } else if (m.action === "move") {
+      if (mode === 9 || mode === 1000 || (mode === 1002 && m.button < 0)) return "";
+      cb = 32 + (m.button < 0 ? 3 : m.button);
+    } else if (m.button < 0 || m.button > 2 || (mode === 9 && m.action === "release")) {
+      return "";
+    } else {
+      // Only SGR says which button was released; the others say 3.
+      cb = m.action === "release" && this.mouseEncoding !== "sgr" ? 3 : m.button;
+    }
+    if (mode !== 9) cb += (m.shift ? 4 : 0) + (m.alt ? 8 : 0) + (m.ctrl ? 16 : 0);
+    const x = m.col + 1, y = m.row + 1;
+    switch (this.mouseEncoding) {
+      case "sgr": return `\x1b[<${cb};${x};${y}${m.action === "release" ? "m" : "M"}`;
+      case "urxvt": return `\x1b[${32 + cb};${x};${y}M`;
+      case "utf8": // each value a character, which the input's UTF-8 encodes
+        if (x > 2015 || y > 2015) return "";
+        return "\x1b[M" + String.fromCharCode(32 + cb, 32 + x, 32 + y);
+    }
+    // xterm's bytes are 32 + each value, up to 255; the stdin this goes
+    // to is text, sent as UTF-8, where bytes past 127 would become two:
+    // a cell past column or row 95 is not reported (xterm stops at 223).
+    if (x > 95 || y > 95) return "";
+    return "\x1b[M" + String.fromCharCode(32 + cb, 32 + x, 32 + y);
+  }
+
+  // cellAt says which cell of the screen the point (x, y), in the page's
+  // client coordinates, is over, given a cell's size in pixels ({w, h});
+  // points off the screen give the nearest cell.
+  cellAt(x, y, cell) {
+    const first = this.el.children[this.top]; // the screen's top line, as drawn
+    const box = (first || this.el).getBoundingClientRect();
+    const clamp = (v, n) => Math.max(0, Math.min(n - 1, Math.floor(v)));
+    return { col: clamp((x - box.left) / cell.w, this.cols), row: clamp((y - box.top) / cell.h, this.rows) };
   }
 
   csi(final, params) {

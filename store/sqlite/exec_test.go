@@ -103,3 +103,48 @@ func TestExecsKeyedBySandbox(t *testing.T) {
 		t.Errorf("plan of a sandbox's exec delete: %q; want a SEARCH of execs by its key", plan)
 	}
 }
+
+// TestExecCountsMigrated: a database an earlier version made, whose
+// sandboxes table has no exec counts, gets them at open, counted from
+// the execs it already holds, and they are kept across a reopen.
+func TestExecCountsMigrated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rung.db")
+	db, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
+	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+	must(t, db.CreateSandbox(ctx, sb, 0))
+	for _, q := range []string{
+		`ALTER TABLE sandboxes DROP COLUMN execs_isolate`,
+		`ALTER TABLE sandboxes DROP COLUMN execs_container`,
+	} {
+		if _, err := db.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, b := range []rung.Backend{rung.BackendIsolate, rung.BackendContainer, rung.BackendIsolate, rung.BackendIsolate} {
+		state := "ended"
+		if i == 3 {
+			state = "lost"
+		}
+		if _, err := db.w.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
+			VALUES(?, ?, 'true', ?, ?, 0, 0, 1, 2)`, string(rung.NewExecID()), string(sb.ID), state, string(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	for range 2 {
+		if db, err = Open(ctx, path); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.GetSandbox(ctx, "acme", sb.ID)
+		db.Close()
+		must(t, err)
+		if want := (rung.ExecCounts{Isolate: 3, Container: 1}); got.Execs != want {
+			t.Errorf("exec counts after the migration = %+v, want %+v", got.Execs, want)
+		}
+	}
+}

@@ -71,12 +71,13 @@ func encodeSandbox(s store.Sandbox) (doc, labels string, err error) {
 	return string(d), string(lb), nil
 }
 
-const sandboxCols = `doc, state, expires, idle_at`
+const sandboxCols = `doc, state, expires, idle_at, execs_isolate, execs_container`
 
 func scanSandbox(sc interface{ Scan(...any) error }) (store.Sandbox, error) {
 	var doc, state string
 	var expires, idle int64
-	if err := sc.Scan(&doc, &state, &expires, &idle); err != nil {
+	var execs rung.ExecCounts
+	if err := sc.Scan(&doc, &state, &expires, &idle, &execs.Isolate, &execs.Container); err != nil {
 		return store.Sandbox{}, err
 	}
 	var s store.Sandbox
@@ -85,6 +86,7 @@ func scanSandbox(sc interface{ Scan(...any) error }) (store.Sandbox, error) {
 	}
 	s.State = rung.State(state)
 	s.ExpiresAt, s.IdleAt = fromNanos(expires), fromNanos(idle)
+	s.Execs = execs
 	return s, nil
 }
 

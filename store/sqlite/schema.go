@@ -28,7 +28,13 @@ CREATE TABLE IF NOT EXISTS sandboxes (
 	created  INTEGER NOT NULL,
 	expires  INTEGER NOT NULL,
 	idle_at  INTEGER NOT NULL,
-	alarm    INTEGER NOT NULL
+	alarm    INTEGER NOT NULL,
+	-- How many of the sandbox's execs ran in each tier: its rows of
+	-- execs by backend, counted as each one is written (EndExec,
+	-- LoseExecs), so a list reads them with the row (migrateExecCounts
+	-- adds them to an earlier table).
+	execs_isolate   INTEGER NOT NULL DEFAULT 0,
+	execs_container INTEGER NOT NULL DEFAULT 0
 );
 CREATE UNIQUE INDEX IF NOT EXISTS sandboxes_name ON sandboxes(tenant, name) WHERE name <> '';
 CREATE INDEX IF NOT EXISTS sandboxes_tenant ON sandboxes(tenant, created, id);
@@ -122,6 +128,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err := migrateExecsKey(ctx, db); err != nil {
 		return err
 	}
+	if err := migrateExecCounts(ctx, db); err != nil {
+		return err
+	}
 	return migrateSnapshots(ctx, db)
 }
 
@@ -136,12 +145,7 @@ func migrateExecsKey(ctx context.Context, db *sql.DB) error {
 	if keyCols != 1 {
 		return nil
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate execs: %w", err)
-	}
-	defer tx.Rollback()
-	for _, q := range []string{
+	return execAll(ctx, db, "migrate execs",
 		`CREATE TABLE execs_keyed (
 			id TEXT NOT NULL, sandbox TEXT NOT NULL, command TEXT NOT NULL, state TEXT NOT NULL,
 			backend TEXT NOT NULL, exit_code INTEGER NOT NULL, bytes INTEGER NOT NULL,
@@ -150,14 +154,41 @@ func migrateExecsKey(ctx context.Context, db *sql.DB) error {
 			SELECT id, sandbox, command, state, backend, exit_code, bytes, started, ended FROM execs`,
 		`DROP TABLE execs`,
 		`ALTER TABLE execs_keyed RENAME TO execs`,
-		`CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started'`,
-	} {
+		`CREATE INDEX IF NOT EXISTS execs_started ON execs(sandbox) WHERE state = 'started'`)
+}
+
+// migrateExecCounts adds the exec count columns to a sandboxes table an
+// earlier version made and counts the execs it already has, in one
+// transaction (one pass over execs, once).
+func migrateExecCounts(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('sandboxes') WHERE name = 'execs_isolate'`).Scan(&n); err != nil {
+		return fmt.Errorf("migrate exec counts: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	return execAll(ctx, db, "migrate exec counts",
+		`ALTER TABLE sandboxes ADD COLUMN execs_isolate INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE sandboxes ADD COLUMN execs_container INTEGER NOT NULL DEFAULT 0`,
+		`WITH c AS (SELECT sandbox, sum(backend = 'isolate') AS i, sum(backend = 'container') AS k FROM execs GROUP BY sandbox)
+			UPDATE sandboxes SET execs_isolate = c.i, execs_container = c.k FROM c WHERE c.sandbox = sandboxes.id`)
+}
+
+// execAll runs the statements qs in one transaction: all of them or none.
+func execAll(ctx context.Context, db *sql.DB, what string, qs ...string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer tx.Rollback()
+	for _, q := range qs {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("migrate execs: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate execs: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Execs", testExecs},
 		{"QueuedStartExec", testQueuedStartExec},
 		{"LoseExecs", testLoseExecs},
+		{"ExecCounts", testExecCounts},
 		{"Events", testEvents},
 		{"EventsConcurrent", testEventsConcurrent},
 		{"ConcurrentFailures", testConcurrentFailures},
@@ -439,6 +440,66 @@ func testLoseExecs(t *testing.T, s store.Store) {
 	if len(again) != 0 {
 		t.Errorf("second LoseExecs = %d execs, want 0", len(again))
 	}
+}
+
+// testExecCounts: a sandbox's row counts its execs by the tier each
+// ended in, ended and lost ones, not those in flight; every read of the
+// row has them, and an update of the row keeps them.
+func testExecCounts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := sandbox(t, s, "acme", "counted", nil)
+	other := sandbox(t, s, "acme", "", nil)
+	start := func(id rung.SandboxID, b rung.Backend) store.Exec {
+		e := store.Exec{ID: rung.NewExecID(), Sandbox: id, Backend: b, StartedAt: t0}
+		_, err := s.StartExec(ctx, e, ev("exec.started", true))
+		must(t, err)
+		return e
+	}
+	for _, b := range []rung.Backend{rung.BackendIsolate, rung.BackendIsolate, rung.BackendContainer} {
+		_, err := s.EndExec(ctx, start(sb.ID, b), nil)
+		must(t, err)
+	}
+	// Chosen for the isolate tier, it ends in the container's.
+	rerouted := start(sb.ID, rung.BackendIsolate)
+	rerouted.Backend = rung.BackendContainer
+	_, err := s.EndExec(ctx, rerouted, nil)
+	must(t, err)
+	start(sb.ID, rung.BackendContainer) // in flight
+	check := func(when string, want rung.ExecCounts) {
+		t.Helper()
+		got, err := s.GetSandbox(ctx, "acme", sb.ID)
+		must(t, err)
+		if got.Execs != want {
+			t.Errorf("%s: GetSandbox execs = %+v, want %+v", when, got.Execs, want)
+		}
+		got, err = s.SandboxByName(ctx, "acme", "counted")
+		must(t, err)
+		if got.Execs != want {
+			t.Errorf("%s: SandboxByName execs = %+v, want %+v", when, got.Execs, want)
+		}
+		list, err := s.ListSandboxes(ctx, store.Filter{Tenant: "acme"})
+		must(t, err)
+		for _, l := range list {
+			if l.ID == sb.ID && l.Execs != want {
+				t.Errorf("%s: ListSandboxes execs = %+v, want %+v", when, l.Execs, want)
+			}
+			if l.ID == other.ID && l.Execs != (rung.ExecCounts{}) {
+				t.Errorf("%s: the other sandbox's execs = %+v, want none", when, l.Execs)
+			}
+		}
+	}
+	check("ended", rung.ExecCounts{Isolate: 2, Container: 2})
+	cur, err := s.GetSandbox(ctx, "acme", sb.ID)
+	must(t, err)
+	cur.Execs = rung.ExecCounts{Isolate: 100} // an update never sets them
+	cur.Labels = map[string]string{"k": "v"}
+	must(t, s.UpdateSandbox(ctx, cur))
+	must(t, s.PostponeExpiry(ctx, sb.ID, t0.Add(time.Hour)))
+	check("updated", rung.ExecCounts{Isolate: 2, Container: 2})
+	_, err = s.LoseExecs(ctx, func(rung.SandboxID, []rung.ExecID) store.Event { return ev("exec.lost", true) })
+	must(t, err)
+	check("lost", rung.ExecCounts{Isolate: 2, Container: 3})
 }
 
 func testEvents(t *testing.T, s store.Store) {
