@@ -56,21 +56,37 @@ func (q *queuedStart) End(ctx context.Context, e store.Exec, evs []store.Event) 
 	// row its start would have made and its end removed.
 	var last int64
 	err := q.db.write(ctx, func(tx tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
-			SELECT ?, ?, ?, 'ended', ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sandboxes WHERE id = ?)`,
-			string(q.e.ID), string(q.e.Sandbox), q.e.Command, string(e.Backend), e.ExitCode, e.Bytes, nanos(q.e.StartedAt), nanos(e.EndedAt), string(q.e.Sandbox))
+		// Counting it is also the check that the sandbox exists.
+		if found, err := countExec(ctx, tx, q.e.Sandbox, e.Backend); err != nil {
+			return classify(err, "exec "+string(q.e.ID))
+		} else if !found {
+			return classify(sql.ErrNoRows, "sandbox "+string(q.e.Sandbox))
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
+			VALUES (?, ?, ?, 'ended', ?, ?, ?, ?, ?)`,
+			string(q.e.ID), string(q.e.Sandbox), q.e.Command, string(e.Backend), e.ExitCode, e.Bytes, nanos(q.e.StartedAt), nanos(e.EndedAt))
 		if err != nil {
 			return classify(err, "exec "+string(q.e.ID))
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return classify(err, "exec "+string(q.e.ID))
-		} else if n == 0 {
-			return classify(sql.ErrNoRows, "sandbox "+string(q.e.Sandbox))
 		}
 		last, err = appendEvents(ctx, tx, q.e.Sandbox, append([]store.Event{q.ev}, evs...))
 		return err
 	})
 	return last, err
+}
+
+// countExec counts an ended exec of sandbox under backend in the
+// sandbox's row (the tier split the list shows), and reports whether the
+// sandbox exists. It dirties the row's page, one more per exec
+// (BenchmarkExecWAL); counting execs by backend at list time instead
+// would read every exec of every sandbox listed.
+func countExec(ctx context.Context, tx tx, sandbox rung.SandboxID, backend rung.Backend) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE sandboxes SET execs_isolate = execs_isolate + (?1 = 'isolate'),
+		execs_container = execs_container + (?1 = 'container') WHERE id = ?2`, string(backend), string(sandbox))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // insertRunning records e as running and appends ev.
@@ -108,11 +124,7 @@ func (db *DB) EndExec(ctx context.Context, e store.Exec, evs []store.Event) (int
 		if _, err := tx.ExecContext(ctx, `DELETE FROM running WHERE id = ?`, string(e.ID)); err != nil {
 			return classify(err, "end exec "+string(e.ID))
 		}
-		// The sandbox's row dirties one more page per exec (BenchmarkExecWAL);
-		// counting execs by backend at list time instead would read every
-		// exec of every sandbox listed.
-		if _, err := tx.ExecContext(ctx, `UPDATE sandboxes SET execs_isolate = execs_isolate + (?1 = 'isolate'),
-			execs_container = execs_container + (?1 = 'container') WHERE id = ?2`, string(e.Backend), string(e.Sandbox)); err != nil {
+		if _, err := countExec(ctx, tx, e.Sandbox, e.Backend); err != nil {
 			return classify(err, "end exec "+string(e.ID))
 		}
 		seq, err = appendEvents(ctx, tx, e.Sandbox, evs)

@@ -385,6 +385,12 @@ func testQueuedStartExec(t *testing.T, s store.Store) {
 		t.Errorf("events %v", j)
 	}
 
+	// Each counted once in the sandbox's tier split, whichever way it ended.
+	if row, err := s.GetSandbox(ctx, "acme", sb.ID); err != nil || row.Execs != (rung.ExecCounts{Isolate: 2}) {
+		// e3 has no backend: counted in neither.
+		t.Errorf("exec counts = %+v, %v; want 2 isolate", row.Execs, err)
+	}
+
 	missing := store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}
 	_, err = s.QueueStartExec(ctx, missing, ev("exec.started", true)).Wait()
 	wantErr(t, "queued exec in missing sandbox, waited", err, rung.ErrNotFound)
