@@ -224,18 +224,10 @@ func checkSDKSteps(t *testing.T, steps []sdkStep) {
 // iteration; run it with -benchtime 1x). It reports p50 and p99 in ms.
 func BenchmarkE2BSDK(b *testing.B) {
 	sdk := e2bSDK(b)
-	ensureBase(b)
-	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
-	if _, err := c.CreateTenant(b.Context(), "acme"); err != nil {
-		b.Fatal(err)
-	}
-	key, err := c.CreateE2BKey(b.Context(), "acme")
-	if err != nil {
-		b.Fatal(err)
-	}
+	addr, key := e2bBenchDaemon(b)
 	var steps []sdkStep
 	for b.Loop() {
-		steps = runSDKScript(b, sdk, "bench.mjs", "E2B_API_URL=http://"+addr+"/e2b/api", "E2B_SANDBOX_URL=http://"+addr+"/e2b/envd", "E2B_API_KEY="+key.Token)
+		steps = runSDKScript(b, sdk, "bench.mjs", "E2B_API_URL=http://"+addr+"/e2b/api", "E2B_SANDBOX_URL=http://"+addr+"/e2b/envd", "E2B_API_KEY="+key)
 	}
 	for _, s := range steps {
 		var q struct {
@@ -255,15 +247,7 @@ func BenchmarkE2BSDK(b *testing.B) {
 // `bash -l -c 'echo hi'` (commands.run), /files write then read of 1 KiB,
 // and POST /sandboxes. BenchmarkE2BSDK is the same through the SDK.
 func BenchmarkE2BWire(b *testing.B) {
-	ensureBase(b)
-	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
-	if _, err := c.CreateTenant(b.Context(), "acme"); err != nil {
-		b.Fatal(err)
-	}
-	key, err := c.CreateE2BKey(b.Context(), "acme")
-	if err != nil {
-		b.Fatal(err)
-	}
+	addr, key := e2bBenchDaemon(b)
 	base := "http://" + addr
 	do := func(req *http.Request) []byte {
 		resp, err := http.DefaultClient.Do(req)
@@ -279,7 +263,7 @@ func BenchmarkE2BWire(b *testing.B) {
 	}
 	create := func() string {
 		req, _ := http.NewRequest("POST", base+"/e2b/api/sandboxes", strings.NewReader(`{"templateID":"base"}`))
-		req.Header.Set("X-API-KEY", key.Token)
+		req.Header.Set("X-API-KEY", key)
 		req.Header.Set("Content-Type", "application/json")
 		var out struct{ SandboxID string }
 		json.Unmarshal(do(req), &out)
@@ -287,7 +271,7 @@ func BenchmarkE2BWire(b *testing.B) {
 	}
 	envd := func(method, path, id string, body io.Reader) *http.Request {
 		req, _ := http.NewRequest(method, base+"/e2b/envd"+path, body)
-		req.Header.Set("X-Access-Token", key.Token)
+		req.Header.Set("X-Access-Token", key)
 		req.Header.Set("E2b-Sandbox-Id", id)
 		return req
 	}
@@ -338,4 +322,19 @@ func BenchmarkE2BWire(b *testing.B) {
 		measure("files_write_read_1KiB", 500, files)
 		measure("create", 20, func(int) { create() })
 	}
+}
+
+// e2bBenchDaemon starts a base daemon with tenant acme and returns its
+// address and an E2B key of acme.
+func e2bBenchDaemon(b *testing.B) (addr, key string) {
+	ensureBase(b)
+	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
+	if _, err := c.CreateTenant(b.Context(), "acme"); err != nil {
+		b.Fatal(err)
+	}
+	k, err := c.CreateE2BKey(b.Context(), "acme")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return addr, k.Token
 }

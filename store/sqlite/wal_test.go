@@ -162,23 +162,8 @@ func must(t *testing.T, err error) {
 func BenchmarkExecWAL(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		b.Run(fmt.Sprintf("sandboxes=%d", n), func(b *testing.B) {
-			db, err := Open(b.Context(), filepath.Join(b.TempDir(), "rung.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { db.Close() })
+			db, sbs := benchSandboxes(b, n)
 			ctx := b.Context()
-			if err := db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}); err != nil {
-				b.Fatal(err)
-			}
-			var sbs []rung.SandboxID
-			for range n {
-				sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-				if err := db.CreateSandbox(ctx, sb, 0); err != nil {
-					b.Fatal(err)
-				}
-				sbs = append(sbs, sb.ID)
-			}
 			for i := range 10_000 {
 				if err := oneExec(ctx, db, sbs[i%n], nil); err != nil {
 					b.Fatal(err)
@@ -206,22 +191,11 @@ func BenchmarkExecWAL(b *testing.B) {
 func BenchmarkExecCommits(b *testing.B) {
 	for _, queued := range []bool{false, true} {
 		b.Run(fmt.Sprintf("queued=%v", queued), func(b *testing.B) {
-			db, err := Open(b.Context(), filepath.Join(b.TempDir(), "rung.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { db.Close() })
-			ctx := b.Context()
-			if err := db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}); err != nil {
-				b.Fatal(err)
-			}
-			sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-			if err := db.CreateSandbox(ctx, sb, 0); err != nil {
-				b.Fatal(err)
-			}
+			db, sbs := benchSandboxes(b, 1)
+			ctx, sb := b.Context(), sbs[0]
 			s0, n := db.WALStats(), 0
 			for b.Loop() {
-				e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
+				e := store.Exec{ID: rung.NewExecID(), Sandbox: sb, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
 				start := store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: []byte(`{"command":"echo hi"}`)}
 				q := db.QueueStartExec(ctx, e, start)
 				if !queued {
@@ -240,4 +214,26 @@ func BenchmarkExecCommits(b *testing.B) {
 			b.ReportMetric(float64(db.WALStats().Frames-s0.Frames)/float64(n), "frames/exec")
 		})
 	}
+}
+
+// benchSandboxes opens a new store with tenant acme and n sandboxes of it.
+func benchSandboxes(b *testing.B, n int) (*DB, []rung.SandboxID) {
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "rung.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	ctx := b.Context()
+	if err := db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}); err != nil {
+		b.Fatal(err)
+	}
+	var sbs []rung.SandboxID
+	for range n {
+		sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+		if err := db.CreateSandbox(ctx, sb, 0); err != nil {
+			b.Fatal(err)
+		}
+		sbs = append(sbs, sb.ID)
+	}
+	return db, sbs
 }
