@@ -38,6 +38,7 @@ func TestTextCheck(t *testing.T) {
 		{[]string{"column", "-J"}, false},
 		{[]string{"column", "-t", "-s,"}, true},
 		{[]string{"od", "--endian=big"}, false},
+		{[]string{"od", "-An", "-tx1z"}, true},
 		{[]string{"xxd", "-ps", "-c", "4"}, true},
 		{[]string{"xxd", "-a"}, false},
 		{[]string{"hexdump", "-e", "x"}, false},
