@@ -23,7 +23,7 @@ func addFiles(m map[string]shell.Tool) {
 	m["realpath"] = shell.Tool{Run: runRealpath, Check: realpathSpec.check}
 	m["du"] = shell.Tool{Run: runDu, Check: duSpec.check}
 	m["df"] = shell.Tool{Run: runDf, Check: dfCheck}
-	m["tree"] = shell.Tool{Run: runTree, Check: treeSpec.check}
+	m["tree"] = shell.Tool{Run: runTree, Check: treeCheck}
 	m["file"] = shell.Tool{Run: runFile, Check: fileSpec.check}
 	m["mktemp"] = shell.Tool{Run: runMktemp, Check: mktempSpec.check}
 	m["stat"] = shell.Tool{Run: runStat, Check: statCheck}

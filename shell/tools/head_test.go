@@ -116,6 +116,45 @@ func TestWc(t *testing.T) {
 	})
 }
 
+// TestWcFiles0 is wc --files0-from with a list in a regular file.
+func TestWcFiles0(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"x": "a b\nc\n", "y": "hello world\n", "big": txBig(20000), "d/": "",
+		"list": "x\x00y\x00", "nonul": "x\x00y", "zero": "x\x00\x00y\x00", "zerolast": "x\x00\x00",
+		"zeroonly": "\x00", "missing": "x\x00nope\x00", "empty": "", "one": "x\x00", "dash": "-\x00x\x00",
+		"withbig": "big\x00x\x00y\x00", "withdir": "d\x00x\x00", "nl": "x\n\x00", "space": "sp ace\x00x\x00",
+		"sp ace": "1 2 3\n", "dup": "x\x00x\x00x\x00", "self": "self\x00"}
+	c := func(name string, args ...string) toolCase {
+		return toolCase{name: name, args: args, files: files, stdin: "from stdin\n"}
+	}
+	runDiff(t, []toolCase{
+		c("list", "wc", "--files0-from=list"),
+		c("list-l", "wc", "-l", "--files0-from=list"),
+		c("list-c", "wc", "--files0-from", "list", "-c"),
+		c("list-all", "wc", "-lwmcL", "--files0-from=list"),
+		c("no-final-nul", "wc", "-l", "--files0-from=nonul"),
+		c("zero-length", "wc", "--files0-from=zero"),
+		c("zero-length-last", "wc", "--files0-from=zerolast"),
+		c("zero-length-only", "wc", "--files0-from=zeroonly"),
+		c("missing-name", "wc", "--files0-from=missing"),
+		c("empty-list", "wc", "--files0-from=empty"),
+		c("one", "wc", "--files0-from=one"),
+		c("one-l", "wc", "-l", "--files0-from=one"),
+		c("dash-in-list", "wc", "--files0-from=dash"),
+		c("big", "wc", "--files0-from=withbig"),
+		c("big-L", "wc", "-L", "--files0-from=withbig"),
+		c("dir", "wc", "--files0-from=withdir"),
+		c("newline-name", "wc", "--files0-from=nl"),
+		c("space-name", "wc", "--files0-from=space"),
+		c("dup", "wc", "-w", "--files0-from=dup"),
+		c("self", "wc", "--files0-from=self"),
+		c("list-missing", "wc", "--files0-from=nope"),
+		c("list-dir", "wc", "--files0-from=d"),
+		c("with-operand", "wc", "--files0-from=list", "x"),
+		c("abbrev", "wc", "--files0=list"),
+	})
+}
+
 // txBig returns n numbered lines.
 func txBig(n int) string {
 	b := make([]byte, 0, n*8)

@@ -15,8 +15,8 @@ import (
 
 // od: GNU od 9.1 (-A d o x n, -t a c d o u x f with sizes, -a -b -c -d -f
 // -i -l -o -s -x, -j -N -v -w; repeated blocks collapse into '*').
-// Little-endian, as on the hosts rung runs on. --endian, -S and the 'z'
-// suffix and long doubles are refused.
+// Little-endian, as on the hosts rung runs on. --endian, -S and long
+// doubles are refused.
 
 var odOpts = NewOptions("A,address-radix=", "t,format=", "j,skip-bytes=", "N,read-bytes=", "v,output-duplicates",
 	"w,width=?", "a", "b", "c", "d", "f", "i", "l", "o", "s", "x", "endian=", "S,strings=?", "traditional")
@@ -28,6 +28,7 @@ type odSpec struct {
 	size  int
 	width int
 	pad   int
+	z     bool // -t ...z: the bytes as text after the line, >like this<
 }
 
 var odWidths = map[string]int{"x1": 2, "x2": 4, "x4": 8, "x8": 16, "o1": 3, "o2": 6, "o4": 11, "o8": 22,
@@ -71,10 +72,11 @@ func parseOdType(s string) ([]odSpec, error) {
 			}
 			return nil, fmt.Errorf("invalid type string %s;\nthis system doesn't provide a %d-byte integral type", txQuote(string(k)+strconv.Itoa(size)), size)
 		}
-		if s != "" && s[0] == 'z' {
-			return nil, errUnsupportedf("od -t ...z")
+		z := s != "" && s[0] == 'z'
+		if z {
+			s = s[1:]
 		}
-		out = append(out, odSpec{kind: k, size: size, width: w})
+		out = append(out, odSpec{kind: k, size: size, width: w, z: z})
 	}
 	return out, nil
 }
@@ -276,16 +278,34 @@ func odBlock(out *txOut, specs []odSpec, radix byte, offset uint64, block []byte
 		fields := width / s.size
 		blank := (width - n) / s.size
 		padRemaining := s.pad
-		for f := fields; f > blank; f-- {
+		for f := fields; f > 0; f-- {
 			nextPad := s.pad * (f - 1) / fields
 			w := padRemaining - nextPad + s.width
+			padRemaining = nextPad
+			if f <= blank {
+				if !s.z {
+					break
+				}
+				// -t ...z: the text column stays where a full line puts it
+				out.WriteString(strings.Repeat(" ", w+1))
+				continue
+			}
 			idx := (fields - f) * s.size
 			txt := odFormat(s, block[idx:idx+s.size])
 			for k := len(txt); k < w+1; k++ {
 				out.WriteByte(' ')
 			}
 			out.WriteString(txt)
-			padRemaining = nextPad
+		}
+		if s.z {
+			out.WriteString("  >")
+			for _, b := range block[:n] {
+				if b < 0x20 || b > 0x7e {
+					b = '.'
+				}
+				out.WriteByte(b)
+			}
+			out.WriteByte('<')
 		}
 		out.WriteByte('\n')
 	}

@@ -14,7 +14,10 @@ import (
 // stat displays file status like GNU stat 9.1. The file view exposes
 // stat(2), not statx(2), so the birth time is unknown: %w prints "-" and
 // %W "0" (GNU prints them when the filesystem records a birth time).
-// -f (file system status) and SELinux contexts (%C) are refused.
+// -f (file system status), SELinux contexts (%C) and the mount point (%m:
+// the container's mounts, which the host's differ from) are refused.
+// Other letters print "?" as GNU's do; a precision on %X %Y %Z prints
+// fractions of a second.
 
 var statSpec = fuNewSpec([]string{"L,dereference", "c,format=", "printf=", "t,terse"},
 	"f,file-system", "cached=", "help", "version")
@@ -129,7 +132,7 @@ func statCheck(args []string) error {
 
 // statFormatRefused returns the first directive of format the Check
 // refuses though the tool has it: %w and %W (the view's stat(2) has no
-// birth time), and a precision (%.3Y).
+// birth time).
 func statFormatRefused(f string) string {
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
@@ -139,7 +142,7 @@ func statFormatRefused(f string) string {
 		for j < len(f) && strings.IndexByte("-#0 +'.0123456789", f[j]) >= 0 {
 			j++
 		}
-		if j < len(f) && f[j] != '%' && (strings.IndexByte("wW", f[j]) >= 0 || strings.Contains(f[i+1:j], ".")) {
+		if j < len(f) && f[j] != '%' && strings.IndexByte("wW", f[j]) >= 0 {
 			return f[i : j+1]
 		}
 		i = j
@@ -158,17 +161,32 @@ func statCheckFormat(f string) string {
 			j++
 		}
 		if j < len(f) && (f[j] == 'H' || f[j] == 'L') {
+			switch {
+			case j+1 == len(f):
+				return "%" + f[i+1:]
+			case f[j+1] != 'd' && f[j+1] != 'r':
+				i = j // "?", then the next byte as it is
+				continue
+			}
 			j++
 		}
 		if j >= len(f) {
 			return ""
 		}
-		if strings.IndexByte("%aAbBdDfFgGhinNostTuUwWxXyYzZrR", f[j]) < 0 {
+		if strings.IndexByte("%aAbBdDfFgGhinNostTuUwWxXyYzZrR", f[j]) < 0 && !statUnknownLetter(f[j]) {
 			return "%" + f[i+1:j+1]
 		}
 		i = j
 	}
 	return ""
+}
+
+// statUnknownLetter: a letter GNU stat prints as "?" in a file's
+// format (the file system's directives among them), flags and width
+// ignored. %C (SELinux context), %m (mount point) and %I (an invalid
+// directive: a printf flag) are not.
+func statUnknownLetter(b byte) bool {
+	return (b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z') && strings.IndexByte("CIm", b) < 0
 }
 
 type statFile struct {
@@ -207,8 +225,17 @@ func (s *statFile) format(f string) string {
 			i = j
 			continue
 		}
+		if strings.IndexByte("XYZ", f[j]) >= 0 && strings.Contains(flags, ".") {
+			sb.WriteString(statTimePad(flags, s.timeOf(f[j])))
+			i = j
+			continue
+		}
 		val, numeric := s.directive(f[j], mod)
-		sb.WriteString(statPad(flags, val, numeric))
+		if val == "?" {
+			sb.WriteString(val) // GNU ignores the flags of an unknown directive
+		} else {
+			sb.WriteString(statPad(flags, val, numeric))
+		}
 		i = j
 	}
 	return sb.String()
@@ -309,6 +336,73 @@ func (s *statFile) directive(d, mod byte) (string, bool) {
 		return strconv.FormatInt(st.Ctim.Unix(), 10), true
 	}
 	return "?", false
+}
+
+func (s *statFile) timeOf(d byte) time.Time {
+	switch d {
+	case 'X':
+		return s.st.Atim
+	case 'Y':
+		return s.st.Mtim
+	}
+	return s.st.Ctim
+}
+
+// statTimePad is %X, %Y or %Z with a precision: seconds since the epoch
+// and that many digits of the fraction (9 when the precision is empty,
+// zeros past 9), then flags and width over the whole number.
+func statTimePad(flags string, t time.Time) string {
+	dot := strings.IndexByte(flags, '.')
+	prec := 9
+	if p := flags[dot+1:]; p != "" {
+		prec, _ = strconv.Atoi(p)
+	}
+	sec, ns := t.Unix(), int64(t.Nanosecond())
+	neg := sec < 0
+	if neg && ns > 0 {
+		sec, ns = sec+1, 1e9-ns
+	}
+	digits := strconv.FormatInt(sec, 10)
+	if neg && sec == 0 {
+		digits = "-0"
+	}
+	if prec == 0 {
+		digits = strconv.FormatInt(t.Unix(), 10) // whole seconds round down
+	} else {
+		frac := fmt.Sprintf("%09d", ns)
+		if prec < 9 {
+			frac = frac[:prec]
+		} else {
+			frac += strings.Repeat("0", prec-9)
+		}
+		digits += "." + frac
+	}
+	k := 0
+	for k < dot && strings.IndexByte("-#0 +'", flags[k]) >= 0 {
+		k++
+	}
+	width, _ := strconv.Atoi(flags[k:dot])
+	flags = flags[:k]
+	sign := ""
+	if !neg {
+		if strings.Contains(flags, "+") {
+			sign = "+"
+		} else if strings.Contains(flags, " ") {
+			sign = " "
+		}
+	} else {
+		sign, digits = "-", digits[1:]
+	}
+	pad := width - len(sign) - len(digits)
+	switch {
+	case pad <= 0:
+		return sign + digits
+	case strings.Contains(flags, "-"):
+		return sign + digits + strings.Repeat(" ", pad)
+	case strings.Contains(flags, "0"):
+		return sign + strings.Repeat("0", pad) + digits
+	}
+	return strings.Repeat(" ", pad) + sign + digits
 }
 
 func (s *statFile) time(t time.Time) string {

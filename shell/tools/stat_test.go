@@ -2,6 +2,15 @@ package tools
 
 import "testing"
 
+// statFrac gives files times with fractions of a second, and before
+// the epoch.
+func statFrac(t *testing.T, dir string) {
+	fuRun(t, dir, "touch", "-d", "2024-05-06 07:08:09.123456789", "frac")
+	fuRun(t, dir, "touch", "-d", "@-5.5", "neg")
+	fuRun(t, dir, "touch", "-d", "@-0.25", "negfrac")
+	fuRun(t, dir, "touch", "-d", "@-7", "negwhole")
+}
+
 func TestStat(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{"f": "hello", "e": "", "d/x": "1", "sp ace": "s"}
@@ -28,6 +37,12 @@ func TestStat(t *testing.T) {
 		{name: "missing", args: []string{"stat", "-c", "%n", "nope", "f"}, files: files, setup: setup},
 		{name: "no-operand", args: []string{"stat"}, files: files, setup: setup},
 		{name: "setuid", args: []string{"stat", "-c", "%a %A", "e"}, files: files, setup: setup},
+		{name: "precision-times", args: []string{"stat", "-c", "%.3Y|%.9Y|%.Y|%.0Y|%.12Y|%.1X|%.3Z", "f", "frac", "d"}, files: files, setup: statFrac},
+		{name: "precision-width", args: []string{"stat", "-c", "[%20.3Y][%-20.3Y][%020.3Y][%+.3Y][% .3Y][%#.3Y][%'.3Y][%-+25.6Y][%05.0Y]", "frac"}, files: files, setup: statFrac},
+		{name: "precision-negative", args: []string{"stat", "-c", "%.3Y|%Y|%.0Y|%12.2Y|%012.2Y|%+.1Y", "neg", "negfrac", "negwhole"}, files: files, setup: statFrac},
+		{name: "precision-others", args: []string{"stat", "-c", "[%.5s][%.2n][%.3a][%.6a][%.3A][%.1F][%8.3s][%.3h][%.0s]", "f", "e", "d"}, files: files, setup: setup},
+		{name: "precision-printf", args: []string{"stat", "--printf", "%.3Y\n%.3X\n", "frac"}, files: files, setup: statFrac},
+		{name: "unknown-letters", args: []string{"stat", "-c", "%q|%5q|%-5q|%c|%l|%S|%k|%j|%v|%E|%e|%Q|%M|%J|%K|%O|%P|%V|%p|%H|%Hq|%Ls|%Hs|%Lx", "f"}, files: files, setup: setup},
 		{name: "w-W", args: []string{"stat", "-c", "%w %W", "f"}, files: files, setup: setup, known: birth},
 	}
 	runSame(t, cases)

@@ -18,19 +18,20 @@ import (
 )
 
 // tarOpts is the part of GNU tar 1.34's command line implemented here:
-// create, extract and list GNU/ustar archives, optionally gzipped.
+// create, extract and list GNU/ustar archives, optionally gzipped;
+// extract and list bzip2, xz and zstd ones too (tarcomp.go).
 // Archives written here differ from GNU tar's bytes (member order is
 // sorted where GNU uses directory order) but GNU tar reads them.
 var tarOpts = NewOptions("c,create", "x,get,extract", "t,list", "f,file=", "z,gunzip,ungzip,gzip",
 	"v,verbose", "C,directory=", "O,to-stdout", "p,same-permissions,preserve-permissions",
 	"h,dereference", "k,keep-old-files", "m,touch", "exclude=", "strip-components=",
 	"no-same-owner", "same-owner", "numeric-owner", "overwrite", "no-same-permissions", "sort=",
-	"j,bzip2", "J,xz", "a,auto-compress", "r,append", "u,update", "A,catenate,concatenate",
+	"j,bzip2", "J,xz", "zstd", "a,auto-compress", "r,append", "u,update", "A,catenate,concatenate",
 	"d,diff,compare", "T,files-from=", "X,exclude-from=", "P,absolute-names", "delete", "W,verify",
 	"b,blocking-factor=", "H,format=", "remove-files", "totals=?", "wildcards", "anchored")
 
 // tarUnsupported are recognised but not implemented here.
-var tarUnsupported = map[string]bool{"bzip2": true, "xz": true, "auto-compress": true, "append": true,
+var tarUnsupported = map[string]bool{"append": true,
 	"update": true, "concatenate": true, "compare": true, "files-from": true, "exclude-from": true,
 	"absolute-names": true, "delete": true, "verify": true, "blocking-factor": true, "format": true,
 	"remove-files": true, "totals": true, "wildcards": true, "anchored": true}
@@ -62,28 +63,70 @@ func checkTar(args []string) error {
 		// only the container can tell.
 		return fmt.Errorf("tar: %v: %w", err, shell.ErrUnsupported)
 	}
+	var create, auto bool
+	comp, file := "", "-"
 	for _, o := range opts {
 		if tarUnsupported[o.Key] || (o.Key == "sort" && o.Value != "name" && o.Value != "none") {
 			return fmt.Errorf("tar: option %s: %w", o.Name, shell.ErrUnsupported)
 		}
+		switch o.Key {
+		case "create":
+			create = true
+		case "file":
+			file = o.Value
+		case "auto-compress":
+			auto = true
+		case compGzip, compBzip2, compXz, compZstd:
+			if comp != "" && comp != o.Key {
+				return fmt.Errorf("tar: conflicting compression options: %w", shell.ErrUnsupported)
+			}
+			comp = o.Key
+		}
+	}
+	if !create {
+		return nil
+	}
+	if why := tarCreateComp(comp, auto, file); why != "" {
+		return fmt.Errorf("tar: %s: %w", why, shell.ErrUnsupported)
 	}
 	return nil
 }
 
+// tarCreateComp says why creating with these options is not served
+// here, or "" when it is: only gzip is compressed here (see tarcomp.go).
+func tarCreateComp(comp string, auto bool, file string) string {
+	if auto && comp != "" {
+		return "--auto-compress with a compression option"
+	}
+	if auto && file != "-" {
+		if file == shell.Unknown {
+			return "--auto-compress with an archive name known only at run time"
+		}
+		comp = tarAutoSuffix(file)
+	}
+	if comp != "" && comp != compGzip {
+		return "creating a " + comp + " archive (its compressed bytes would differ from the " + comp + " program's)"
+	}
+	return ""
+}
+
 type tarRun struct {
-	ctx                          context.Context
-	c                            *shell.Call
-	mode                         byte // c, x, t
-	file                         string
-	gz, verbose, toStdout, deref bool
-	keepOld, touch               bool
-	dir                          string // -C, absolute
-	excludes                     []string
-	strip                        int
-	failed                       bool
-	removedSlash                 bool
-	archivePath                  string // absolute path of the archive file, if any
-	ugs                          int    // -tv user/group/size column width
+	ctx                      context.Context
+	c                        *shell.Call
+	mode                     byte // c, x, t
+	file                     string
+	comp                     string // compression option: gzip, bzip2, xz, zstd or ""
+	auto                     bool   // -a
+	verbose, toStdout, deref bool
+	keepOld, touch           bool
+	dir                      string // -C, absolute
+	excludes                 []string
+	strip                    int
+	failed                   bool
+	removedSlash             bool
+	archivePath              string // absolute path of the archive file, if any
+	ugs                      int    // -tv user/group/size column width
+	closers                  []func()
 }
 
 func runTar(ctx context.Context, c *shell.Call) int {
@@ -106,8 +149,13 @@ func runTar(ctx context.Context, c *shell.Call) int {
 			r.mode = m
 		case "file":
 			r.file = o.Value
-		case "gzip":
-			r.gz = true
+		case compGzip, compBzip2, compXz, compZstd:
+			if r.comp != "" && r.comp != o.Key {
+				return c.Fail("conflicting compression options")
+			}
+			r.comp = o.Key
+		case "auto-compress":
+			r.auto = true
 		case "verbose":
 			r.verbose = true
 		case "directory":
@@ -142,8 +190,19 @@ func runTar(ctx context.Context, c *shell.Call) int {
 	if r.file != "-" {
 		r.archivePath = c.Abs(r.file)
 	}
+	defer func() {
+		for _, f := range r.closers {
+			f()
+		}
+	}()
 	switch r.mode {
 	case 'c':
+		if why := tarCreateComp(r.comp, r.auto, r.file); why != "" {
+			return c.Fail(why)
+		}
+		if r.auto && r.comp == "" && r.file != "-" {
+			r.comp = tarAutoSuffix(r.file)
+		}
 		return r.create(operands)
 	case 'x', 't':
 		return r.read(operands)
@@ -272,7 +331,7 @@ func (r *tarRun) create(operands []string) int {
 	bw := bufio.NewWriterSize(out, 64<<10)
 	var zw *gzip.Writer
 	var dst io.Writer = bw
-	if r.gz {
+	if r.comp == compGzip {
 		zw = gzip.NewWriter(bw)
 		zw.OS = 3
 		dst = zw

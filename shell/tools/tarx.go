@@ -3,7 +3,6 @@ package tools
 import (
 	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +14,8 @@ import (
 	"rung.dev/rung/shell"
 )
 
-// read lists or extracts an archive (gzip is detected by its magic, as
-// GNU tar does).
+// read lists or extracts an archive (the compression of a named archive
+// is detected by its magic, as GNU tar does).
 func (r *tarRun) read(members []string) int {
 	var in io.Reader = r.c.Stdin
 	if r.file != "-" {
@@ -41,22 +40,9 @@ func (r *tarRun) read(members []string) int {
 		}
 	}
 	br := bufio.NewReaderSize(gzipCtxReader{r.ctx, in}, 64<<10)
-	if magic, _ := br.Peek(2); r.gz && len(magic) == 2 && (magic[0] != 0x1f || magic[1] != 0x8b) {
-		// GNU tar -z runs gzip -d, which refuses the input itself.
-		io.WriteString(r.c.Stderr, "\ngzip: stdin: not in gzip format\n")
-		r.c.Errorf("Child returned status 1")
-		r.c.Errorf("Error is not recoverable: exiting now")
-		return 2
-	}
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			r.c.Errorf("This does not look like a tar archive")
-			return 2
-		}
-		in = zr
-	} else {
-		in = br
+	in, status, ok := r.decompressor(br, r.comp)
+	if !ok {
+		return status
 	}
 	tr := tar.NewReader(in)
 	found := make([]bool, len(members))
@@ -64,10 +50,21 @@ func (r *tarRun) read(members []string) int {
 	n := 0
 	for {
 		hdr, err := tr.Next()
+		if err == io.EOF && in != io.Reader(br) {
+			// GNU tar's decompressor reads to the end of its stream
+			// and fails on a damaged end: read it too.
+			if _, derr := io.Copy(io.Discard, in); derr != nil {
+				err = derr
+			}
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if isCompErr(err) {
+				// GNU tar reports the program's own words, not reproduced here
+				return r.c.Fail("a damaged " + r.comp + " archive")
+			}
 			if n == 0 {
 				r.c.Errorf("This does not look like a tar archive")
 			} else {
@@ -292,7 +289,7 @@ func (r *tarRun) extract(tr *tar.Reader, hdr *tar.Header) (dirTime, bool) {
 		}
 		_, err = io.Copy(f, tr)
 		f.Close()
-		if err != nil {
+		if err != nil && !isCompErr(err) { // the next header reports those
 			r.errorf("%s: %v", name, err)
 		}
 		fsys.Chmod(abs, tarFileMode(hdr.Mode))

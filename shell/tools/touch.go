@@ -198,6 +198,9 @@ func fuParseDate(s string, loc *time.Location, now time.Time) (time.Time, bool) 
 			frac = (frac + "000000000")[:9]
 			ns, _ = strconv.ParseInt(frac, 10, 64)
 		}
+		if strings.HasPrefix(secs, "-") {
+			ns = -ns // @-5.5 is 5.5 s before the epoch
+		}
 		return time.Unix(n, ns), true
 	}
 	zone := loc

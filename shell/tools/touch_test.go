@@ -15,6 +15,8 @@ func TestTouch(t *testing.T) {
 		{name: "d-iso-t", files: files, cmds: [][]string{{"touch", "-d", "2019-12-31T23:59:59", "f"}, {"ls", "-l", "--full-time", "f"}}},
 		{name: "d-epoch", files: files, cmds: [][]string{{"touch", "-d", "@1600000000", "f"}, {"ls", "-l", "--full-time", "f"}}},
 		{name: "d-epoch-frac", files: files, cmds: [][]string{{"touch", "--date=@1600000000.5", "f"}, {"ls", "-l", "--full-time", "f"}}},
+		{name: "d-epoch-negative-frac", files: files, cmds: [][]string{{"touch", "--date=@-5.5", "f"}, {"stat", "-c", "%.9Y %Y", "f"}}},
+		{name: "d-epoch-negative-small", files: files, cmds: [][]string{{"touch", "-d", "@-0.25", "f"}, {"stat", "-c", "%.9Y %Y", "f"}}},
 		{name: "d-date-only", files: files, cmds: [][]string{{"touch", "-d", "2001-02-03", "f"}, {"ls", "-l", "--full-time", "f"}}},
 		{name: "d-utc", files: files, cmds: [][]string{{"touch", "-d", "2001-02-03 04:05:06 UTC", "f"}, {"ls", "-l", "--full-time", "f"}}},
 		{name: "d-relative", files: files, cmds: [][]string{

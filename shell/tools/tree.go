@@ -19,8 +19,8 @@ import (
 // only when it lists something.
 
 var treeSpec = fuNewSpec([]string{"a", "d", "L=", "I=", "f", "noreport", "dirsfirst", "r", "n",
-	"i", "F", "P=", "l"},
-	"C", "t", "U", "v", "c", "s", "h", "p", "u", "g", "D", "J", "X", "o=",
+	"i", "F", "P=", "l", "s", "J"},
+	"C", "t", "U", "v", "c", "h", "p", "u", "g", "D", "X", "o=",
 	"Q", "N", "q", "x", "A", "S", "charset=", "filelimit=", "prune", "matchdirs",
 	"ignore-case", "info", "du", "si", "inodes", "device", "fromfile", "gitignore", "help", "version")
 
@@ -39,6 +39,29 @@ type treer struct {
 	// a symlink to one of them is not followed again.
 	seen        map[[2]uint64]bool
 	dirs, files int
+	sizes       bool // -s
+	json        bool // -J (treejson.go)
+}
+
+// treeCheck is tree's Check: -J with -l is refused (tree's JSON for a
+// symlink loop is not reproduced).
+func treeCheck(args []string) error {
+	if err := treeSpec.check(args); err != nil {
+		return err
+	}
+	opts, _, err := treeSpec.opts.Parse(args)
+	if err != nil {
+		return nil
+	}
+	var json, follow bool
+	for _, o := range opts {
+		json = json || o.Key == "J"
+		follow = follow || o.Key == "l"
+	}
+	if json && follow {
+		return fmt.Errorf("tree -J with -l: %w", shell.ErrUnsupported)
+	}
+	return nil
 }
 
 func runTree(ctx context.Context, c *shell.Call) int {
@@ -79,14 +102,24 @@ func runTree(ctx context.Context, c *shell.Call) int {
 			t.only = append(t.only, strings.Split(o.Value, "|")...)
 		case "l":
 			t.follow = true
+		case "s":
+			t.sizes = true
+		case "J":
+			t.json = true
 		}
 	}
 	if len(args) == 0 {
 		args = []string{"."}
 	}
 	t.w = bufio.NewWriterSize(c.Stdout, 32<<10)
+	if t.json {
+		return t.runJSON(args, report)
+	}
 	for _, a := range args {
 		st, err := fuStatPath(c, a)
+		if t.sizes && err == nil {
+			t.w.WriteString(treeSize(st.Size))
+		}
 		if err != nil || !st.isDir() {
 			t.w.WriteString(a + "  [error opening dir]\n")
 			if err != nil {
@@ -135,8 +168,12 @@ func plural(n int, one, many string) string {
 type treeEnt struct {
 	name, target string
 	dir, link    bool
-	mode         uint32 // the entry's own mode (lstat)
+	mode         uint32 // the entry's own mode (lstat), with -F, -s or -J
+	size         int64  // the entry's own size (lstat), with -s or -J
 }
+
+// treeSize is -s's column before a name.
+func treeSize(n int64) string { return fmt.Sprintf("[%11d]  ", n) }
 
 // matchesOnly reports whether a file's name matches one of -P's patterns.
 func (t *treer) matchesOnly(name string) bool {
@@ -180,14 +217,12 @@ func (t *treer) ignored(name string) bool {
 	return false
 }
 
-// list prints dir's entries below prefix; it returns how many it printed.
-func (t *treer) list(dir, prefix string, depth int) (int, error) {
-	if err := t.ctx.Err(); err != nil {
-		return 0, err
-	}
+// entries reads dir's entries that are listed, in the order listed;
+// nil when dir cannot be read.
+func (t *treer) entries(dir string) []treeEnt {
 	des, err := t.c.FS.ReadDir(t.c.Abs(dir))
 	if err != nil {
-		return 0, nil
+		return nil
 	}
 	var ents []treeEnt
 	for _, de := range des {
@@ -197,9 +232,9 @@ func (t *treer) list(dir, prefix string, depth int) (int, error) {
 		}
 		e := treeEnt{name: n, dir: de.IsDir()}
 		p := fuJoin(dir, n)
-		if t.classify {
+		if t.classify || t.sizes || t.json {
 			if st, err := fuLstat(t.c, p); err == nil {
-				e.mode = st.Mode
+				e.mode, e.size = st.Mode, st.Size
 			}
 		}
 		if de.Type()&fs.ModeSymlink != 0 {
@@ -227,6 +262,15 @@ func (t *treer) list(dir, prefix string, depth int) (int, error) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
+	return ents
+}
+
+// list prints dir's entries below prefix; it returns how many it printed.
+func (t *treer) list(dir, prefix string, depth int) (int, error) {
+	if err := t.ctx.Err(); err != nil {
+		return 0, err
+	}
+	ents := t.entries(dir)
 	for i, e := range ents {
 		last := i == len(ents)-1
 		branch, next := "├── ", "│\u00a0\u00a0 "
@@ -241,7 +285,11 @@ func (t *treer) list(dir, prefix string, depth int) (int, error) {
 		if t.full {
 			shown = p
 		}
-		t.w.WriteString(prefix + branch + shown)
+		t.w.WriteString(prefix + branch)
+		if t.sizes {
+			t.w.WriteString(treeSize(e.size))
+		}
+		t.w.WriteString(shown)
 		if e.link {
 			t.w.WriteString(" -> " + e.target)
 		}

@@ -2,21 +2,41 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"rung.dev/rung/shell"
 )
 
-// wc: GNU wc 9.1 in C.UTF-8 (-c -m -l -w -L; column widths from the sizes
-// of regular-file operands, as GNU computes them).
+// wc: GNU wc 9.1 in C.UTF-8 (-c -m -l -w -L, --files0-from of a regular
+// file; column widths from the sizes of regular-file operands, as GNU
+// computes them).
 
 var wcOpts = NewOptions("c,bytes", "m,chars", "l,lines", "w,words", "L,max-line-length", "files0-from=")
 
-func wcCheck(args []string) error { return txCheck(wcOpts, "files0-from")(args) }
+// wcCheck refuses --files0-from=- (GNU sizes the columns from the list
+// only when it is a regular file, which a standard input seen here
+// cannot tell).
+func wcCheck(args []string) error {
+	if err := txCheck(wcOpts)(args); err != nil {
+		return err
+	}
+	opts, _, err := wcOpts.Parse(args)
+	if err != nil {
+		return nil
+	}
+	for _, o := range opts {
+		if o.Key == "files0-from" && (o.Value == "-" || o.Value == shell.Unknown || o.Value == "/dev/stdin") {
+			return fmt.Errorf("wc --files0-from=%s: %w", o.Value, shell.ErrUnsupported)
+		}
+	}
+	return nil
+}
 
 type wcCounts struct{ lines, words, chars, bytes, maxlen uint64 }
 
@@ -27,12 +47,12 @@ func runWc(ctx context.Context, c *shell.Call) int {
 	if !ok {
 		return st
 	}
-	if o, bad := txRefused(opts, "files0-from"); bad {
-		return txFail(c, o)
-	}
 	var w wcWant
+	var from *string
 	for _, o := range opts {
 		switch o.Key {
+		case "files0-from":
+			from = &o.Value
 		case "bytes":
 			w.bytes = true
 		case "chars":
@@ -48,16 +68,44 @@ func runWc(ctx context.Context, c *shell.Call) int {
 	if !w.bytes && !w.chars && !w.lines && !w.words && !w.maxlen {
 		w.lines, w.words, w.bytes = true, true, true
 	}
-	named := len(files) > 0
+	var bad map[int]string // --files0-from's zero-length names: index -> message
+	if from != nil {
+		if len(files) > 0 {
+			c.Errorf("extra operand %s", txQuote(files[0]))
+			io.WriteString(c.Stderr, "file operands cannot be combined with --files0-from\n")
+			fmt.Fprintf(c.Stderr, "Try '%s --help' for more information.\n", c.Name())
+			return 1
+		}
+		var st int
+		if files, bad, st = wcFiles0(ctx, c, *from); files == nil {
+			return st
+		}
+	}
+	named := len(files) > 0 || from != nil
 	if !named {
 		files = []string{"-"}
 	}
-	width := wcWidth(c, files, w)
+	sized := files
+	if bad != nil {
+		sized = nil
+		for i, f := range files {
+			if _, ok := bad[i]; !ok {
+				sized = append(sized, f)
+			}
+		}
+	}
+	width := wcWidth(c, sized, w)
 	out := newTxOut(c.Stdout)
 	defer out.Flush()
 	var total wcCounts
 	status := 0
-	for _, name := range files {
+	for i, name := range files {
+		if msg, ok := bad[i]; ok {
+			out.Flush()
+			c.Errorf("%s", msg)
+			status = 1
+			continue
+		}
 		r, err := txOpen(ctx, c, name)
 		if err != nil {
 			c.Errorf("%s: %s", name, txErr(err))
@@ -92,6 +140,50 @@ func runWc(ctx context.Context, c *shell.Call) int {
 		return 1
 	}
 	return status
+}
+
+// wcFiles0 reads --files0-from's list of NUL-terminated names (the last
+// one may lack its NUL). A zero-length name is an error in its turn:
+// bad maps its index to the message. files is nil when the run ends
+// with status.
+func wcFiles0(ctx context.Context, c *shell.Call, from string) (files []string, bad map[int]string, status int) {
+	if from == "-" || from == "/dev/stdin" {
+		return nil, nil, c.Fail("--files0-from=-")
+	}
+	if st, err := c.Stat(from); err == nil && st.IsDir() {
+		c.Errorf("%s: read error: Is a directory", fuQuotef(from))
+		return nil, nil, 1
+	} else if err == nil && !st.Mode().IsRegular() {
+		return nil, nil, c.Fail("--files0-from of a file that is not regular")
+	}
+	r, err := txOpen(ctx, c, from)
+	if err != nil {
+		c.Errorf("cannot open %s for reading: %s", txQuote(from), txErr(err))
+		return nil, nil, 1
+	}
+	data, err := c.ReadAll(r)
+	r.Close()
+	if err != nil {
+		if txIsCtx(err) {
+			return nil, nil, txCtxStatus
+		}
+		c.Errorf("%s: read error: %s", txQuote(from), txErr(err))
+		return nil, nil, 1
+	}
+	files = []string{}
+	list := string(data)
+	for n := 1; len(list) > 0; n++ {
+		name, rest, _ := strings.Cut(list, "\x00")
+		list = rest
+		if name == "" {
+			if bad == nil {
+				bad = map[int]string{}
+			}
+			bad[len(files)] = fmt.Sprintf("%s:%d: invalid zero-length file name", fuQuotef(from), n)
+		}
+		files = append(files, name)
+	}
+	return files, bad, 0
 }
 
 func wcPrint(out *txOut, cnt wcCounts, w wcWant, width int, label string) {
