@@ -3,7 +3,6 @@ package tools
 import (
 	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -93,7 +92,8 @@ func checkTar(args []string) error {
 }
 
 // tarCreateComp says why creating with these options is not served
-// here, or "" when it is: only gzip is compressed here (see tarcomp.go).
+// here, or "" when it is: no compressed archive is made here (see
+// tarcomp.go), only read.
 func tarCreateComp(comp string, auto bool, file string) string {
 	if auto && comp != "" {
 		return "--auto-compress with a compression option"
@@ -104,7 +104,9 @@ func tarCreateComp(comp string, auto bool, file string) string {
 		}
 		comp = tarAutoSuffix(file)
 	}
-	if comp != "" && comp != compGzip {
+	if comp != "" {
+		// gzip too: Go's deflate is not GNU gzip's, so the archive's
+		// size and bytes (ls -l, md5sum, wc -c) would differ.
 		return "creating a " + comp + " archive (its compressed bytes would differ from the " + comp + " program's)"
 	}
 	return ""
@@ -198,10 +200,7 @@ func runTar(ctx context.Context, c *shell.Call) int {
 	switch r.mode {
 	case 'c':
 		if why := tarCreateComp(r.comp, r.auto, r.file); why != "" {
-			return c.Fail(why)
-		}
-		if r.auto && r.comp == "" && r.file != "-" {
-			r.comp = tarAutoSuffix(r.file)
+			return c.Fail(why) // a compressed archive: see tarCreateComp
 		}
 		return r.create(operands)
 	case 'x', 't':
@@ -329,14 +328,7 @@ func (r *tarRun) create(operands []string) int {
 		out = f
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
-	var zw *gzip.Writer
-	var dst io.Writer = bw
-	if r.comp == compGzip {
-		zw = gzip.NewWriter(bw)
-		zw.OS = 3
-		dst = zw
-	}
-	cw := &gzCountWriter{w: dst}
+	cw := &gzCountWriter{w: bw}
 	tw := tar.NewWriter(cw)
 	for _, op := range operands {
 		if err := r.ctx.Err(); err != nil {
@@ -356,9 +348,6 @@ func (r *tarRun) create(operands []string) int {
 	// GNU tar pads the archive to a whole record of 20 blocks.
 	if pad := cw.n % 10240; pad != 0 {
 		cw.Write(make([]byte, 10240-pad))
-	}
-	if zw != nil {
-		zw.Close()
 	}
 	bw.Flush()
 	return r.status()
