@@ -360,15 +360,26 @@ func (g *gitCtx) saveIndex(idx *index.Index) error {
 	idx.ResolveUndo = nil
 	idx.Cache = g.cacheTree(idx, gitBuildTrees(idx.Entries, false))
 	name := g.top + "/.git/index"
-	lock := name + ".lock"
-	f, err := g.c.FS.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	err := g.writeLocked(name, gitEncodeIndex(idx))
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("Unable to create '%s': File exists", lock)
+		return fmt.Errorf("Unable to create '%s': File exists", name+".lock")
 	}
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	_, err = f.Write(gitEncodeIndex(idx))
+	return nil
+}
+
+// writeLocked replaces the file name with data as git does: written
+// whole to name.lock (which must not exist: fs.ErrExist), then renamed
+// over name; the lock goes on any failure after it was made.
+func (g *gitCtx) writeLocked(name string, data []byte) error {
+	lock := name + ".lock"
+	f, err := g.c.FS.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -377,9 +388,8 @@ func (g *gitCtx) saveIndex(idx *index.Index) error {
 	}
 	if err != nil {
 		g.c.FS.Remove(lock)
-		return fmt.Errorf("write index: %w", err)
 	}
-	return nil
+	return err
 }
 
 // gitSortEntries sorts index entries by name, then stage, as git does.

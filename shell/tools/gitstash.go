@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 
@@ -230,20 +229,7 @@ func (g *gitCtx) writeReflog(ref plumbing.ReferenceName, lines []gitReflogLine) 
 	if err := g.mkdirs(name[:strings.LastIndexByte(name, '/')]); err != nil {
 		return err
 	}
-	lock := name + ".lock"
-	f, err := g.c.FS.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("write reflog of %s: %w", ref, err)
-	}
-	_, err = f.Write([]byte(b.String()))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = g.c.FS.Rename(lock, name)
-	}
-	if err != nil {
-		g.c.FS.Remove(lock)
+	if err := g.writeLocked(name, []byte(b.String())); err != nil {
 		return fmt.Errorf("write reflog of %s: %w", ref, err)
 	}
 	return nil
