@@ -53,6 +53,7 @@ type gitCtx struct {
 	// written holds the tree objects this invocation stored, for the
 	// cache tree.
 	written map[plumbing.Hash]bool
+	abbrevs gitAbbrev
 }
 
 // gitNetwork lists subcommands that need a remote and so run in a container.
@@ -322,6 +323,10 @@ func (g *gitCtx) open() int {
 			}
 			g.top = d
 			g.st = filesystem.NewStorage(storage.Billy(g.c.FS, path.Join(d, ".git")), cache.NewObjectLRUDefault())
+			if why := g.abbrevRefusal(); why != "" && g.sub != "stash" {
+				// Abbreviated names would differ from git's.
+				return g.c.Fail("git " + g.sub + " in " + why)
+			}
 			return 0
 		}
 		if d == "/" || d == "/workspace" || d == "/tmp" {
@@ -514,6 +519,3 @@ func (g *gitCtx) readWork(p string, fi fs.FileInfo) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
-
-// gitShort abbreviates a hash to 7 digits, as git does in small repositories.
-func gitShort(h plumbing.Hash) string { return h.String()[:7] }

@@ -133,7 +133,7 @@ func gitBranch(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			if err := g.st.RemoveReference(plumbing.NewBranchReferenceName(n)); err != nil {
 				return g.fatal("%v", err)
 			}
-			fmt.Fprintf(w, "Deleted branch %s (was %s).\n", n, gitShort(h))
+			fmt.Fprintf(w, "Deleted branch %s (was %s).\n", n, g.short(h))
 		}
 		return status
 	case mode == "move":
@@ -177,7 +177,7 @@ func gitBranch(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			return g.c.Fail("git branch --list with patterns")
 		}
 		if detached {
-			fmt.Fprintf(w, "* (HEAD detached at %s)\n", gitShort(head))
+			fmt.Fprintf(w, "* (HEAD detached at %s)\n", g.short(head))
 		}
 		for _, n := range names {
 			if n == curName && !detached {
@@ -247,7 +247,7 @@ func gitTag(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 				continue
 			}
 			g.st.RemoveReference(plumbing.NewTagReferenceName(n))
-			fmt.Fprintf(w, "Deleted tag '%s' (was %s)\n", n, gitShort(h))
+			fmt.Fprintf(w, "Deleted tag '%s' (was %s)\n", n, g.short(h))
 		}
 		return status
 	case list || len(args) == 0:
@@ -314,11 +314,11 @@ func gitTag(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 func gitRevParse(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	w := bufio.NewWriter(g.c.Stdout)
 	defer w.Flush()
-	shortLen, abbrevRef, verify, quiet := 0, false, false, false
+	short, shortLen, abbrevRef, verify, quiet := false, 0, false, false, false
 	for _, o := range opts {
 		switch o.Key {
 		case "short":
-			shortLen = 7
+			short, shortLen = true, 0
 			if o.HasArg {
 				fmt.Sscan(o.Value, &shortLen)
 				shortLen = max(4, min(40, shortLen))
@@ -400,8 +400,8 @@ func gitRevParse(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 				"Use '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'\n", a)
 			return 128
 		}
-		if shortLen > 0 {
-			fmt.Fprintln(w, h.String()[:shortLen])
+		if short {
+			fmt.Fprintln(w, g.shortN(h, shortLen))
 		} else {
 			fmt.Fprintln(w, h.String())
 		}

@@ -31,8 +31,8 @@ func gitBadPlaceholder(f string) string {
 	return ""
 }
 
-// gitExpandFormat expands a --format string for cm.
-func gitExpandFormat(f string, cm *object.Commit) string {
+// expandFormat expands a --format string for cm.
+func (g *gitCtx) expandFormat(f string, cm *object.Commit) string {
 	var sb strings.Builder
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' || i+1 >= len(f) {
@@ -44,18 +44,18 @@ func gitExpandFormat(f string, cm *object.Commit) string {
 		case 'H':
 			sb.WriteString(cm.Hash.String())
 		case 'h':
-			sb.WriteString(gitShort(cm.Hash))
+			sb.WriteString(g.short(cm.Hash))
 		case 'T':
 			sb.WriteString(cm.TreeHash.String())
 		case 't':
-			sb.WriteString(gitShort(cm.TreeHash))
+			sb.WriteString(g.short(cm.TreeHash))
 		case 'P', 'p':
 			var ps []string
 			for _, p := range cm.ParentHashes {
 				if f[i] == 'P' {
 					ps = append(ps, p.String())
 				} else {
-					ps = append(ps, gitShort(p))
+					ps = append(ps, g.short(p))
 				}
 			}
 			sb.WriteString(strings.Join(ps, " "))

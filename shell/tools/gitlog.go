@@ -399,7 +399,7 @@ func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 				return g.fatal("%v", err)
 			}
 			if refuse {
-				return g.c.Fail("git log -S on commit " + gitShort(cm.Hash) + " (an added and a deleted file git may pair as a rename)")
+				return g.c.Fail("git log -S on commit " + g.short(cm.Hash) + " (an added and a deleted file git may pair as a rename)")
 			}
 			if len(kept) == 0 {
 				continue
@@ -441,7 +441,7 @@ func gitExitStatus(g *gitCtx) int {
 func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Commit, lo *gitLogSettings, paths []string, first, last bool) error {
 	hashStr := cm.Hash.String()
 	if lo.abbrev {
-		hashStr = gitShort(cm.Hash)
+		hashStr = g.short(cm.Hash)
 	}
 	isFormat := strings.HasPrefix(lo.format, "format:")
 	if !first && lo.format != "oneline" && !isFormat {
@@ -459,7 +459,7 @@ func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Co
 	if len(cm.ParentHashes) > 1 {
 		var ps []string
 		for _, p := range cm.ParentHashes {
-			ps = append(ps, gitShort(p))
+			ps = append(ps, g.short(p))
 		}
 		merge = "Merge: " + strings.Join(ps, " ") + "\n"
 	}
@@ -480,7 +480,7 @@ func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Co
 			cm.Author.Name, cm.Author.Email, gitDate(cm.Author.When), cm.Committer.Name, cm.Committer.Email, gitDate(cm.Committer.When))
 		indent(cm.Message)
 	default:
-		w.WriteString(gitExpandFormat(lo.format[7:], cm))
+		w.WriteString(g.expandFormat(lo.format[7:], cm))
 		if lo.tformat {
 			w.WriteString("\n")
 		}

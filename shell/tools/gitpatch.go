@@ -180,7 +180,7 @@ func (g *gitCtx) writePatch(ctx context.Context, w *bufio.Writer, fc *gitFileCha
 		return
 	}
 	fmt.Fprintf(w, "diff --git %s %s\n", gitQuotePath("a/"+fc.oldPath), gitQuotePath("b/"+fc.newPath))
-	oh, nh := gitShort(fc.oldHash), gitShort(fc.newHash)
+	oh, nh := g.short(fc.oldHash), g.short(fc.newHash)
 	switch fc.status {
 	case 'A':
 		fmt.Fprintf(w, "new file mode %s\nindex 0000000..%s\n", gitModeStr(fc.newMode), nh)
