@@ -84,6 +84,7 @@ func gitSubs() map[string]*gitSub {
 		"checkout":   {opts: gitCheckOpts, run: gitSwitch},
 		"merge-base": {opts: gitMergeBaseOpts, run: gitMergeBase},
 		"stash":      {run: gitStash, raw: true},
+		"rev-list":   {opts: gitRevListOpts, run: gitRevList},
 	}
 }
 
@@ -155,7 +156,7 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 			filtered = append(filtered, rest[i:]...)
 			break
 		}
-		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
+		if (sub == "log" || sub == "show" || sub == "rev-list") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
 			continue
 		}
 		filtered = append(filtered, a)
@@ -174,18 +175,23 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 			return err
 		}
 	}
-	if sub == "log" {
+	if sub == "log" || sub == "show" || sub == "rev-list" {
 		if err := gitCheckLogFilter(opts); err != nil {
 			return fmt.Errorf("%w: %w", err, shell.ErrUnsupported)
 		}
+		for _, o := range opts {
+			if o.Key == "date" && gitDateFormats[o.Value] == nil && !strings.Contains(o.Value, shell.Unknown) {
+				return fmt.Errorf("--date=%s: %w", o.Value, shell.ErrUnsupported)
+			}
+		}
+	}
+	if sub == "diff" {
 		for _, a := range ops {
 			if a == "--" {
 				break
 			}
-			if strings.Contains(a, "..") || strings.HasPrefix(a, "^") {
-				// Revision ranges are not implemented: the tool would
-				// take one for a path.
-				return fmt.Errorf("revision range %s: %w", a, shell.ErrUnsupported)
+			if strings.HasPrefix(a, "^") {
+				return fmt.Errorf("revision %s: %w", a, shell.ErrUnsupported)
 			}
 		}
 	}
@@ -279,7 +285,7 @@ func runGit(ctx context.Context, c *shell.Call) int {
 			pre = append(pre, rest[i:]...)
 			break
 		}
-		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
+		if (sub == "log" || sub == "show" || sub == "rev-list") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
 			pre = append(pre, "-n", a[1:])
 			continue
 		}

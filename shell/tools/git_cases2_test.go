@@ -274,6 +274,17 @@ func TestGitRefusedAtRun(t *testing.T) {
 			"write a 2\\n", "git commit -q -am two", "git checkout -q main", "write a 3\\n", "git commit -q -am three", "!git merge -q b"}, step: "git stash"},
 		{name: "stash-core-abbrev-bad", setup: append(append([]string{}, gitStashBase...), "git config core.abbrev 1x", "write a x\\n"), step: "git stash"},
 		{name: "stash-u-global-excludes", setup: append(append([]string{}, gitStashBase...), "write .config/git/ignore *.tmp\\n", "write a x\\n"), step: "git stash -u"},
+		// Path limiting through a merge in a walk with excluded commits:
+		// git's simplification then depends on which parents are excluded.
+		{name: "range-paths-merge", setup: gitMerged, step: "git log --oneline HEAD~3..main -- s"},
+		// A commit older than its parent: git's limited walk may stop
+		// marking excluded commits early.
+		{name: "range-clock-skew", setup: []string{"git init -q -b main", "write a 1\\n", "git add a", "date 1700000500", "git commit -q -m new",
+			"date 1700000100", "write a 2\\n", "git commit -q -am older", "date 1700000600", "write a 3\\n", "git commit -q -am newest"}, step: "git log --oneline HEAD~2..HEAD"},
+		{name: "show-tag-oneline", setup: append(append([]string{}, gitHist...), "git tag -a v1 -m one"), step: "git show --oneline v1"},
+		{name: "log-mailmap", setup: append(append([]string{}, gitHist...), "write .mailmap Someone <author@example.com>\\n"), step: "git log -1"},
+		{name: "log-format-pretty", setup: append(append([]string{}, gitHist...), "git config format.pretty oneline"), step: "git log"},
+		{name: "log-date-relative-config", setup: append(append([]string{}, gitHist...), "git config log.date relative"), step: "git log"},
 		{name: "stash-show-inexact-rename", setup: append(append([]string{}, gitStashBase...), "git mv a z", "write z one\\ntwo\\nthree\\n", "git stash -q"),
 			step: "git stash show"},
 	}

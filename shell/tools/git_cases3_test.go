@@ -20,3 +20,50 @@ func TestGitAbbrev(t *testing.T) {
 			steps: []string{"packblobs 5000", "git log --format=%h", "git rev-parse --short=4 HEAD~1", "git -c core.abbrev=4 log --format=%h:%t"}},
 	})
 }
+
+// gitTagged is gitMerged with a lightweight tag, an annotated tag and a
+// stash, and a branch on the merge's side parent.
+var gitTagged = append(append([]string{}, gitMerged...), "git tag v1 HEAD~3", "git tag -a v2 -m 'release 2' HEAD~2", "git branch zz HEAD~1",
+	"git branch aa HEAD~3", "write a stashed\\n", "git stash -q")
+
+func TestGitLogDateDecorate(t *testing.T) {
+	runGitCases(t, []gitScenario{
+		{name: "date-formats", setup: append(append([]string{}, gitHist...), "date 1700000300", "write z z\\n", "git add z", "git commit -q -m zone --date='@1700000300 +0530'"),
+			steps: []string{"git log --date=iso", "git log --date=iso8601 -1 --format=%ad%n%cd", "git log --date=iso-strict --pretty=fuller", "git log --date=iso8601-strict -1 --format=%ad",
+				"git log --date=rfc -2", "git log --date=rfc2822 --format=%ad", "git log --date=short --format='%h %ad %s'", "git log --date=raw -1", "git log --date=unix --format=%ad:%cd",
+				"git log --date=default -1", "git show --date=short -s", "git show --date=iso --format=%ad%n%aI%n%ai%n%aD HEAD~1",
+				"git -c log.date=iso log -1", "git -c log.date=short log -1 --date=rfc --format=%ad"}},
+		{name: "decorate", setup: gitTagged,
+			steps: []string{"git log --oneline --decorate", "git log --decorate -2", "git log --decorate=full --oneline", "git log --decorate=short --format=fuller -1",
+				"git log --decorate=no --oneline -2", "git log --decorate --no-decorate --oneline -1", "git log --no-decorate --decorate --oneline -1", "git log --format='%h%d|%D|%s'",
+				"git log --decorate=full --format=%d -1", "git log --all --oneline --decorate", "git show --decorate -s v2", "git log --decorate=bogus -1", "git -c log.decorate=short log --oneline -2",
+				"git -c log.decorate=full log --oneline -1", "git -c log.decorate=true log --oneline -1", "git -c log.decorate=auto log --oneline -1", "git -c log.decorate=no log --oneline -1",
+				"git -c log.decorate=short log --oneline --no-decorate -1", "git stash list", "!git checkout -q v1", "git log --oneline --decorate -3", "git log --format=%D -3"}},
+		{name: "show-tag", setup: gitTagged, steps: []string{"git show v2", "git show --stat v2", "git show -s --date=iso v2", "git show refs/tags/v2 --name-only",
+			"git show v1", "git show v2~1 -s"}},
+		{name: "decorate-unborn", setup: gitBase, steps: []string{"git log --decorate", "write a a\\n", "git add a", "git commit -qm a", "git log --decorate --oneline"}},
+	})
+}
+
+func TestGitRanges(t *testing.T) {
+	runGitCases(t, []gitScenario{
+		{name: "log-ranges", setup: gitTagged,
+			steps: []string{"git log --oneline side..main", "git log --oneline main..side", "git log --oneline v1..", "git log --oneline ..v1", "git log --format=%s side...main",
+				"git log --oneline main...side", "git log --oneline ^side main", "git log --oneline main ^HEAD~2 ^side", "git log --oneline ^main", "git log --oneline HEAD..",
+				"git log --oneline v2..v1", "git log --format=%s --reverse v1..main", "git log -1 --format=%s v1..main", "git log --oneline --first-parent v1..main",
+				"git log --oneline --all ^main", "git log --stat --format=%s HEAD~1..HEAD", "git log --oneline --grep=foo aa..main",
+				"git log --oneline nosuch..main", "git log --oneline main..nosuch", "git log --oneline ^nosuch", "git log --oneline main...nosuch", "git log --oneline .."}},
+		{name: "log-merges-first-parent", setup: gitMerged,
+			steps: []string{"git log --oneline -- s", "git log --oneline -- a", "git log --format=%s -- c", "git log --oneline --first-parent -- s", "git log --stat --format=%s -- a s",
+				"git log --format=%s --reverse -- a", "git log --format=%s -1 -- s", "git log --oneline --first-parent", "git log --oneline --merges", "git log --oneline --no-merges", "git log --format=%s --first-parent --reverse"}},
+		{name: "rev-list", setup: gitTagged,
+			steps: []string{"git rev-list HEAD", "git rev-list main", "git rev-list --count HEAD", "git rev-list --count side..main", "git rev-list side...main", "git rev-list --max-count=2 HEAD",
+				"git rev-list -n 1 HEAD", "git rev-list -2 HEAD", "git rev-list --reverse HEAD", "git rev-list --reverse -n 2 HEAD", "git rev-list --all", "git rev-list --count --all",
+				"git rev-list --first-parent HEAD", "git rev-list --no-merges --count HEAD", "git rev-list --merges HEAD", "git rev-list HEAD -- s", "git rev-list HEAD -- nosuch", "git rev-list HEAD -- a", "git rev-list --first-parent HEAD -- s", "git rev-list -n 1x HEAD", "git rev-list --max-count=-1 --count HEAD",
+				"git rev-list ^HEAD~1 HEAD", "git rev-list v2", "git rev-list --since='2023-11-14 22:16:40' HEAD", "git rev-list --grep=side HEAD",
+				"git rev-list", "git rev-list --count", "git rev-list nosuch", "git rev-list -n x HEAD", "git rev-list HEAD..HEAD", "git rev-list --count v1..v1"}},
+		{name: "rev-list-empty", setup: gitBase, steps: []string{"git rev-list HEAD", "git rev-list --all", "git rev-list --count --all"}},
+		{name: "diff-ranges", setup: gitTagged,
+			steps: []string{"git diff side...main", "git diff main...side --stat", "git diff v1..", "git diff ..v1 --name-only", "git diff HEAD~1..HEAD~1", "git diff side..main --stat", "git diff nosuch..main", "git diff main...nosuch"}},
+	})
+}

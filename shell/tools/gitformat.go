@@ -17,7 +17,7 @@ func gitBadPlaceholder(f string) string {
 		}
 		i++
 		switch f[i] {
-		case 'H', 'h', 'T', 't', 'P', 'p', 's', 'b', 'B', 'n', '%':
+		case 'H', 'h', 'T', 't', 'P', 'p', 's', 'b', 'B', 'n', '%', 'd', 'D':
 			continue
 		case 'a', 'c':
 			if i+1 < len(f) && strings.IndexByte("nNeEdDtiI", f[i+1]) >= 0 && f[i+1] != 'N' && f[i+1] != 'E' {
@@ -32,7 +32,7 @@ func gitBadPlaceholder(f string) string {
 }
 
 // expandFormat expands a --format string for cm.
-func (g *gitCtx) expandFormat(f string, cm *object.Commit) string {
+func (g *gitCtx) expandFormat(f string, cm *object.Commit, lo *gitLogSettings) string {
 	var sb strings.Builder
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' || i+1 >= len(f) {
@@ -67,6 +67,12 @@ func (g *gitCtx) expandFormat(f string, cm *object.Commit) string {
 			sb.WriteString(cm.Message)
 		case 'n':
 			sb.WriteByte('\n')
+		case 'd':
+			if d := lo.decor[cm.Hash]; d != "" {
+				sb.WriteString(" (" + d + ")")
+			}
+		case 'D':
+			sb.WriteString(lo.decor[cm.Hash])
 		case '%':
 			sb.WriteByte('%')
 		case 'a', 'c':
@@ -84,7 +90,7 @@ func (g *gitCtx) expandFormat(f string, cm *object.Commit) string {
 				if f[i] == 'D' {
 					sb.WriteString(sig.When.Format("Mon, 2 Jan 2006 15:04:05 -0700"))
 				} else {
-					sb.WriteString(gitDate(sig.When))
+					sb.WriteString(lo.date(sig.When))
 				}
 			case 't':
 				sb.WriteString(strconv.FormatInt(sig.When.Unix(), 10))
@@ -105,4 +111,18 @@ func gitBody(msg string) string {
 		return ""
 	}
 	return strings.TrimLeft(rest, "\n")
+}
+
+// gitHasDecorPlaceholder reports whether f uses %d or %D.
+func gitHasDecorPlaceholder(f string) bool {
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		i++
+		if f[i] == 'd' || f[i] == 'D' {
+			return true
+		}
+	}
+	return false
 }
