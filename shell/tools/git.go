@@ -85,6 +85,8 @@ func gitSubs() map[string]*gitSub {
 		"merge-base": {opts: gitMergeBaseOpts, run: gitMergeBase},
 		"stash":      {run: gitStash, raw: true},
 		"rev-list":   {opts: gitRevListOpts, run: gitRevList},
+		"cat-file":   {opts: gitCatFileOpts, run: gitCatFile},
+		"ls-tree":    {opts: gitLsTreeOpts, run: gitLsTree},
 	}
 }
 
@@ -174,6 +176,13 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 		if err := gitCheckReflogRevs(revs); err != nil {
 			return err
 		}
+		if sub != "cat-file" && sub != "ls-tree" && sub != "rev-parse" {
+			for _, a := range revs {
+				if strings.Contains(a, "^{") {
+					return fmt.Errorf("revision %s: %w", a, shell.ErrUnsupported)
+				}
+			}
+		}
 	}
 	if sub == "log" || sub == "show" || sub == "rev-list" {
 		if err := gitCheckLogFilter(opts); err != nil {
@@ -193,6 +202,11 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 			if strings.HasPrefix(a, "^") {
 				return fmt.Errorf("revision %s: %w", a, shell.ErrUnsupported)
 			}
+		}
+	}
+	if sub == "cat-file" {
+		if err := gitCheckCatFile(opts, ops); err != nil {
+			return fmt.Errorf("%w: %w", err, shell.ErrUnsupported)
 		}
 	}
 	if sub == "merge-base" && len(ops) != 2 {

@@ -93,7 +93,7 @@ func TestGitRefs(t *testing.T) {
 			steps: []string{"git branch -d f", "git branch -D f", "git branch"}},
 		{name: "branch-move", setup: gitHist, steps: []string{"git branch f", "git branch -m f g", "git branch", "git branch -m trunk", "git branch", "git status -sb", "git branch -M g trunk"}},
 		{name: "tag", setup: gitHist, steps: []string{"git tag", "git tag v1", "git tag v0 HEAD~2", "git tag", "git tag v1", "git log --oneline v0", "git tag -d v0", "git tag", "git tag -d v0"}},
-		{name: "tag-annotated", setup: gitHist, steps: []string{"git tag -a v2 -m 'release two'", "git tag", "git log --oneline -1 v2", "git rev-parse v2^{}"}, known: "peel syntax ^{} not implemented"},
+		{name: "tag-annotated", setup: gitHist, steps: []string{"git tag -a v2 -m 'release two'", "git tag", "git log --oneline -1 v2", "git rev-parse v2^{}", "git rev-parse v2", "git rev-parse v2^{commit} v2^{tree} HEAD^{tree}", "git rev-parse --verify v2^{}", "git rev-parse --short v2"}},
 		{name: "tag-annotated2", setup: gitHist, steps: []string{"git tag -a v2 -m 'release two'", "git tag -m msg v3 HEAD~1", "git tag -l", "git log --oneline -1 v2", "git tag -l 'v*'"}},
 		{name: "rev-parse", setup: gitHist, steps: []string{"git rev-parse HEAD", "git rev-parse --short HEAD", "git rev-parse --abbrev-ref HEAD", "git rev-parse --show-toplevel",
 			"git rev-parse --git-dir", "git rev-parse --is-inside-work-tree", "git rev-parse HEAD~1 HEAD~2", "git rev-parse main", "git rev-parse --short=10 HEAD", "git rev-parse --verify HEAD", "git rev-parse nosuch", "git rev-parse --show-prefix"}},
@@ -285,6 +285,7 @@ func TestGitRefusedAtRun(t *testing.T) {
 		{name: "log-mailmap", setup: append(append([]string{}, gitHist...), "write .mailmap Someone <author@example.com>\\n"), step: "git log -1"},
 		{name: "log-format-pretty", setup: append(append([]string{}, gitHist...), "git config format.pretty oneline"), step: "git log"},
 		{name: "log-date-relative-config", setup: append(append([]string{}, gitHist...), "git config log.date relative"), step: "git log"},
+		{name: "ls-tree-subdir", setup: append(append([]string{}, gitHist...), "write c/e x\\n"), step: "git -C c ls-tree HEAD"},
 		{name: "stash-show-inexact-rename", setup: append(append([]string{}, gitStashBase...), "git mv a z", "write z one\\ntwo\\nthree\\n", "git stash -q"),
 			step: "git stash show"},
 	}

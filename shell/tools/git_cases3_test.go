@@ -67,3 +67,29 @@ func TestGitRanges(t *testing.T) {
 			steps: []string{"git diff side...main", "git diff main...side --stat", "git diff v1..", "git diff ..v1 --name-only", "git diff HEAD~1..HEAD~1", "git diff side..main --stat", "git diff nosuch..main", "git diff main...nosuch"}},
 	})
 }
+
+// gitTree is a history whose tree has a subdirectory, a unicode name with
+// a space, an executable and a symlink.
+var gitTree = append(append([]string{}, gitHist...), "write d/e/f x\\n", "write 'd/ü t' y\\n", "write run.sh #!/bin/sh\\n", "chmod run.sh", "ln a link",
+	"git add .", "date 1700000300", "git commit -q -m tree", "git tag -a v1 -m 'one' HEAD~1", "git tag light")
+
+func TestGitCatFileLsTree(t *testing.T) {
+	runGitCases(t, []gitScenario{
+		{name: "cat-file", setup: gitTree,
+			steps: []string{"git cat-file -t HEAD", "git cat-file -p HEAD", "git cat-file -s HEAD", "git cat-file -e HEAD", "git cat-file -t HEAD:a", "git cat-file -p HEAD:a",
+				"git cat-file -s HEAD:a", "git cat-file -p HEAD:", "git cat-file -t HEAD:d", "git cat-file -p HEAD:d", "git cat-file -p HEAD:d/e/f", "git cat-file -p HEAD:link",
+				"git cat-file -t v1", "git cat-file -p v1", "git cat-file -s v1", "git cat-file -t light", "git cat-file -p HEAD~1", "git cat-file -p HEAD^{tree}",
+				"git cat-file -t nosuch", "git cat-file -e nosuch", "git cat-file -p HEAD:nosuch", "git cat-file -e HEAD:nosuch", "git cat-file -p nosuch:a",
+				"git cat-file -e 0000000000000000000000000000000000000001", "git cat-file -t HEAD~9", "git cat-file -p main:d/", "git cat-file -t refs/tags/v1"}},
+		{name: "cat-file-hashes", setup: gitTree,
+			steps: []string{"git cat-file -t 8d0e41234f24b6da002d962a26c2495ea16a425f", "git cat-file -p 8d0e4123", "git cat-file -e 8d0e41234f24b6da002d962a26c2495ea16a425f"}},
+		{name: "cat-file-empty", setup: gitBase, steps: []string{"git cat-file -t HEAD", "git cat-file -e HEAD"}},
+		{name: "ls-tree", setup: gitTree,
+			steps: []string{"git ls-tree HEAD", "git ls-tree -r HEAD", "git ls-tree -l HEAD", "git ls-tree -r -l HEAD", "git ls-tree --long -r HEAD", "git ls-tree --name-only HEAD",
+				"git ls-tree --name-only -r HEAD", "git ls-tree --name-status HEAD", "git ls-tree -r -t HEAD", "git ls-tree -t HEAD d/e/f", "git ls-tree HEAD d", "git ls-tree HEAD d/",
+				"git ls-tree -r HEAD d", "git ls-tree HEAD d/e/f", "git ls-tree HEAD d/e", "git ls-tree HEAD d/e/", "git ls-tree HEAD nosuch", "git ls-tree HEAD a d/e",
+				"git ls-tree HEAD~2", "git ls-tree v1", "git ls-tree HEAD:d", "git ls-tree -r HEAD:d", "git ls-tree HEAD -- a", "git ls-tree nosuch", "git ls-tree",
+				"git ls-tree HEAD:a", "git ls-tree HEAD:nosuch", "git ls-tree main^{tree}"}},
+		{name: "ls-tree-empty", setup: gitBase, steps: []string{"git ls-tree HEAD", "git -C . ls-tree -r HEAD"}},
+	})
+}

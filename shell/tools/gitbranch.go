@@ -386,8 +386,12 @@ func gitRevParse(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 				continue
 			}
 		}
-		h, ok := g.resolveRev(a)
-		if !ok {
+		// An annotated tag names itself: rev-parse does not peel.
+		h, why := g.lookupObject(a)
+		if why == "refuse" {
+			return g.c.Fail("git rev-parse " + a)
+		}
+		if ok := why == ""; !ok {
 			w.Flush()
 			if verify {
 				if quiet {
