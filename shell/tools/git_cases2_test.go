@@ -427,7 +427,7 @@ func TestGitStash(t *testing.T) {
 			steps: []string{"write a x\\n", "git stash", "git commit -q --allow-empty -m empty", "git stash pop", "git status -s"}},
 		{name: "stash-revisions", setup: append(append([]string{}, gitStashBase...), "write a x\\n", "git stash -q", "date 1700000100", "write d/b y\\n", "git stash -q -m two"),
 			steps: []string{"git log --oneline -1 stash@{0}", "git rev-parse stash@{1} refs/stash@{0} stash", "git diff --stat stash@{1}^1 stash@{1}",
-				"git show stash@{1}:a", "git log --format=%s -1 stash", "git log --format=%s -1 stash@{1}^2", "git diff --name-only stash@{0}"}},
+				"git show stash@{1}:a", "git cat-file -p stash@{1}:a", "git rev-parse stash@{0}^{tree}", "git log --format=%s -1 stash", "git log --format=%s -1 stash@{1}^2", "git diff --name-only stash@{0}"}},
 		{name: "stash-big-repo", setup: append(append([]string{}, gitStashBase...), "packblobs 17000"),
 			steps: []string{"write a x\\n", "git stash", "git stash list", "write a y\\n", "git stash -u", "git stash pop", "git reset -q --hard", "git stash pop"}},
 		{name: "stash-core-abbrev", setup: append(append([]string{}, gitStashBase...), "git config core.abbrev 12"),

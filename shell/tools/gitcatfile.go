@@ -69,11 +69,11 @@ func (g *gitCtx) lookupObject(name string) (h plumbing.Hash, why string) {
 		}
 		return h, "refuse"
 	}
-	if strings.Contains(name, "{") {
+	if strings.Contains(name, "{") && !strings.Contains(name, "@{") {
 		return h, "refuse"
 	}
 	if rev, p, ok := strings.Cut(name, ":"); ok {
-		if rev == "" || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || strings.Contains(rev, "@{") {
+		if rev == "" || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") {
 			return h, "refuse"
 		}
 		c, ok := g.resolveRev(rev)
@@ -98,7 +98,7 @@ func (g *gitCtx) lookupObject(name string) (h plumbing.Hash, why string) {
 		}
 		return e.Hash, ""
 	}
-	if !strings.ContainsAny(name, "~^@") {
+	if !strings.ContainsAny(name, "~^@{") {
 		for _, full := range []string{name, "refs/" + name, "refs/tags/" + name, "refs/heads/" + name} {
 			if r, err := g.st.Reference(plumbing.ReferenceName(full)); err == nil && r.Type() == plumbing.HashReference {
 				return r.Hash(), ""
