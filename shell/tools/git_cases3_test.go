@@ -93,3 +93,15 @@ func TestGitCatFileLsTree(t *testing.T) {
 		{name: "ls-tree-empty", setup: gitBase, steps: []string{"git ls-tree HEAD", "git -C . ls-tree -r HEAD"}},
 	})
 }
+
+func TestGitBranchList(t *testing.T) {
+	br := append(append([]string{}, gitMerged...), "git branch aaa HEAD~3", "git branch x/y HEAD~1", "git branch longer-name-here HEAD~2")
+	runGitCases(t, []gitScenario{
+		{name: "branch-v", setup: br,
+			steps: []string{"git branch -v", "git branch -vv", "git branch --verbose", "git branch -a", "git branch -r", "git branch -a -v", "git branch --list 'a*'",
+				"git branch --list '*y'", "git branch -l 'x*' -v", "git branch --list nosuch", "git branch -v --list 'm*' 's*'", "git branch --list '?aa'", "git branch -v 'a*'", "git branch -v newb", "git branch -v",
+				"git branch --all --list 'm*'", "git branch --remotes -v", "!git checkout -q --detach HEAD~1", "git branch -v", "git branch -a", "git branch -vv"}},
+		{name: "branch-v-unborn", setup: gitBase, steps: []string{"git branch -v", "git branch -a", "git branch --list 'm*'"}},
+		{name: "branch-v-big", setup: append(append([]string{}, br...), "packblobs 17000"), steps: []string{"git branch -v"}},
+	})
+}

@@ -34,7 +34,8 @@ func TestGitCheck(t *testing.T) {
 		{"log", "--first-parent", "--no-merges"}, {"log", "--merges"}, {"rev-list", "HEAD"}, {"rev-list", "--count", "a..b"}, {"rev-list", "-5", "--reverse", "--all"},
 		{"rev-list", "--max-count=3", "--first-parent", "HEAD", "--", "p"}, {"diff", "a...b"}, {"diff", "a.."},
 		{"cat-file", "-p", "HEAD:a"}, {"cat-file", "-t", "v1"}, {"cat-file", "-e", "x"}, {"cat-file", "-s", "HEAD^{tree}"}, {"ls-tree", "-r", "--name-only", "HEAD"},
-		{"ls-tree", "-l", "HEAD", "d/"}, {"rev-parse", "HEAD^{tree}"},
+		{"ls-tree", "-l", "HEAD", "d/"}, {"rev-parse", "HEAD^{tree}"}, {"branch", "-v"}, {"branch", "-vv"}, {"branch", "-a"}, {"branch", "--list", "a*"},
+		{"branch", "-r"}, {"branch", "-a", "-v", "--list", "x"},
 	}
 	for _, a := range ok {
 		if err := gitCheck(a); err != nil {
@@ -57,6 +58,7 @@ func TestGitCheck(t *testing.T) {
 		{"log", "--date=bogus"}, {"log", "--decorate-refs=refs/tags"}, {"rev-list", "--objects", "HEAD"}, {"rev-list", "--topo-order", "HEAD"},
 		{"rev-list", "--parents", "HEAD"}, {"rev-list", "--left-right", "a...b"}, {"diff", "^a", "b"}, {"log", "--graph", "a..b"},
 		{"cat-file", "blob", "x"}, {"cat-file", "--batch"}, {"cat-file", "-t", "-s", "x"}, {"cat-file", "-p"}, {"ls-tree", "-z", "HEAD"}, {"ls-tree", "--format=%(path)", "HEAD"},
+		{"branch", "--contains", "x"}, {"branch", "--merged"}, {"branch", "-u", "origin/main"}, {"branch", "--sort=-committerdate"}, {"branch", "--format=%(refname)"},
 		{"log", "v1^{}"}, {"diff", "HEAD^{tree}"}, {"show", "v1^{commit}"},
 		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
 	}
