@@ -87,6 +87,8 @@ func gitSubs() map[string]*gitSub {
 		"rev-list":   {opts: gitRevListOpts, run: gitRevList},
 		"cat-file":   {opts: gitCatFileOpts, run: gitCatFile},
 		"ls-tree":    {opts: gitLsTreeOpts, run: gitLsTree},
+		"describe":   {opts: gitDescribeOpts, run: gitDescribe},
+		"shortlog":   {opts: gitShortlogOpts, run: gitShortlog},
 	}
 }
 

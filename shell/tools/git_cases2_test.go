@@ -289,6 +289,13 @@ func TestGitRefusedAtRun(t *testing.T) {
 		{name: "branch-a-remotes", setup: append(append([]string{}, gitHist...), "git update-ref refs/remotes/origin/main HEAD"), step: "git branch -a"},
 		{name: "branch-v-upstream", setup: append(append([]string{}, gitHist...), "git config branch.main.remote .", "git config branch.main.merge refs/heads/main"), step: "git branch -v"},
 		{name: "branch-list-bracket", setup: gitHist, step: "git branch --list '[m]*'"},
+		// The merge's other side adds to git's count.
+		{name: "describe-through-merge", setup: append(append([]string{}, gitMerged...), "git tag -a v0 -m v0 HEAD~3"), step: "git describe"},
+		{name: "describe-two-tags", setup: append(append([]string{}, gitHist...), "git tag -a v1 -m v1", "git tag -a v2 -m v2"), step: "git describe"},
+		// Without a revision git reads a log from standard input.
+		{name: "shortlog-stdin", setup: gitHist, step: "git shortlog -sn"},
+		{name: "shortlog-listing", setup: gitHist, step: "git shortlog HEAD"},
+		{name: "shortlog-mailmap", setup: append(append([]string{}, gitHist...), "write .mailmap X <author@example.com>\\n"), step: "git shortlog -s HEAD"},
 		{name: "stash-show-inexact-rename", setup: append(append([]string{}, gitStashBase...), "git mv a z", "write z one\\ntwo\\nthree\\n", "git stash -q"),
 			step: "git stash show"},
 	}

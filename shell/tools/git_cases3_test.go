@@ -105,3 +105,22 @@ func TestGitBranchList(t *testing.T) {
 		{name: "branch-v-big", setup: append(append([]string{}, br...), "packblobs 17000"), steps: []string{"git branch -v"}},
 	})
 }
+
+func TestGitDescribeShortlog(t *testing.T) {
+	tagged := append(append([]string{}, gitHist...), "git tag -a v1 -m one HEAD~2", "git tag light HEAD~1")
+	runGitCases(t, []gitScenario{
+		{name: "describe", setup: tagged,
+			steps: []string{"git describe", "git describe --tags", "git describe HEAD~1", "git describe --tags HEAD~1", "git describe HEAD~2", "git describe --long HEAD~2",
+				"git describe --abbrev=0", "git describe --abbrev=10", "git describe --abbrev=2", "git describe --always", "git describe --dirty", "write a dirty\\n",
+				"git describe --dirty", "git describe --tags --dirty", "git add a", "git describe --dirty", "git describe --always --dirty", "git describe nosuch", "git describe v1",
+				"git describe --long --tags", "git tag -a v2 -m two", "git describe", "git describe --dirty"}},
+		{name: "describe-none", setup: gitHist, steps: []string{"git describe", "git describe --always", "git describe --always --abbrev=12", "git tag light HEAD~1",
+			"git describe", "git describe --tags", "git describe --tags HEAD~2", "git tag -a late -m late", "git describe HEAD~1"}},
+		{name: "describe-empty", setup: gitBase, steps: []string{"git describe", "git describe --always"}},
+		{name: "describe-big", setup: append(append([]string{}, tagged...), "packblobs 17000"), steps: []string{"git describe", "git describe --always"}},
+		{name: "shortlog", setup: append(append([]string{}, gitMerged...), "date 1700000600", "write z z\\n", "git add z", "git -c user.name=x commit -q -m zed --author='Bob Other <bob@other.org>'",
+			"date 1700000700", "write z zz\\n", "git -c user.name=x commit -q -am zed2 --author='Bob Other <bob@elsewhere.org>'"),
+			steps: []string{"git shortlog -s HEAD", "git shortlog -sn HEAD", "git shortlog -sne HEAD", "git shortlog -s -e HEAD", "git shortlog -s -c HEAD", "git shortlog --summary --numbered --all",
+				"git shortlog -sn HEAD~2..HEAD", "git shortlog -sn main -- s", "git shortlog -s nosuch", "git shortlog -sn HEAD~1..HEAD~1"}},
+	})
+}

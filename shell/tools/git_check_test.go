@@ -35,7 +35,8 @@ func TestGitCheck(t *testing.T) {
 		{"rev-list", "--max-count=3", "--first-parent", "HEAD", "--", "p"}, {"diff", "a...b"}, {"diff", "a.."},
 		{"cat-file", "-p", "HEAD:a"}, {"cat-file", "-t", "v1"}, {"cat-file", "-e", "x"}, {"cat-file", "-s", "HEAD^{tree}"}, {"ls-tree", "-r", "--name-only", "HEAD"},
 		{"ls-tree", "-l", "HEAD", "d/"}, {"rev-parse", "HEAD^{tree}"}, {"branch", "-v"}, {"branch", "-vv"}, {"branch", "-a"}, {"branch", "--list", "a*"},
-		{"branch", "-r"}, {"branch", "-a", "-v", "--list", "x"},
+		{"branch", "-r"}, {"branch", "-a", "-v", "--list", "x"}, {"describe"}, {"describe", "--tags", "--always", "--dirty"}, {"describe", "--abbrev=0", "HEAD~1"},
+		{"shortlog", "-sn", "HEAD"}, {"shortlog", "-sne", "--all"}, {"shortlog", "-s", "-c", "a..b"},
 	}
 	for _, a := range ok {
 		if err := gitCheck(a); err != nil {
@@ -59,6 +60,8 @@ func TestGitCheck(t *testing.T) {
 		{"rev-list", "--parents", "HEAD"}, {"rev-list", "--left-right", "a...b"}, {"diff", "^a", "b"}, {"log", "--graph", "a..b"},
 		{"cat-file", "blob", "x"}, {"cat-file", "--batch"}, {"cat-file", "-t", "-s", "x"}, {"cat-file", "-p"}, {"ls-tree", "-z", "HEAD"}, {"ls-tree", "--format=%(path)", "HEAD"},
 		{"branch", "--contains", "x"}, {"branch", "--merged"}, {"branch", "-u", "origin/main"}, {"branch", "--sort=-committerdate"}, {"branch", "--format=%(refname)"},
+		{"describe", "--contains"}, {"describe", "--match", "v*"}, {"describe", "--exclude=x"}, {"describe", "--first-parent"}, {"describe", "--dirty=x"},
+		{"shortlog", "-w"}, {"shortlog", "--format=%s"}, {"shortlog", "--group=trailer:co-authored-by"},
 		{"log", "v1^{}"}, {"diff", "HEAD^{tree}"}, {"show", "v1^{commit}"},
 		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
 	}
