@@ -223,4 +223,3 @@ func gitShortlog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 	}
 	return 0
 }
-
