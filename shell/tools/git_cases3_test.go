@@ -124,3 +124,20 @@ func TestGitDescribeShortlog(t *testing.T) {
 				"git shortlog -sn HEAD~2..HEAD", "git shortlog -sn main -- s", "git shortlog -s nosuch", "git shortlog -sn HEAD~1..HEAD~1"}},
 	})
 }
+
+func TestGitCheckIgnore(t *testing.T) {
+	ign := []string{"git init -q -b main", "write .gitignore *.log\\nbuild/\\n!keep.log\\n# c\\n\\n/top\\ndeep/**/x\\n", "write sub/.gitignore x*\\n!xok\\n",
+		"write .git/info/exclude inf\\n", "write a.log a\\n", "write keep.log k\\n", "write top t\\n", "mkdir build", "mkdir dir.log", "write tr.log t\\n", "git add -f tr.log .gitignore",
+		"git commit -q -m i"}
+	runGitCases(t, []gitScenario{
+		{name: "check-ignore", setup: ign,
+			steps: []string{"git check-ignore a.log", "git check-ignore -v a.log", "git check-ignore b.log c", "git check-ignore -v b.log c", "git check-ignore c", "git check-ignore keep.log",
+				"git check-ignore -v keep.log", "git check-ignore -q b.log", "git check-ignore -q c", "git check-ignore -q keep.log", "git check-ignore build/x", "git check-ignore -v build/x",
+				"git check-ignore -v build", "git check-ignore -v nobuild/build", "git check-ignore -v sub/xy", "git check-ignore -v sub/a/xy", "git check-ignore -v sub/xok",
+				"git check-ignore -v top sub/top", "git check-ignore -v inf sub/inf", "git check-ignore -v ./b.log", "git check-ignore -v sub/../b.log", "git check-ignore -v 'ü.log' 'sp ace.log'",
+				"git check-ignore -v -n b.log c keep.log", "git check-ignore --verbose --non-matching c", "git check-ignore tr.log", "git check-ignore -v tr.log", "git check-ignore --no-index tr.log",
+				"git check-ignore -v --no-index tr.log", "git check-ignore -v -n tr.log", "git check-ignore -v dir.log dir.log/f", "git check-ignore -v deep/a/b/x deep/x",
+				"git check-ignore", "git check-ignore -q a b", "git check-ignore -q -v a", "git check-ignore -n a", "git check-ignore /etc/x", "git check-ignore -- a.log",
+				"git -C sub check-ignore -v ../b.log xy xok", "git check-ignore -v build/sub/xy"}},
+	})
+}

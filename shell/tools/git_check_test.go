@@ -36,6 +36,7 @@ func TestGitCheck(t *testing.T) {
 		{"cat-file", "-p", "HEAD:a"}, {"cat-file", "-t", "v1"}, {"cat-file", "-e", "x"}, {"cat-file", "-s", "HEAD^{tree}"}, {"ls-tree", "-r", "--name-only", "HEAD"},
 		{"ls-tree", "-l", "HEAD", "d/"}, {"rev-parse", "HEAD^{tree}"}, {"branch", "-v"}, {"branch", "-vv"}, {"branch", "-a"}, {"branch", "--list", "a*"},
 		{"branch", "-r"}, {"branch", "-a", "-v", "--list", "x"}, {"describe"}, {"describe", "--tags", "--always", "--dirty"}, {"describe", "--abbrev=0", "HEAD~1"},
+		{"check-ignore", "-v", "x"}, {"check-ignore", "-q", "--no-index", "x"}, {"check-ignore", "-v", "-n", "a", "b"},
 		{"shortlog", "-sn", "HEAD"}, {"shortlog", "-sne", "--all"}, {"shortlog", "-s", "-c", "a..b"},
 	}
 	for _, a := range ok {
@@ -61,6 +62,7 @@ func TestGitCheck(t *testing.T) {
 		{"cat-file", "blob", "x"}, {"cat-file", "--batch"}, {"cat-file", "-t", "-s", "x"}, {"cat-file", "-p"}, {"ls-tree", "-z", "HEAD"}, {"ls-tree", "--format=%(path)", "HEAD"},
 		{"branch", "--contains", "x"}, {"branch", "--merged"}, {"branch", "-u", "origin/main"}, {"branch", "--sort=-committerdate"}, {"branch", "--format=%(refname)"},
 		{"describe", "--contains"}, {"describe", "--match", "v*"}, {"describe", "--exclude=x"}, {"describe", "--first-parent"}, {"describe", "--dirty=x"},
+		{"check-ignore", "--stdin"}, {"check-ignore", "-z", "x"},
 		{"shortlog", "-w"}, {"shortlog", "--format=%s"}, {"shortlog", "--group=trailer:co-authored-by"},
 		{"log", "v1^{}"}, {"diff", "HEAD^{tree}"}, {"show", "v1^{commit}"},
 		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
