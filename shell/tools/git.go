@@ -320,6 +320,20 @@ func runGit(ctx context.Context, c *shell.Call) int {
 		return c.Fail("git " + sub + ": " + err.Error())
 	}
 	operands = append(operands, tail...)
+	if sub == "diff" && slices.ContainsFunc(opts, func(o Opt) bool { return o.Key == "no-index" }) {
+		// Inside a repository or not; abbreviations follow it when inside.
+		stderr := c.Stderr
+		c.Stderr = io.Discard
+		code := g.open()
+		c.Stderr = stderr
+		if c.Unsupported != nil {
+			return code
+		}
+		if code != 0 {
+			g.st = nil
+		}
+		return gitDiffNoIndex(ctx, g, opts, operands)
+	}
 	if !s.noRepo {
 		if code := g.open(); code != 0 {
 			return code

@@ -10,7 +10,7 @@ func TestGitAbbrev(t *testing.T) {
 	runGitCases(t, []gitScenario{
 		{name: "abbrev-big", setup: big,
 			steps: []string{"git log --oneline", "git log --format='%h %t %p'", "git log --abbrev-commit -1", "git rev-parse --short HEAD", "git rev-parse --short=4 HEAD",
-				"write a changed\\n", "git diff", "git commit -am more", "git show --stat --oneline", "git reset --hard HEAD~1", "!git checkout -q --detach", "git status",
+				"write a changed\\n", "git diff", "write new n\\n", "git add new", "git rm -q --cached b", "git diff --cached", "git reset -q", "git commit -am more", "git show --stat --oneline", "git reset --hard HEAD~1", "!git checkout -q --detach", "git status",
 				"git branch", "git branch x", "git branch -d x", "git tag v", "git tag -d v"}},
 		{name: "abbrev-config", setup: append(append([]string{}, gitHist...), "git config core.abbrev 12"),
 			steps: []string{"git log --oneline", "git rev-parse --short HEAD", "git rev-parse --short=5 HEAD", "write a x\\n", "git diff", "git commit -qam x", "git log -1 --format=%h",
@@ -139,5 +139,21 @@ func TestGitCheckIgnore(t *testing.T) {
 				"git check-ignore -v --no-index tr.log", "git check-ignore -v -n tr.log", "git check-ignore -v dir.log dir.log/f", "git check-ignore -v deep/a/b/x deep/x",
 				"git check-ignore", "git check-ignore -q a b", "git check-ignore -q -v a", "git check-ignore -n a", "git check-ignore /etc/x", "git check-ignore -- a.log",
 				"git -C sub check-ignore -v ../b.log xy xok", "git check-ignore -v build/sub/xy"}},
+	})
+}
+
+func TestGitDiffNoIndex(t *testing.T) {
+	files := map[string]string{"x": "a\nb\n", "y": "a\nc\n", "z": "a\nb\n", "bin": "\x00\x01", "d/f": "a\nb\n", "ü t": "a\n"}
+	steps := []string{"git diff --no-index x y", "git diff --no-index x z", "git diff --no-index ./x y", "git diff --no-index x nosuch", "git diff --no-index nosuch x",
+		"git diff --no-index --stat x y", "git diff --no-index --numstat x y", "git diff --no-index --name-only x y", "git diff --no-index --name-status x y",
+		"git diff --no-index --quiet x y", "git diff --no-index --exit-code x z", "git diff --no-index -U0 x y", "git diff --no-index x", "git diff --no-index x y z",
+		"git diff --no-index /dev/null x", "git diff --no-index x /dev/null", "git diff --no-index /dev/null /dev/null", "git diff --no-index x bin", "git diff --no-index x 'ü t'", "git diff --no-index 'ü t' x", "git diff --no-index /dev/null 'ü t'",
+		"git diff --no-index x d/f", "git diff --no-index -- x y", "chmod z", "git diff --no-index x z", "git diff --no-index --stat x z", "git -C d diff --no-index f ../y"}
+	runGitCases(t, []gitScenario{
+		{name: "no-index-outside", files: files, steps: steps},
+		{name: "no-index-repo", files: files, setup: gitOne, steps: steps},
+		{name: "diff-space-names", files: map[string]string{"sp ace": "a\n", "plain": "p\n"}, setup: gitOne,
+			steps: []string{"write 'sp ace' b\\n", "git diff", "write 'new sp' n\\n", "git add 'new sp'", "git diff --cached", "git commit -qam x", "git show", "git log -p -1"}},
+		{name: "no-index-big-repo", files: files, setup: append(append([]string{}, gitOne...), "packblobs 17000"), steps: []string{"git diff --no-index x y", "git diff --no-index /dev/null x"}},
 	})
 }

@@ -37,6 +37,7 @@ func TestGitCheck(t *testing.T) {
 		{"ls-tree", "-l", "HEAD", "d/"}, {"rev-parse", "HEAD^{tree}"}, {"branch", "-v"}, {"branch", "-vv"}, {"branch", "-a"}, {"branch", "--list", "a*"},
 		{"branch", "-r"}, {"branch", "-a", "-v", "--list", "x"}, {"describe"}, {"describe", "--tags", "--always", "--dirty"}, {"describe", "--abbrev=0", "HEAD~1"},
 		{"check-ignore", "-v", "x"}, {"check-ignore", "-q", "--no-index", "x"}, {"check-ignore", "-v", "-n", "a", "b"},
+		{"diff", "--no-index", "a", "b"}, {"diff", "--no-index", "--stat", "/dev/null", "b"},
 		{"shortlog", "-sn", "HEAD"}, {"shortlog", "-sne", "--all"}, {"shortlog", "-s", "-c", "a..b"},
 	}
 	for _, a := range ok {

@@ -15,7 +15,7 @@ import (
 // worktree, commit vs commit) and "git show".
 
 var gitDiffOpts = NewOptions("cached", "staged", "stat", "name-only", "name-status", "numstat", "U,unified=",
-	"p,patch", "u", "exit-code", "quiet", "no-color", "no-ext-diff", "no-renames")
+	"p,patch", "u", "exit-code", "quiet", "no-color", "no-ext-diff", "no-renames", "no-index")
 
 // worktreeSide maps tracked paths to their worktree state: unchanged
 // entries keep the index hash, changed ones are hashed from the file.

@@ -183,9 +183,9 @@ func (g *gitCtx) writePatch(ctx context.Context, w *bufio.Writer, fc *gitFileCha
 	oh, nh := g.short(fc.oldHash), g.short(fc.newHash)
 	switch fc.status {
 	case 'A':
-		fmt.Fprintf(w, "new file mode %s\nindex 0000000..%s\n", gitModeStr(fc.newMode), nh)
+		fmt.Fprintf(w, "new file mode %s\nindex %s..%s\n", gitModeStr(fc.newMode), g.short(plumbing.ZeroHash), nh)
 	case 'D':
-		fmt.Fprintf(w, "deleted file mode %s\nindex %s..0000000\n", gitModeStr(fc.oldMode), oh)
+		fmt.Fprintf(w, "deleted file mode %s\nindex %s..%s\n", gitModeStr(fc.oldMode), oh, g.short(plumbing.ZeroHash))
 	case 'R':
 		fmt.Fprintf(w, "similarity index 100%%\nrename from %s\nrename to %s\n", gitQuotePath(fc.oldPath), gitQuotePath(fc.newPath))
 		if fc.oldHash == fc.newHash {
@@ -206,17 +206,25 @@ func (g *gitCtx) writePatch(ctx context.Context, w *bufio.Writer, fc *gitFileCha
 		return
 	}
 	oldName, newName := gitQuotePath("a/"+fc.oldPath), gitQuotePath("b/"+fc.newPath)
+	// Git ends a ---/+++ name holding a space with a tab (for patch).
+	oldTab, newTab := "", ""
+	if strings.Contains(fc.oldPath, " ") {
+		oldTab = "\t"
+	}
+	if strings.Contains(fc.newPath, " ") {
+		newTab = "\t"
+	}
 	if fc.status == 'A' {
-		oldName = "/dev/null"
+		oldName, oldTab = "/dev/null", ""
 	}
 	if fc.status == 'D' {
-		newName = "/dev/null"
+		newName, newTab = "/dev/null", ""
 	}
 	if gitIsBinary(fc.oldData) || gitIsBinary(fc.newData) {
 		fmt.Fprintf(w, "Binary files %s and %s differ\n", oldName, newName)
 		return
 	}
-	fmt.Fprintf(w, "--- %s\n+++ %s\n", oldName, newName)
+	fmt.Fprintf(w, "--- %s%s\n+++ %s%s\n", oldName, oldTab, newName, newTab)
 	la, lb, na, nb, chs := gitLineChanges(ctx, fc.oldData, fc.newData)
 	line := func(prefix byte, ls [][]byte, i int, noEOL bool) {
 		w.WriteByte(prefix)
