@@ -1,6 +1,10 @@
 package tools
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+	"time"
+)
 
 // TestGitAbbrev covers abbreviated names where git prints more than 7
 // digits: a repository whose packs hold 2^14 objects or more, a prefix
@@ -155,5 +159,21 @@ func TestGitDiffNoIndex(t *testing.T) {
 		{name: "diff-space-names", files: map[string]string{"sp ace": "a\n", "plain": "p\n"}, setup: gitOne,
 			steps: []string{"write 'sp ace' b\\n", "git diff", "write 'new sp' n\\n", "git add 'new sp'", "git diff --cached", "git commit -qam x", "git show", "git log -p -1"}},
 		{name: "no-index-big-repo", files: files, setup: append(append([]string{}, gitOne...), "packblobs 17000"), steps: []string{"git diff --no-index x y", "git diff --no-index /dev/null x"}},
+	})
+}
+
+// TestGitRelativeDate compares --date=relative and %ar with git's at
+// ages in the middle of their units, so the seconds between the two runs
+// never change a word.
+func TestGitRelativeDate(t *testing.T) {
+	now := time.Now().Unix()
+	setup := []string{"git init -q -b main", "write a 0\\n", "git add a"}
+	for i, ago := range []int64{7*365*86400 + 10*86400, 2*365*86400 + 92*86400, 365*86400 + 40*86400, 400 * 86400, 120 * 86400, 21 * 86400, 5*86400 + 3*3600,
+		36*3600 + 600, 3*3600 + 600, 65 * 60, -3600} {
+		setup = append(setup, "write a "+strconv.Itoa(i)+"\\n", "date "+strconv.FormatInt(now-ago, 10), "git commit -q -am c"+strconv.Itoa(i))
+	}
+	runGitCases(t, []gitScenario{
+		{name: "relative", setup: setup, steps: []string{"git log --date=relative", "git log --format='%ar|%cr|%s'", "git -c log.date=relative log -2 --format=%ad",
+			"git show -s --date=relative HEAD~3"}},
 	})
 }

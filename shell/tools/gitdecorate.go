@@ -12,9 +12,9 @@ import (
 // This file holds log's --date formats and --decorate names.
 
 // gitDateFormats are the --date formats that do not depend on the
-// current time or the local zone: each prints the time in the zone it
-// was recorded with. relative, human, local, *-local and format:...
-// are refused by the check.
+// local zone: each prints the time in the zone it was recorded with, or
+// (relative) against the current time as git does at its run. human,
+// local, *-local and format:... are refused by the check.
 var gitDateFormats = map[string]func(t time.Time) string{
 	"default":        gitDate,
 	"iso":            func(t time.Time) string { return t.Format("2006-01-02 15:04:05 -0700") },
@@ -26,6 +26,48 @@ var gitDateFormats = map[string]func(t time.Time) string{
 	"short":          func(t time.Time) string { return t.Format("2006-01-02") },
 	"raw":            func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) + t.Format(" -0700") },
 	"unix":           func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) },
+	"relative":       func(t time.Time) string { return gitRelativeDate(t.Unix(), time.Now().Unix()) },
+}
+
+// gitRelativeDate is git's --date=relative: "N units ago", rounding at
+// each step as git's show_date_relative does.
+func gitRelativeDate(t, now int64) string {
+	if now < t {
+		return "in the future"
+	}
+	unit := func(n int64, u string) string {
+		if n == 1 {
+			return "1 " + u
+		}
+		return strconv.FormatInt(n, 10) + " " + u + "s"
+	}
+	diff := now - t
+	if diff < 90 {
+		return unit(diff, "second") + " ago"
+	}
+	if diff = (diff + 30) / 60; diff < 90 {
+		return unit(diff, "minute") + " ago"
+	}
+	if diff = (diff + 30) / 60; diff < 36 {
+		return unit(diff, "hour") + " ago"
+	}
+	diff = (diff + 12) / 24
+	switch {
+	case diff < 14:
+		return unit(diff, "day") + " ago"
+	case diff < 70:
+		return unit((diff+3)/7, "week") + " ago"
+	case diff < 365:
+		return unit((diff+15)/30, "month") + " ago"
+	case diff < 1825:
+		total := (diff*12*2 + 365) / (365 * 2)
+		years, months := total/12, total%12
+		if months > 0 {
+			return unit(years, "year") + ", " + unit(months, "month") + " ago"
+		}
+		return unit(years, "year") + " ago"
+	}
+	return unit((diff+183)/365, "year") + " ago"
 }
 
 // gitDecorateMode reads a --decorate or log.decorate value: "short",

@@ -3,6 +3,7 @@ package tools
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -20,7 +21,7 @@ func gitBadPlaceholder(f string) string {
 		case 'H', 'h', 'T', 't', 'P', 'p', 's', 'b', 'B', 'n', '%', 'd', 'D':
 			continue
 		case 'a', 'c':
-			if i+1 < len(f) && strings.IndexByte("nNeEdDtiI", f[i+1]) >= 0 && f[i+1] != 'N' && f[i+1] != 'E' {
+			if i+1 < len(f) && strings.IndexByte("nNeEdDtiIr", f[i+1]) >= 0 && f[i+1] != 'N' && f[i+1] != 'E' {
 				i++
 				continue
 			}
@@ -94,6 +95,8 @@ func (g *gitCtx) expandFormat(f string, cm *object.Commit, lo *gitLogSettings) s
 				}
 			case 't':
 				sb.WriteString(strconv.FormatInt(sig.When.Unix(), 10))
+			case 'r':
+				sb.WriteString(gitRelativeDate(sig.When.Unix(), time.Now().Unix()))
 			case 'i':
 				sb.WriteString(sig.When.Format("2006-01-02 15:04:05 -0700"))
 			case 'I':
