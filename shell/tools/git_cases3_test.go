@@ -125,7 +125,10 @@ func TestGitDescribeShortlog(t *testing.T) {
 		{name: "shortlog", setup: append(append([]string{}, gitMerged...), "date 1700000600", "write z z\\n", "git add z", "git -c user.name=x commit -q -m zed --author='Bob Other <bob@other.org>'",
 			"date 1700000700", "write z zz\\n", "git -c user.name=x commit -q -am zed2 --author='Bob Other <bob@elsewhere.org>'"),
 			steps: []string{"git shortlog -s HEAD", "git shortlog -sn HEAD", "git shortlog -sne HEAD", "git shortlog -s -e HEAD", "git shortlog -s -c HEAD", "git shortlog --summary --numbered --all",
-				"git shortlog -sn HEAD~2..HEAD", "git shortlog -sn main -- s", "git shortlog -s nosuch", "git shortlog -sn HEAD~1..HEAD~1"}},
+				"git shortlog -sn HEAD~2..HEAD", "git shortlog -sn main -- s", "git shortlog -s nosuch", "git shortlog -sn HEAD~1..HEAD~1",
+				"git shortlog HEAD", "git shortlog -n HEAD", "git shortlog -e HEAD", "git shortlog -c HEAD~2", "git shortlog --all", "git shortlog HEAD~1..HEAD~1",
+				"git commit -q --allow-empty -m '[PATCH v2] fix thing'", "git commit -q --allow-empty -m '  spaced   subject  \nsecond line\n\nbody'", "git commit -q --allow-empty -m '[PATCHY no bracket'",
+				"git commit -q --allow-empty -m '[PATCH]'", "git shortlog HEAD~4..", "git shortlog -s HEAD~4.."}},
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -151,10 +152,10 @@ func gitDescribe(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 	return g.fatal("No tags can describe '%s'.\nTry --always, or create some tags.", start)
 }
 
-// gitShortlog is "git shortlog -s [-n] [-e] [-c] REV...": commits per
-// author (or committer) over the commits log would list. Without a
-// revision git reads a log from standard input when it is not a
-// terminal: refused, as is the listing without -s.
+// gitShortlog is "git shortlog [-s] [-n] [-e] [-c] REV...": commits per
+// author (or committer) over the commits log would list, counted with
+// -s, else with their subjects, oldest first. Without a revision git
+// reads a log from standard input when it is not a terminal: refused.
 func gitShortlog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	summary, numbered, email, committer, all := false, false, false, false, false
 	for _, o := range opts {
@@ -170,9 +171,6 @@ func gitShortlog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 		case "all":
 			all = true
 		}
-	}
-	if !summary {
-		return g.c.Fail("git shortlog without -s")
 	}
 	if _, err := g.c.FS.Lstat(g.top + "/.mailmap"); err == nil {
 		return g.c.Fail("git shortlog with a .mailmap")
@@ -196,7 +194,8 @@ func gitShortlog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 	if code != 0 {
 		return code
 	}
-	counts := map[string]int{}
+	// Each author's subjects, newest first as walked.
+	subjects := map[string][]string{}
 	for _, cm := range list {
 		sig := cm.Author
 		if committer {
@@ -206,20 +205,41 @@ func gitShortlog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 		if email {
 			k += " <" + sig.Email + ">"
 		}
-		counts[k]++
+		subjects[k] = append(subjects[k], gitShortlogSubject(cm.Message))
 	}
-	names := make([]string, 0, len(counts))
-	for k := range counts {
+	names := make([]string, 0, len(subjects))
+	for k := range subjects {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	if numbered {
-		sort.SliceStable(names, func(i, j int) bool { return counts[names[i]] > counts[names[j]] })
+		sort.SliceStable(names, func(i, j int) bool { return len(subjects[names[i]]) > len(subjects[names[j]]) })
 	}
 	w := bufio.NewWriter(g.c.Stdout)
 	defer w.Flush()
 	for _, k := range names {
-		fmt.Fprintf(w, "%6d\t%s\n", counts[k], k)
+		ss := subjects[k]
+		if summary {
+			fmt.Fprintf(w, "%6d\t%s\n", len(ss), k)
+			continue
+		}
+		fmt.Fprintf(w, "%s (%d):\n", k, len(ss))
+		for i := len(ss) - 1; i >= 0; i-- {
+			fmt.Fprintf(w, "      %s\n", ss[i])
+		}
+		w.WriteString("\n")
 	}
 	return 0
+}
+
+// gitShortlogSubject is a commit's subject as shortlog lists it: without
+// leading blanks and a leading "[PATCH...]".
+func gitShortlogSubject(msg string) string {
+	s := strings.TrimLeft(gitSubject(msg), " \t\n\v\f\r")
+	if strings.HasPrefix(s, "[PATCH") {
+		if i := strings.IndexByte(s, ']'); i >= 0 {
+			s = strings.TrimLeft(s[i+1:], " \t\v\f\r")
+		}
+	}
+	return s
 }
