@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -54,6 +55,7 @@ type gitCtx struct {
 	// cache tree.
 	written map[plumbing.Hash]bool
 	abbrevs gitAbbrev
+	cfgs    map[string]*config.Config // config files read, by name
 }
 
 // gitNetwork lists subcommands that need a remote and so run in a container.
