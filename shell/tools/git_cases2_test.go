@@ -285,7 +285,7 @@ func TestGitRefusedAtRun(t *testing.T) {
 		{name: "log-mailmap", setup: append(append([]string{}, gitHist...), "write .mailmap Someone <author@example.com>\\n"), step: "git log -1"},
 		{name: "log-format-pretty", setup: append(append([]string{}, gitHist...), "git config format.pretty oneline"), step: "git log"},
 		{name: "log-date-relative-config", setup: append(append([]string{}, gitHist...), "git config log.date human"), step: "git log"},
-		{name: "ls-tree-subdir", setup: append(append([]string{}, gitHist...), "write c/e x\\n"), step: "git -C c ls-tree HEAD"},
+		{name: "ls-tree-subdir", setup: append(append([]string{}, gitHist...), "write c/e x\\n"), step: "git -C c ls-tree HEAD:c"},
 		{name: "branch-a-remotes", setup: append(append([]string{}, gitHist...), "git update-ref refs/remotes/origin/main HEAD"), step: "git branch -a"},
 		{name: "branch-v-upstream", setup: append(append([]string{}, gitHist...), "git config branch.main.remote .", "git config branch.main.merge refs/heads/main"), step: "git branch -v"},
 		{name: "branch-list-bracket", setup: gitHist, step: "git branch --list '[m]*'"},

@@ -94,6 +94,11 @@ func TestGitCatFileLsTree(t *testing.T) {
 				"git ls-tree -r HEAD d", "git ls-tree HEAD d/e/f", "git ls-tree HEAD d/e", "git ls-tree HEAD d/e/", "git ls-tree HEAD nosuch", "git ls-tree HEAD a d/e",
 				"git ls-tree HEAD~2", "git ls-tree v1", "git ls-tree HEAD:d", "git ls-tree -r HEAD:d", "git ls-tree HEAD -- a", "git ls-tree nosuch", "git ls-tree",
 				"git ls-tree HEAD:a", "git ls-tree HEAD:nosuch", "git ls-tree main^{tree}"}},
+		{name: "ls-tree-subdir", setup: gitTree,
+			steps: []string{"git -C d ls-tree HEAD", "git -C d ls-tree -r HEAD", "git -C d ls-tree -r -t HEAD", "git -C d ls-tree HEAD ..", "git -C d ls-tree -r HEAD ..",
+				"git -C d ls-tree HEAD ../a", "git -C d ls-tree HEAD e", "git -C d ls-tree HEAD e/", "git -C d/e ls-tree -r --name-only HEAD", "git -C d ls-tree HEAD nosuch",
+				"git -C d ls-tree -l HEAD ../c/", "git ls-tree HEAD .", "git ls-tree HEAD ./a", "git ls-tree HEAD ../x", "git -C d ls-tree HEAD ../..", "git -C d ls-tree -t HEAD e/f",
+				"git -C d ls-tree -r HEAD . ../a", "git -C d/e ls-tree -t HEAD f", "git -C d/e ls-tree -t -r HEAD ../.."}},
 		{name: "ls-tree-empty", setup: gitBase, steps: []string{"git ls-tree HEAD", "git -C . ls-tree -r HEAD"}},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -169,6 +170,7 @@ func gitCatFile(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 // gitLsTreeHow is ls-tree's options and paths.
 type gitLsTreeHow struct {
 	recurse, trees, long, nameOnly bool
+	rel                            bool // paths relative to the working directory
 	paths                          []string
 }
 
@@ -190,18 +192,40 @@ func gitLsTree(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		fmt.Fprintln(g.c.Stderr, "usage: git ls-tree [<options>] <tree-ish> [<path>...]")
 		return 129
 	}
-	if g.prefix() != "" {
-		// Git lists the working directory's part of the tree, relative.
-		return g.c.Fail("git ls-tree below the top of the worktree")
+	// Below the top git lists the working directory's part of the tree,
+	// paths relative to it.
+	prefix := g.prefix()
+	how.rel = prefix != ""
+	if how.rel && strings.Contains(args[0], ":") {
+		return g.c.Fail("git ls-tree of a subtree below the top of the worktree")
 	}
 	for _, p := range args[1:] {
 		if p == "--" {
 			continue
 		}
-		if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "./") || strings.Contains(p, "..") || strings.ContainsAny(p, "*?[\\") || strings.HasPrefix(p, ":") {
+		if p == "" || strings.HasPrefix(p, "/") || strings.ContainsAny(p, "*?[\\") || strings.HasPrefix(p, ":") {
 			return g.c.Fail("git ls-tree path " + p)
 		}
-		how.paths = append(how.paths, p)
+		rp, ok := g.pathspec(p)
+		if !ok {
+			return g.fatal("%s: '%s' is outside repository at '%s'", p, p, g.top)
+		}
+		if strings.HasSuffix(p, "/") && rp != "" {
+			rp += "/"
+		}
+		if rp == "" {
+			rp = "/"
+		}
+		how.paths = append(how.paths, rp)
+	}
+	if len(how.paths) == 0 && prefix != "" {
+		how.paths = []string{prefix + "/"}
+	}
+	if slices.Contains(how.paths, "/") {
+		if len(how.paths) > 1 {
+			return g.c.Fail("git ls-tree with the top among paths")
+		}
+		how.paths = nil
 	}
 	h, code := g.resolveObject(args[0])
 	if code != 0 {
@@ -271,6 +295,17 @@ func (g *gitCtx) lsTree(w *bufio.Writer, t *object.Tree, dir string, how gitLsTr
 }
 
 func (g *gitCtx) lsTreeLine(w *bufio.Writer, e object.TreeEntry, p string, how gitLsTreeHow) error {
+	if how.rel {
+		switch prefix := g.prefix(); {
+		case p == prefix:
+			p = "./"
+		case strings.HasPrefix(prefix, p+"/"):
+			// An ancestor of the working directory.
+			p = strings.Repeat("../", strings.Count(prefix[len(p):], "/"))
+		default:
+			p = g.rel(p)
+		}
+	}
 	if how.nameOnly {
 		fmt.Fprintln(w, gitQuotePath(p))
 		return nil
