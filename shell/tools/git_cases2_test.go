@@ -297,7 +297,8 @@ func TestGitRefusedAtRun(t *testing.T) {
 		{name: "shortlog-mailmap", setup: append(append([]string{}, gitHist...), "write .mailmap X <author@example.com>\\n"), step: "git shortlog -s HEAD"},
 		{name: "check-ignore-global", setup: append(append([]string{}, gitHist...), "write .config/git/ignore *.tmp\\n"), step: "git check-ignore x.tmp"},
 		{name: "check-ignore-trailing-blank", setup: append(append([]string{}, gitHist...), "write .gitignore '*.tmp  '\\n"), step: "git check-ignore -v x.tmp"},
-		{name: "no-index-dirs", setup: []string{"write d1/f a\\n", "write d2/f b\\n"}, step: "git diff --no-index d1 d2"},
+		{name: "no-index-dirs-renames", setup: []string{"write d1/f a\\n", "write d2/g a\\n"}, step: "git diff --no-index d1 d2"},
+		{name: "no-index-dir-one-side", setup: []string{"write d1/f/x a\\n", "write d2/f a\\n"}, step: "git diff --no-index d1 d2"},
 		{name: "stash-show-inexact-rename", setup: append(append([]string{}, gitStashBase...), "git mv a z", "write z one\\ntwo\\nthree\\n", "git stash -q"),
 			step: "git stash show"},
 	}

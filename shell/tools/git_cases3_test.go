@@ -160,12 +160,20 @@ func TestGitDiffNoIndex(t *testing.T) {
 		"git diff --no-index --stat x y", "git diff --no-index --numstat x y", "git diff --no-index --name-only x y", "git diff --no-index --name-status x y",
 		"git diff --no-index --quiet x y", "git diff --no-index --exit-code x z", "git diff --no-index -U0 x y", "git diff --no-index x", "git diff --no-index x y z",
 		"git diff --no-index /dev/null x", "git diff --no-index x /dev/null", "git diff --no-index /dev/null /dev/null", "git diff --no-index x bin", "git diff --no-index x 'ü t'", "git diff --no-index 'ü t' x", "git diff --no-index /dev/null 'ü t'",
-		"git diff --no-index x d/f", "git diff --no-index -- x y", "chmod z", "git diff --no-index x z", "git diff --no-index --stat x z", "git -C d diff --no-index f ../y"}
+		"git diff --no-index x d/f", "git diff --no-index -- x y", "git diff --no-index --stat /dev/null x", "git diff --no-index --numstat x /dev/null",
+		"git diff --no-index --name-status /dev/null x", "git diff --no-index x d", "git diff --no-index d x", "git diff --no-index y d", "chmod z", "git diff --no-index x z", "git diff --no-index --stat x z", "git -C d diff --no-index f ../y"}
 	runGitCases(t, []gitScenario{
 		{name: "no-index-outside", files: files, steps: steps},
 		{name: "no-index-repo", files: files, setup: gitOne, steps: steps},
 		{name: "diff-space-names", files: map[string]string{"sp ace": "a\n", "plain": "p\n"}, setup: gitOne,
-			steps: []string{"write 'sp ace' b\\n", "git diff", "write 'new sp' n\\n", "git add 'new sp'", "git diff --cached", "git commit -qam x", "git show", "git log -p -1"}},
+			steps: []string{"write 'sp ace' b\\n", "git diff", "write 'new sp' n\\n", "git add 'new sp'", "git diff --cached", "git commit -qam x", "git show", "git log -p -1",
+				"write 'ü t' u\\n", "git add 'ü t'", "git diff --cached --stat", "git diff --cached --numstat", "git commit -qm u", "git mv 'ü t' 'ü v'", "git diff --cached --stat",
+				"git diff --cached --numstat", "git commit -qm mv", "git log --stat -1 --format=%s", "git mv 'ü v' plain2", "git diff --cached --stat"}},
+		{name: "no-index-dirs", files: map[string]string{"d1/a/x": "1\n", "d2/a/x": "2\n", "d1/a-b": "s\n", "d2/a-b": "t\n", "d1/same": "s\n", "d2/same": "s\n",
+			"d1/gone": "g\n", "d3/a/x": "1\n", "d3/a-b": "s\n", "d3/same": "s\n", "d3/gone": "g\n", "d3/new": "n\n", "e1/ü t": "1\n", "e2/ü t": "2\n"},
+			steps: []string{"git diff --no-index d1 d2", "git diff --no-index --stat d1 d2", "git diff --no-index --name-status d1/ d2/", "git diff --no-index --numstat ./d1 d2",
+				"git diff --no-index --name-only d2 d1", "git diff --no-index d1 d3", "git diff --no-index --stat d3 d1", "git diff --no-index d1 d1", "git diff --no-index --quiet d1 d2",
+				"git diff --no-index e1 e2", "git diff --no-index --stat e1 e2", "chmod d3/new", "git diff --no-index d1 d3"}},
 		{name: "no-index-big-repo", files: files, setup: append(append([]string{}, gitOne...), "packblobs 17000"), steps: []string{"git diff --no-index x y", "git diff --no-index /dev/null x"}},
 	})
 }

@@ -148,7 +148,7 @@ func gitDiff(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		if numstat {
 			for i := range chs {
 				a, d := g.numstat(ctx, &chs[i])
-				name := chs[i].newPath
+				name := gitQuotePath(chs[i].newPath)
 				if chs[i].status == 'R' {
 					name = gitRenameName(chs[i].oldPath, chs[i].newPath)
 				}

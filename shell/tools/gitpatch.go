@@ -386,6 +386,10 @@ func gitWriteSummary(w *bufio.Writer, files, add, del int) {
 
 // gitRenameName is git's "a/{b => c}/d" rendering of a rename.
 func gitRenameName(a, b string) string {
+	if qa, qb := gitQuotePath(a), gitQuotePath(b); qa != a || qb != b {
+		// Git writes quoted names whole.
+		return qa + " => " + qb
+	}
 	pfx := 0
 	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
 		if a[i] == '/' {
@@ -410,7 +414,7 @@ func (g *gitCtx) statRows(ctx context.Context, chs []gitFileChange) []gitStatLin
 	for i := range chs {
 		fc := &chs[i]
 		add, del := g.numstat(ctx, fc)
-		name := fc.newPath
+		name := gitQuotePath(fc.newPath)
 		if fc.status == 'R' {
 			name = gitRenameName(fc.oldPath, fc.newPath)
 		}
