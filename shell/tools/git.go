@@ -181,6 +181,15 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 		if err := gitCheckReflogRevs(revs); err != nil {
 			return err
 		}
+		if sub == "show" || sub == "rev-parse" {
+			// Both list a range's commits (rev-parse as B ^A); the tools
+			// would read it as one name.
+			for _, a := range revs {
+				if strings.Contains(a, "..") || strings.HasPrefix(a, "^") {
+					return fmt.Errorf("revision range %s: %w", a, shell.ErrUnsupported)
+				}
+			}
+		}
 		if sub != "cat-file" && sub != "ls-tree" && sub != "rev-parse" {
 			for _, a := range revs {
 				if strings.Contains(a, "^{") {

@@ -65,6 +65,7 @@ func TestGitCheck(t *testing.T) {
 		{"describe", "--contains"}, {"describe", "--match", "v*"}, {"describe", "--exclude=x"}, {"describe", "--first-parent"}, {"describe", "--dirty=x"},
 		{"check-ignore", "--stdin"}, {"check-ignore", "-z", "x"},
 		{"shortlog", "-w"}, {"shortlog", "--format=%s"}, {"shortlog", "--group=trailer:co-authored-by"},
+		{"show", "a..b"}, {"show", "^a", "b"}, {"rev-parse", "a..b"}, {"rev-parse", "^a"}, {"show", "a...b"},
 		{"log", "v1^{}"}, {"diff", "HEAD^{tree}"}, {"show", "v1^{commit}"},
 		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
 	}
