@@ -45,6 +45,9 @@ func TestGitLogDateDecorate(t *testing.T) {
 				"git -c log.decorate=short log --oneline --no-decorate -1", "git stash list", "!git checkout -q v1", "git log --oneline --decorate -3", "git log --format=%D -3"}},
 		{name: "show-tag", setup: gitTagged, steps: []string{"git show v2", "git show --stat v2", "git show -s --date=iso v2", "git show refs/tags/v2 --name-only",
 			"git show v1", "git show v2~1 -s"}},
+		{name: "decorate-remotes", setup: append(append([]string{}, gitHist...), "git update-ref refs/remotes/origin/main HEAD~1", "git update-ref refs/remotes/origin/zz HEAD",
+			"git symbolic-ref refs/remotes/origin/HEAD refs/remotes/origin/main", "git update-ref refs/notes/x HEAD~2"),
+			steps: []string{"git log --oneline --decorate", "git log --decorate=full --format=%d", "git log --all --format=%D"}},
 		{name: "decorate-unborn", setup: gitBase, steps: []string{"git log --decorate", "write a a\\n", "git add a", "git commit -qm a", "git log --decorate --oneline"}},
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // This file holds log's --date formats and --decorate names.
@@ -99,9 +100,11 @@ var gitLogConfigRefused = []string{"format.pretty", "log.abbrevcommit", "log.sho
 
 // decorations maps each commit to its "HEAD -> main, tag: v1, side"
 // list, as git's --decorate prints it: HEAD first (with the branch it
-// points at), then the refs under refs/ in descending name order, tags
-// marked "tag: "; full names when full, else without refs/heads/,
-// refs/tags/ and refs/remotes/.
+// points at), then the branches, remote-tracking branches, tags and
+// refs/stash (git's default filter: not refs/notes and the like) in
+// descending name order, tags marked "tag: ", symbolic refs where they
+// point; full names when full, else without refs/heads/, refs/tags/ and
+// refs/remotes/.
 func (g *gitCtx) decorations(full bool) map[plumbing.Hash]string {
 	type ref struct {
 		name string
@@ -110,9 +113,20 @@ func (g *gitCtx) decorations(full bool) map[plumbing.Hash]string {
 	var refs []ref
 	if iter, err := g.st.IterReferences(); err == nil {
 		iter.ForEach(func(r *plumbing.Reference) error {
-			if r.Type() == plumbing.HashReference && strings.HasPrefix(string(r.Name()), "refs/") {
-				refs = append(refs, ref{string(r.Name()), r.Hash()})
+			if n := string(r.Name()); !strings.HasPrefix(n, "refs/heads/") && !strings.HasPrefix(n, "refs/remotes/") &&
+				!strings.HasPrefix(n, "refs/tags/") && n != "refs/stash" {
+				// Git 2.39's default decoration filter.
+				return nil
 			}
+			if r.Type() == plumbing.SymbolicReference {
+				// refs/remotes/origin/HEAD: decorated where it points.
+				t, err := storer.ResolveReference(g.st, r.Name())
+				if err != nil {
+					return nil
+				}
+				r = plumbing.NewHashReference(r.Name(), t.Hash())
+			}
+			refs = append(refs, ref{string(r.Name()), r.Hash()})
 			return nil
 		})
 	}
