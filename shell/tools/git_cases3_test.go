@@ -47,7 +47,8 @@ func TestGitLogDateDecorate(t *testing.T) {
 			"git show v1", "git show v2~1 -s"}},
 		{name: "decorate-remotes", setup: append(append([]string{}, gitHist...), "git update-ref refs/remotes/origin/main HEAD~1", "git update-ref refs/remotes/origin/zz HEAD",
 			"git symbolic-ref refs/remotes/origin/HEAD refs/remotes/origin/main", "git update-ref refs/notes/x HEAD~2"),
-			steps: []string{"git log --oneline --decorate", "git log --decorate=full --format=%d", "git log --all --format=%D"}},
+			steps: []string{"git log --oneline --decorate", "git log --decorate=full --format=%d", "git log --all --format=%D", "!git checkout -q --orphan o",
+				"!git commit -q -m orphan", "git log --all --oneline", "git rev-list --all", "!git update-ref refs/remotes/origin/main HEAD", "git log --all --oneline"}},
 		{name: "decorate-unborn", setup: gitBase, steps: []string{"git log --decorate", "write a a\\n", "git add a", "git commit -qm a", "git log --decorate --oneline"}},
 	})
 }
@@ -69,6 +70,9 @@ func TestGitRanges(t *testing.T) {
 				"git rev-list --first-parent HEAD", "git rev-list --no-merges --count HEAD", "git rev-list --merges HEAD", "git rev-list HEAD -- s", "git rev-list HEAD -- nosuch", "git rev-list HEAD -- a", "git rev-list --first-parent HEAD -- s", "git rev-list -n 1x HEAD", "git rev-list --max-count=-1 --count HEAD",
 				"git rev-list ^HEAD~1 HEAD", "git rev-list v2", "git rev-list --since='2023-11-14 22:16:40' HEAD", "git rev-list --grep=side HEAD",
 				"git rev-list", "git rev-list --count", "git rev-list nosuch", "git rev-list -n x HEAD", "git rev-list HEAD..HEAD", "git rev-list --count v1..v1"}},
+		{name: "all-detached", setup: append(append([]string{}, gitHist...), "git checkout -q --detach", "write a det\\n", "git commit -q -am detached", "git checkout -q main"),
+			steps: []string{"git log --all --oneline", "git rev-list --all --count", "!git checkout -q --detach HEAD~1", "write a det2\\n", "!git commit -q -am det2",
+				"git log --all --format=%s", "git rev-list --all", "git shortlog -s --all", "git log --all --oneline --decorate"}},
 		{name: "rev-list-empty", setup: gitBase, steps: []string{"git rev-list HEAD", "git rev-list --all", "git rev-list --count --all"}},
 		{name: "diff-ranges", setup: gitTagged,
 			steps: []string{"git diff side...main", "git diff main...side --stat", "git diff v1..", "git diff ..v1 --name-only", "git diff HEAD~1..HEAD~1", "git diff side..main --stat", "git diff nosuch..main", "git diff main...nosuch"}},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // This file reads the revisions of log and rev-list (A, A..B, A...B,
@@ -95,18 +96,35 @@ func (g *gitCtx) parseRevWalk(args []string) (*gitRevWalk, int) {
 	return rw, 0
 }
 
-// addAll adds what every ref under refs/ points at (peeled), as --all.
+// addAll adds what every ref under refs/ points at (peeled), in name
+// order, then HEAD, as git's --all: with equal dates the walk keeps that
+// order.
 func (g *gitCtx) addAll(rw *gitRevWalk) {
-	refs, err := g.st.IterReferences()
-	if err != nil {
-		return
+	var refs []*plumbing.Reference
+	if iter, err := g.st.IterReferences(); err == nil {
+		iter.ForEach(func(r *plumbing.Reference) error {
+			if !strings.HasPrefix(string(r.Name()), "refs/") {
+				return nil
+			}
+			if r.Type() == plumbing.SymbolicReference {
+				// Listed at its own name, where it points.
+				t, err := storer.ResolveReference(g.st, r.Name())
+				if err != nil {
+					return nil
+				}
+				r = plumbing.NewHashReference(r.Name(), t.Hash())
+			}
+			refs = append(refs, r)
+			return nil
+		})
 	}
-	refs.ForEach(func(r *plumbing.Reference) error {
-		if r.Type() == plumbing.HashReference && strings.HasPrefix(string(r.Name()), "refs/") {
-			rw.pos = append(rw.pos, g.peel(r.Hash()))
-		}
-		return nil
-	})
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name() < refs[j].Name() })
+	for _, r := range refs {
+		rw.pos = append(rw.pos, g.peel(r.Hash()))
+	}
+	if _, h, _, err := g.headRef(); err == nil && !h.IsZero() {
+		rw.pos = append(rw.pos, h)
+	}
 }
 
 // peel follows annotated tags to what they tag.
