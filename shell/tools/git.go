@@ -371,7 +371,7 @@ func (g *gitCtx) open() int {
 			}
 			g.top = d
 			g.st = filesystem.NewStorage(storage.Billy(g.c.FS, path.Join(d, ".git")), cache.NewObjectLRUDefault())
-			if why := g.abbrevRefusal(); why != "" && g.sub != "stash" {
+			if why := g.abbrevRefusal(); why != "" {
 				// Abbreviated names would differ from git's.
 				return g.c.Fail("git " + g.sub + " in " + why)
 			}

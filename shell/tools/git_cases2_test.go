@@ -299,6 +299,9 @@ func TestGitRefusedAtRun(t *testing.T) {
 		{name: "check-ignore-trailing-blank", setup: append(append([]string{}, gitHist...), "write .gitignore '*.tmp  '\\n"), step: "git check-ignore -v x.tmp"},
 		{name: "no-index-dirs-renames", setup: []string{"write d1/f a\\n", "write d2/g a\\n"}, step: "git diff --no-index d1 d2"},
 		{name: "no-index-dir-one-side", setup: []string{"write d1/f/x a\\n", "write d2/f a\\n"}, step: "git diff --no-index d1 d2"},
+		// Objects in another store count for git's abbreviations.
+		{name: "alternates", setup: append(append([]string{}, gitHist...), "write .git/objects/info/alternates /tmp\\n"), step: "git log --oneline"},
+		{name: "stash-show-alternates", setup: append(append([]string{}, gitStashBase...), "write a x\\n", "git stash -q", "write .git/objects/info/alternates /tmp\\n"), step: "git stash show -p"},
 		{name: "stash-show-inexact-rename", setup: append(append([]string{}, gitStashBase...), "git mv a z", "write z one\\ntwo\\nthree\\n", "git stash -q"),
 			step: "git stash show"},
 	}

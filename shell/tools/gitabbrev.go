@@ -143,15 +143,6 @@ func (g *gitCtx) loadAbbrev() *gitAbbrev {
 	return a
 }
 
-// abbrev is short with git's answer known: false when open did not
-// vet the repository (stash runs raw).
-func (g *gitCtx) abbrev(h plumbing.Hash) (string, bool) {
-	if g.abbrevRefusal() != "" {
-		return "", false
-	}
-	return g.short(h), true
-}
-
 // idxNames reads the object names of a pack index, version 1 (fan-out,
 // then 24-byte entries) or 2 ("\377tOc", version, fan-out, names).
 func (g *gitCtx) idxNames(name string) []plumbing.Hash {
