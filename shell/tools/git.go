@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -53,6 +54,8 @@ type gitCtx struct {
 	// written holds the tree objects this invocation stored, for the
 	// cache tree.
 	written map[plumbing.Hash]bool
+	abbrevs gitAbbrev
+	cfgs    map[string]*config.Config // config files read, by name
 }
 
 // gitNetwork lists subcommands that need a remote and so run in a container.
@@ -63,26 +66,32 @@ var gitNetwork = map[string]bool{
 
 func gitSubs() map[string]*gitSub {
 	return map[string]*gitSub{
-		"init":       {opts: gitInitOpts, run: gitInit, noRepo: true},
-		"status":     {opts: gitStatusOpts, run: gitStatus},
-		"add":        {opts: gitAddOpts, run: gitAdd},
-		"rm":         {opts: gitRmOpts, run: gitRm},
-		"commit":     {opts: gitCommitOpts, run: gitCommit},
-		"log":        {opts: gitLogOpts, run: gitLog},
-		"show":       {opts: gitShowOpts, run: gitShow},
-		"diff":       {opts: gitDiffOpts, run: gitDiff},
-		"branch":     {opts: gitBranchOpts, run: gitBranch},
-		"rev-parse":  {opts: gitRevParseOpts, run: gitRevParse},
-		"ls-files":   {opts: gitLsFilesOpts, run: gitLsFiles},
-		"config":     {opts: gitConfigOpts, run: gitConfig},
-		"tag":        {opts: gitTagOpts, run: gitTag},
-		"reset":      {opts: gitResetOpts, run: gitReset},
-		"mv":         {opts: gitMvOpts, run: gitMv},
-		"restore":    {opts: gitRestoreOpts, run: gitRestore},
-		"switch":     {opts: gitSwitchOpts, run: gitSwitch},
-		"checkout":   {opts: gitCheckOpts, run: gitSwitch},
-		"merge-base": {opts: gitMergeBaseOpts, run: gitMergeBase},
-		"stash":      {run: gitStash, raw: true},
+		"init":         {opts: gitInitOpts, run: gitInit, noRepo: true},
+		"status":       {opts: gitStatusOpts, run: gitStatus},
+		"add":          {opts: gitAddOpts, run: gitAdd},
+		"rm":           {opts: gitRmOpts, run: gitRm},
+		"commit":       {opts: gitCommitOpts, run: gitCommit},
+		"log":          {opts: gitLogOpts, run: gitLog},
+		"show":         {opts: gitShowOpts, run: gitShow},
+		"diff":         {opts: gitDiffOpts, run: gitDiff},
+		"branch":       {opts: gitBranchOpts, run: gitBranch},
+		"rev-parse":    {opts: gitRevParseOpts, run: gitRevParse},
+		"ls-files":     {opts: gitLsFilesOpts, run: gitLsFiles},
+		"config":       {opts: gitConfigOpts, run: gitConfig},
+		"tag":          {opts: gitTagOpts, run: gitTag},
+		"reset":        {opts: gitResetOpts, run: gitReset},
+		"mv":           {opts: gitMvOpts, run: gitMv},
+		"restore":      {opts: gitRestoreOpts, run: gitRestore},
+		"switch":       {opts: gitSwitchOpts, run: gitSwitch},
+		"checkout":     {opts: gitCheckOpts, run: gitSwitch},
+		"merge-base":   {opts: gitMergeBaseOpts, run: gitMergeBase},
+		"stash":        {run: gitStash, raw: true},
+		"rev-list":     {opts: gitRevListOpts, run: gitRevList},
+		"cat-file":     {opts: gitCatFileOpts, run: gitCatFile},
+		"ls-tree":      {opts: gitLsTreeOpts, run: gitLsTree},
+		"describe":     {opts: gitDescribeOpts, run: gitDescribe},
+		"shortlog":     {opts: gitShortlogOpts, run: gitShortlog},
+		"check-ignore": {opts: gitCheckIgnoreOpts, run: gitCheckIgnore},
 	}
 }
 
@@ -154,7 +163,7 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 			filtered = append(filtered, rest[i:]...)
 			break
 		}
-		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
+		if (sub == "log" || sub == "show" || sub == "rev-list") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
 			continue
 		}
 		filtered = append(filtered, a)
@@ -172,20 +181,46 @@ func gitCheckArgs(sub string, s *gitSub, rest []string) error {
 		if err := gitCheckReflogRevs(revs); err != nil {
 			return err
 		}
+		if sub == "show" || sub == "rev-parse" {
+			// Both list a range's commits (rev-parse as B ^A); the tools
+			// would read it as one name.
+			for _, a := range revs {
+				if strings.Contains(a, "..") || strings.HasPrefix(a, "^") {
+					return fmt.Errorf("revision range %s: %w", a, shell.ErrUnsupported)
+				}
+			}
+		}
+		if sub != "cat-file" && sub != "ls-tree" && sub != "rev-parse" {
+			for _, a := range revs {
+				if strings.Contains(a, "^{") {
+					return fmt.Errorf("revision %s: %w", a, shell.ErrUnsupported)
+				}
+			}
+		}
 	}
-	if sub == "log" {
+	if sub == "log" || sub == "show" || sub == "rev-list" {
 		if err := gitCheckLogFilter(opts); err != nil {
 			return fmt.Errorf("%w: %w", err, shell.ErrUnsupported)
 		}
+		for _, o := range opts {
+			if o.Key == "date" && gitDateFormats[o.Value] == nil && !strings.Contains(o.Value, shell.Unknown) {
+				return fmt.Errorf("--date=%s: %w", o.Value, shell.ErrUnsupported)
+			}
+		}
+	}
+	if sub == "diff" {
 		for _, a := range ops {
 			if a == "--" {
 				break
 			}
-			if strings.Contains(a, "..") || strings.HasPrefix(a, "^") {
-				// Revision ranges are not implemented: the tool would
-				// take one for a path.
-				return fmt.Errorf("revision range %s: %w", a, shell.ErrUnsupported)
+			if strings.HasPrefix(a, "^") {
+				return fmt.Errorf("revision %s: %w", a, shell.ErrUnsupported)
 			}
+		}
+	}
+	if sub == "cat-file" {
+		if err := gitCheckCatFile(opts, ops); err != nil {
+			return fmt.Errorf("%w: %w", err, shell.ErrUnsupported)
 		}
 	}
 	if sub == "merge-base" && len(ops) != 2 {
@@ -278,7 +313,7 @@ func runGit(ctx context.Context, c *shell.Call) int {
 			pre = append(pre, rest[i:]...)
 			break
 		}
-		if (sub == "log" || sub == "show") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
+		if (sub == "log" || sub == "show" || sub == "rev-list") && len(a) > 1 && a[0] == '-' && gitIsDigits(a[1:]) {
 			pre = append(pre, "-n", a[1:])
 			continue
 		}
@@ -296,6 +331,20 @@ func runGit(ctx context.Context, c *shell.Call) int {
 		return c.Fail("git " + sub + ": " + err.Error())
 	}
 	operands = append(operands, tail...)
+	if sub == "diff" && slices.ContainsFunc(opts, func(o Opt) bool { return o.Key == "no-index" }) {
+		// Inside a repository or not; abbreviations follow it when inside.
+		stderr := c.Stderr
+		c.Stderr = io.Discard
+		code := g.open()
+		c.Stderr = stderr
+		if c.Unsupported != nil {
+			return code
+		}
+		if code != 0 {
+			g.st = nil
+		}
+		return gitDiffNoIndex(ctx, g, opts, operands)
+	}
 	if !s.noRepo {
 		if code := g.open(); code != 0 {
 			return code
@@ -322,6 +371,10 @@ func (g *gitCtx) open() int {
 			}
 			g.top = d
 			g.st = filesystem.NewStorage(storage.Billy(g.c.FS, path.Join(d, ".git")), cache.NewObjectLRUDefault())
+			if why := g.abbrevRefusal(); why != "" {
+				// Abbreviated names would differ from git's.
+				return g.c.Fail("git " + g.sub + " in " + why)
+			}
 			return 0
 		}
 		if d == "/" || d == "/workspace" || d == "/tmp" {
@@ -514,6 +567,3 @@ func (g *gitCtx) readWork(p string, fi fs.FileInfo) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
-
-// gitShort abbreviates a hash to 7 digits, as git does in small repositories.
-func gitShort(h plumbing.Hash) string { return h.String()[:7] }

@@ -29,6 +29,16 @@ func TestGitCheck(t *testing.T) {
 		{"stash", "pop"}, {"stash", "pop", "--index", "-q", "stash@{0}"}, {"stash", "apply", "1"}, {"stash", "apply", "refs/stash"}, {"stash", "drop"},
 		{"stash", "drop", "-q", "stash@{3}"}, {"stash", "clear"}, {"log", "--oneline", "stash@{0}"}, {"show", "stash@{1}:a"},
 		{"diff", "stash@{0}^1", "stash@{0}"}, {"rev-parse", "refs/stash@{2}~1"}, {"log", "--", "odd@{name}"},
+		{"log", "main..side"}, {"log", "A...B", "--oneline"}, {"log", "^a", "b"}, {"log", "--date=iso"}, {"log", "--date=short", "--format=%ad %d"},
+		{"log", "--date", "iso-strict"}, {"log", "--date=relative"}, {"log", "--date", shell.Unknown}, {"log", "--decorate"}, {"log", "--decorate=full", "--oneline"}, {"show", "--decorate", "--date=rfc"},
+		{"log", "--first-parent", "--no-merges"}, {"log", "--merges"}, {"rev-list", "HEAD"}, {"rev-list", "--count", "a..b"}, {"rev-list", "-5", "--reverse", "--all"},
+		{"rev-list", "--max-count=3", "--first-parent", "HEAD", "--", "p"}, {"diff", "a...b"}, {"diff", "a.."},
+		{"cat-file", "-p", "HEAD:a"}, {"cat-file", "-t", "v1"}, {"cat-file", "-e", "x"}, {"cat-file", "-s", "HEAD^{tree}"}, {"ls-tree", "-r", "--name-only", "HEAD"},
+		{"ls-tree", "-l", "HEAD", "d/"}, {"rev-parse", "HEAD^{tree}"}, {"branch", "-v"}, {"branch", "-vv"}, {"branch", "-a"}, {"branch", "--list", "a*"},
+		{"branch", "-r"}, {"branch", "-a", "-v", "--list", "x"}, {"describe"}, {"describe", "--tags", "--always", "--dirty"}, {"describe", "--abbrev=0", "HEAD~1"},
+		{"check-ignore", "-v", "x"}, {"check-ignore", "-q", "--no-index", "x"}, {"check-ignore", "-v", "-n", "a", "b"},
+		{"diff", "--no-index", "a", "b"}, {"diff", "--no-index", "--stat", "/dev/null", "b"},
+		{"shortlog", "-sn", "HEAD"}, {"shortlog", "-sne", "--all"}, {"shortlog", "-s", "-c", "a..b"},
 	}
 	for _, a := range ok {
 		if err := gitCheck(a); err != nil {
@@ -47,6 +57,16 @@ func TestGitCheck(t *testing.T) {
 		{"stash", "pop", "stash"}, {"stash", "drop", "refs/stash"}, {"stash", "drop", "HEAD"}, {"stash", "apply", "main"}, {"stash", "show", "stash@{x}"},
 		{"stash", "show", "stash@{0}", "stash@{1}"}, {"log", "HEAD@{1}"}, {"show", "@{-1}"}, {"diff", "main@{u}"}, {"rev-parse", "stash@{x}"},
 		{"reset", "--hard", "HEAD@{2}"}, {"log", "stash@{1.day.ago}"}, {"stash", "show", "--word-diff"}, {"stash", "save", "-m", "x", "y"}, {"stash", shell.Unknown},
+		{"log", "--date=human"}, {"log", "--date=local"}, {"log", "--date=iso-local"}, {"log", "--date=format:%Y"},
+		{"log", "--date=bogus"}, {"log", "--decorate-refs=refs/tags"}, {"rev-list", "--objects", "HEAD"}, {"rev-list", "--topo-order", "HEAD"},
+		{"rev-list", "--parents", "HEAD"}, {"rev-list", "--left-right", "a...b"}, {"diff", "^a", "b"}, {"log", "--graph", "a..b"},
+		{"cat-file", "blob", "x"}, {"cat-file", "--batch"}, {"cat-file", "-t", "-s", "x"}, {"cat-file", "-p"}, {"ls-tree", "-z", "HEAD"}, {"ls-tree", "--format=%(path)", "HEAD"},
+		{"branch", "--contains", "x"}, {"branch", "--merged"}, {"branch", "-u", "origin/main"}, {"branch", "--sort=-committerdate"}, {"branch", "--format=%(refname)"},
+		{"describe", "--contains"}, {"describe", "--match", "v*"}, {"describe", "--exclude=x"}, {"describe", "--first-parent"}, {"describe", "--dirty=x"},
+		{"check-ignore", "--stdin"}, {"check-ignore", "-z", "x"},
+		{"shortlog", "-w"}, {"shortlog", "--format=%s"}, {"shortlog", "--group=trailer:co-authored-by"},
+		{"show", "a..b"}, {"show", "^a", "b"}, {"rev-parse", "a..b"}, {"rev-parse", "^a"}, {"show", "a...b"},
+		{"log", "v1^{}"}, {"diff", "HEAD^{tree}"}, {"show", "v1^{commit}"},
 		{"config", "--global", "user.name", "A B"}, {"config", "--global", "--get", "user.name"}, {"config", "--global", "--list"},
 	}
 	for _, a := range bad {

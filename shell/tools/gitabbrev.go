@@ -1,78 +1,126 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
 	"io/fs"
 	"math/bits"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// This file abbreviates object names as git does when core.abbrev is not
-// set: at least 7 hex digits, more in a repository whose packs hold 2^14
-// objects or more (half the bits of the packed object count, rounded
-// up: loose objects are not counted), and longer still until no other
-// object shares the prefix. gitShort's fixed 7 digits are right only in
-// small repositories; stash stores its abbreviation in commit messages,
-// so it uses this.
+// This file abbreviates object names as git does: from core.abbrev's
+// length when it is a number, else at least 7 hex digits, more in a
+// repository whose packs hold 2^14 objects or more (half the bits of the
+// packed object count, rounded up: loose objects are not counted); then
+// longer still until no other object, packed or loose, shares the
+// prefix. Every abbreviated name the tools print (log --oneline, the
+// commit summary, "HEAD detached at", stash messages) comes from here.
 
-// abbrev returns h abbreviated as git would; ok is false when git's
-// answer depends on what is not read here (core.abbrev set, a
-// multi-pack index, alternate object stores).
-func (g *gitCtx) abbrev(h plumbing.Hash) (string, bool) {
-	if _, set := g.config("core.abbrev"); set {
-		return "", false
-	}
+// gitAbbrev is one invocation's abbreviation state, read once.
+type gitAbbrev struct {
+	loaded bool
+	min    int // the starting length; 40 prints full names
+	packed []plumbing.Hash
+}
+
+// abbrevRefusal names what makes git's abbreviations unknowable here, or
+// "": a multi-pack index or alternate object stores (their objects count
+// and we do not read them), or a core.abbrev git would reject. open
+// refuses such repositories before anything is printed.
+func (g *gitCtx) abbrevRefusal() string {
 	objects := g.top + "/.git/objects"
 	for _, f := range []string{"/info/alternates", "/pack/multi-pack-index"} {
 		if _, err := g.c.FS.Lstat(objects + f); !errors.Is(err, fs.ErrNotExist) {
-			return "", false
+			return "a repository with " + strings.TrimPrefix(f[strings.LastIndexByte(f, '/'):], "/")
 		}
 	}
-	count, ok := g.packedCount(objects + "/pack")
-	if !ok {
-		return "", false
+	if _, ok := g.abbrevConfig(); !ok {
+		return "core.abbrev"
 	}
-	n := 7
-	if count > 0 {
-		n = max(n, (bits.Len64(count)+1)/2)
-	}
-	// Objects sharing the first three bytes are the only ones that can
-	// share 7 digits or more.
-	others, err := g.st.HashesWithPrefix(h[:3])
-	if err != nil {
-		return "", false
-	}
-	s := h.String()
-	for _, o := range others {
-		if o == h {
-			continue
-		}
-		common := 0
-		for common < len(s) && o.String()[common] == s[common] {
-			common++
-		}
-		n = max(n, common+1)
-	}
-	return s[:min(n, len(s))], true
+	return ""
 }
 
-// packedCount sums the object counts of the packs in dir, read from each
-// index's fan-out table (its last entry), as git's
-// approximate_object_count does; a pack counts when both its .idx and
-// .pack exist.
-func (g *gitCtx) packedCount(dir string) (uint64, bool) {
-	ents, err := g.c.FS.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+// abbrevConfig returns the length core.abbrev asks for (0: git's
+// automatic length), with ok false for a value git rejects.
+func (g *gitCtx) abbrevConfig() (int, bool) {
+	v, set := g.config("core.abbrev")
+	if !set {
 		return 0, true
 	}
-	if err != nil {
+	switch strings.ToLower(v) {
+	case "auto":
+		return 0, true
+	case "false", "no", "off":
+		return 40, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 4 || n > 40 {
 		return 0, false
 	}
-	var total uint64
+	return n, true
+}
+
+// short abbreviates h as git does by default.
+func (g *gitCtx) short(h plumbing.Hash) string { return g.shortN(h, 0) }
+
+// shortN abbreviates h to at least n digits (0: git's default length),
+// as git's find_unique_abbrev does.
+func (g *gitCtx) shortN(h plumbing.Hash, n int) string {
+	s := h.String()
+	if g.st == nil {
+		return s[:max(n, 7)]
+	}
+	a := g.loadAbbrev()
+	if n == 0 {
+		n = a.min
+	}
+	if n >= 40 {
+		return s
+	}
+	// The packed neighbours of h in sorted order share the longest
+	// prefixes with it.
+	i, _ := slices.BinarySearchFunc(a.packed, h, func(x, y plumbing.Hash) int { return bytes.Compare(x[:], y[:]) })
+	for _, j := range []int{i - 1, i, i + 1} {
+		if j >= 0 && j < len(a.packed) && a.packed[j] != h {
+			n = max(n, gitCommonHex(s, a.packed[j].String())+1)
+		}
+	}
+	// Loose objects sharing the first two digits are in one directory.
+	if ents, err := g.c.FS.ReadDir(g.top + "/.git/objects/" + s[:2]); err == nil {
+		for _, e := range ents {
+			if o := s[:2] + e.Name(); len(o) == 40 && o != s {
+				n = max(n, gitCommonHex(s, o)+1)
+			}
+		}
+	}
+	return s[:min(n, 40)]
+}
+
+func gitCommonHex(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// loadAbbrev reads the starting length and the packed object names once.
+func (g *gitCtx) loadAbbrev() *gitAbbrev {
+	a := &g.abbrevs
+	if a.loaded {
+		return a
+	}
+	a.loaded = true
+	a.min, _ = g.abbrevConfig()
+	dir := g.top + "/.git/objects/pack"
+	ents, _ := g.c.FS.ReadDir(dir)
+	var count uint64
 	for _, e := range ents {
 		name, isIdx := strings.CutSuffix(e.Name(), ".idx")
 		if !isIdx {
@@ -81,33 +129,53 @@ func (g *gitCtx) packedCount(dir string) (uint64, bool) {
 		if _, err := g.c.FS.Lstat(dir + "/" + name + ".pack"); err != nil {
 			continue
 		}
-		n, ok := g.idxCount(dir + "/" + e.Name())
-		if !ok {
-			return 0, false
-		}
-		total += uint64(n)
+		hs := g.idxNames(dir + "/" + e.Name())
+		count += uint64(len(hs))
+		a.packed = append(a.packed, hs...)
 	}
-	return total, true
+	slices.SortFunc(a.packed, func(x, y plumbing.Hash) int { return bytes.Compare(x[:], y[:]) })
+	if a.min == 0 {
+		a.min = 7
+		if count > 0 {
+			a.min = max(a.min, (bits.Len64(count)+1)/2)
+		}
+	}
+	return a
 }
 
-// idxCount reads the object count of a pack index, version 1 (fan-out
-// first) or 2 ("\377tOc", version, fan-out).
-func (g *gitCtx) idxCount(name string) (uint32, bool) {
+// idxNames reads the object names of a pack index, version 1 (fan-out,
+// then 24-byte entries) or 2 ("\377tOc", version, fan-out, names).
+func (g *gitCtx) idxNames(name string) []plumbing.Hash {
 	f, err := g.c.FS.OpenFile(name, 0, 0)
 	if err != nil {
-		return 0, false
+		return nil
 	}
 	defer f.Close()
 	head := make([]byte, 8+256*4)
 	if _, err := io.ReadFull(f, head); err != nil {
-		return 0, false
+		return nil
 	}
-	fanout := head[:256*4]
-	if string(head[:4]) == "\xfftOc" {
+	v2 := string(head[:4]) == "\xfftOc"
+	fanout, rest := head[:256*4], head[256*4:]
+	if v2 {
 		if binary.BigEndian.Uint32(head[4:8]) != 2 {
-			return 0, false
+			return nil
 		}
-		fanout = head[8:]
+		fanout, rest = head[8:], nil
 	}
-	return binary.BigEndian.Uint32(fanout[255*4:]), true
+	n := int(binary.BigEndian.Uint32(fanout[255*4:]))
+	width := 20
+	if !v2 {
+		width = 24
+	}
+	buf := make([]byte, n*width)
+	copy(buf, rest)
+	if _, err := io.ReadFull(f, buf[len(rest):]); err != nil {
+		return nil
+	}
+	out := make([]plumbing.Hash, n)
+	for i := range out {
+		copy(out[i][:], buf[i*width+width-20:])
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,7 +18,7 @@ import (
 // ls-files.
 
 var (
-	gitBranchOpts   = NewOptions("d,delete", "D", "m,move", "M", "show-current", "l,list", "f,force", "a,all", "r,remotes")
+	gitBranchOpts   = NewOptions("d,delete", "D", "m,move", "M", "show-current", "l,list", "f,force", "a,all", "r,remotes", "v,verbose")
 	gitTagOpts      = NewOptions("a,annotate", "m,message=", "d,delete", "l,list", "f,force")
 	gitRevParseOpts = NewOptions("short=?", "abbrev-ref=?", "show-toplevel", "git-dir", "is-inside-work-tree",
 		"verify", "q,quiet", "show-prefix", "show-cdup", "absolute-git-dir", "is-bare-repository")
@@ -81,9 +83,15 @@ func (g *gitCtx) isAncestor(a, b plumbing.Hash) bool {
 
 // gitBranch is "git branch".
 func gitBranch(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
-	mode, force := "", false
+	mode, force, verbose, all, remotes := "", false, false, false, false
 	for _, o := range opts {
 		switch o.Key {
+		case "verbose":
+			verbose = true
+		case "all":
+			all = true
+		case "remotes":
+			remotes = true
 		case "delete", "D", "move", "M", "show-current", "list":
 			mode = o.Key
 			if o.Key == "D" {
@@ -133,7 +141,7 @@ func gitBranch(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			if err := g.st.RemoveReference(plumbing.NewBranchReferenceName(n)); err != nil {
 				return g.fatal("%v", err)
 			}
-			fmt.Fprintf(w, "Deleted branch %s (was %s).\n", n, gitShort(h))
+			fmt.Fprintf(w, "Deleted branch %s (was %s).\n", n, g.short(h))
 		}
 		return status
 	case mode == "move":
@@ -172,21 +180,11 @@ func gitBranch(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			g.st.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(to)))
 		}
 		return 0
-	case len(args) == 0 || mode == "list":
-		if len(args) > 0 {
-			return g.c.Fail("git branch --list with patterns")
+	case len(args) == 0 || mode == "list" || all || remotes:
+		if mode != "" && mode != "list" || (all || remotes) && mode == "" && len(args) > 0 {
+			return g.c.Fail("git branch -v/-a/-r with other operations")
 		}
-		if detached {
-			fmt.Fprintf(w, "* (HEAD detached at %s)\n", gitShort(head))
-		}
-		for _, n := range names {
-			if n == curName && !detached {
-				fmt.Fprintf(w, "* %s\n", n)
-			} else {
-				fmt.Fprintf(w, "  %s\n", n)
-			}
-		}
-		return 0
+		return g.listBranches(w, names, hashes, args, verbose, all, remotes, curName, head, detached)
 	}
 	// Create.
 	if len(args) > 2 {
@@ -247,7 +245,7 @@ func gitTag(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 				continue
 			}
 			g.st.RemoveReference(plumbing.NewTagReferenceName(n))
-			fmt.Fprintf(w, "Deleted tag '%s' (was %s)\n", n, gitShort(h))
+			fmt.Fprintf(w, "Deleted tag '%s' (was %s)\n", n, g.short(h))
 		}
 		return status
 	case list || len(args) == 0:
@@ -314,11 +312,11 @@ func gitTag(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 func gitRevParse(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	w := bufio.NewWriter(g.c.Stdout)
 	defer w.Flush()
-	shortLen, abbrevRef, verify, quiet := 0, false, false, false
+	short, shortLen, abbrevRef, verify, quiet := false, 0, false, false, false
 	for _, o := range opts {
 		switch o.Key {
 		case "short":
-			shortLen = 7
+			short, shortLen = true, 0
 			if o.HasArg {
 				fmt.Sscan(o.Value, &shortLen)
 				shortLen = max(4, min(40, shortLen))
@@ -386,8 +384,12 @@ func gitRevParse(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 				continue
 			}
 		}
-		h, ok := g.resolveRev(a)
-		if !ok {
+		// An annotated tag names itself: rev-parse does not peel.
+		h, why := g.lookupObject(a)
+		if why == "refuse" {
+			return g.c.Fail("git rev-parse " + a)
+		}
+		if ok := why == ""; !ok {
 			w.Flush()
 			if verify {
 				if quiet {
@@ -400,8 +402,8 @@ func gitRevParse(ctx context.Context, g *gitCtx, opts []Opt, args []string) int 
 				"Use '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'\n", a)
 			return 128
 		}
-		if shortLen > 0 {
-			fmt.Fprintln(w, h.String()[:shortLen])
+		if short {
+			fmt.Fprintln(w, g.shortN(h, shortLen))
 		} else {
 			fmt.Fprintln(w, h.String())
 		}
@@ -489,4 +491,95 @@ func gitLsFiles(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		}
 	}
 	return 0
+}
+
+// listBranches prints git branch's list: the local branches (and the
+// detached HEAD) matching the patterns, with -v each one's abbreviated
+// commit and subject in a column. Remote-tracking branches (-a, -r) and
+// upstreams (whose ahead/behind counts -v prints) are refused when any
+// exist, so -a is the local list and -r an empty one.
+func (g *gitCtx) listBranches(w *bufio.Writer, names []string, hashes map[string]plumbing.Hash, patterns []string, verbose, all, remotes bool,
+	curName string, head plumbing.Hash, detached bool) int {
+	if all || remotes {
+		if rn, _ := g.refNames("refs/remotes/"); len(rn) > 0 {
+			return g.c.Fail("git branch -a/-r with remote-tracking branches")
+		}
+		if remotes {
+			return 0
+		}
+	}
+	var res []*regexp.Regexp
+	for _, p := range patterns {
+		re, ok := gitGlobRegexp(p)
+		if !ok {
+			return g.c.Fail("git branch --list pattern " + p)
+		}
+		res = append(res, re)
+	}
+	if detached && len(res) > 0 {
+		return g.c.Fail("git branch --list with patterns on a detached HEAD")
+	}
+	type row struct {
+		cur  bool
+		name string
+		h    plumbing.Hash
+	}
+	var rows []row
+	if detached {
+		rows = append(rows, row{true, "(HEAD detached at " + g.short(head) + ")", head})
+	}
+	for _, n := range names {
+		if len(res) > 0 && !slices.ContainsFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(n) }) {
+			continue
+		}
+		rows = append(rows, row{n == curName && !detached, n, hashes[n]})
+	}
+	width := 0
+	for _, r := range rows {
+		if verbose && !strings.HasPrefix(r.name, "(") {
+			if _, set := g.config("branch." + r.name + ".merge"); set {
+				return g.c.Fail("git branch -v with an upstream branch")
+			}
+		}
+		width = max(width, len(r.name))
+	}
+	for _, r := range rows {
+		mark := ' '
+		if r.cur {
+			mark = '*'
+		}
+		if !verbose {
+			fmt.Fprintf(w, "%c %s\n", mark, r.name)
+			continue
+		}
+		cm, err := object.GetCommit(g.st, r.h)
+		if err != nil {
+			return g.fatal("%v", err)
+		}
+		fmt.Fprintf(w, "%c %-*s %s %s\n", mark, width, r.name, g.short(r.h), gitSubject(cm.Message))
+	}
+	return 0
+}
+
+// gitGlobRegexp turns a --list pattern of literal characters, * and ?
+// into a regexp; * matches / as well (wildmatch without WM_PATHNAME).
+func gitGlobRegexp(p string) (*regexp.Regexp, bool) {
+	if strings.ContainsAny(p, "[\\") {
+		return nil, false
+	}
+	var sb strings.Builder
+	sb.WriteString("^")
+	for _, r := range p {
+		switch r {
+		case '*':
+			sb.WriteString(".*")
+		case '?':
+			sb.WriteString(".")
+		default:
+			sb.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	sb.WriteString("$")
+	re, err := regexp.Compile(sb.String())
+	return re, err == nil
 }

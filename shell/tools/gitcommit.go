@@ -239,7 +239,7 @@ func gitCommit(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	if head.IsZero() {
 		name += " (root-commit)"
 	}
-	fmt.Fprintf(w, "[%s %s] %s\n", name, gitShort(h), gitSubject(msg))
+	fmt.Fprintf(w, "[%s %s] %s\n", name, g.short(h), gitSubject(msg))
 	if author.Name != committer.Name || author.Email != committer.Email {
 		fmt.Fprintf(w, " Author: %s <%s>\n", author.Name, author.Email)
 	}

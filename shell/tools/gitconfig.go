@@ -94,18 +94,35 @@ func (g *gitCtx) config(key string) (string, bool) {
 		}
 	}
 	if g.top != "" {
-		if cfg, err := g.loadConfig(g.top + "/.git/config"); err == nil {
+		if cfg, err := g.cachedConfig(g.top + "/.git/config"); err == nil {
 			if v, ok := gitCfgGet(cfg, key); ok {
 				return v, true
 			}
 		}
 	}
-	if cfg, err := g.loadConfig(g.globalFile()); err == nil {
+	if cfg, err := g.cachedConfig(g.globalFile()); err == nil {
 		if v, ok := gitCfgGet(cfg, key); ok {
 			return v, true
 		}
 	}
 	return "", false
+}
+
+// cachedConfig is loadConfig read once per invocation; writeFile drops
+// a file it rewrites.
+func (g *gitCtx) cachedConfig(file string) (*config.Config, error) {
+	if cfg, ok := g.cfgs[file]; ok {
+		return cfg, nil
+	}
+	cfg, err := g.loadConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	if g.cfgs == nil {
+		g.cfgs = map[string]*config.Config{}
+	}
+	g.cfgs[file] = cfg
+	return cfg, nil
 }
 
 // signature builds the author (role "AUTHOR") or committer identity.
@@ -257,6 +274,7 @@ func gitConfig(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 
 // writeFile replaces file's content.
 func (g *gitCtx) writeFile(file string, data []byte) error {
+	delete(g.cfgs, file)
 	f, err := g.c.FS.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", file, err)

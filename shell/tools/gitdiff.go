@@ -15,7 +15,7 @@ import (
 // worktree, commit vs commit) and "git show".
 
 var gitDiffOpts = NewOptions("cached", "staged", "stat", "name-only", "name-status", "numstat", "U,unified=",
-	"p,patch", "u", "exit-code", "quiet", "no-color", "no-ext-diff", "no-renames")
+	"p,patch", "u", "exit-code", "quiet", "no-color", "no-ext-diff", "no-renames", "no-index")
 
 // worktreeSide maps tracked paths to their worktree state: unchanged
 // entries keep the index hash, changed ones are hashed from the file.
@@ -83,7 +83,11 @@ func gitDiff(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			renames = false
 		}
 	}
-	revs, paths, code := g.splitRevs(gitExpandDots(args))
+	args, code := g.expandDots(ctx, args)
+	if code != 0 {
+		return code
+	}
+	revs, paths, code := g.splitRevs(args)
 	if code != 0 {
 		return code
 	}
@@ -144,7 +148,7 @@ func gitDiff(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		if numstat {
 			for i := range chs {
 				a, d := g.numstat(ctx, &chs[i])
-				name := chs[i].newPath
+				name := gitQuotePath(chs[i].newPath)
 				if chs[i].status == 'R' {
 					name = gitRenameName(chs[i].oldPath, chs[i].newPath)
 				}
@@ -165,20 +169,47 @@ func gitDiff(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	return 0
 }
 
-// gitExpandDots splits "A..B" into two revisions.
-func gitExpandDots(args []string) []string {
+// expandDots turns "A..B" into the revisions A and B and "A...B" into
+// their merge base and B, as git diff reads them (an empty side is
+// HEAD). An argument that does not resolve so is left for splitRevs.
+func (g *gitCtx) expandDots(ctx context.Context, args []string) ([]string, int) {
 	var out []string
+	head := func(s string) string {
+		if s == "" {
+			return "HEAD"
+		}
+		return s
+	}
 	for i, a := range args {
 		if a == "--" {
-			return append(out, args[i:]...)
+			return append(out, args[i:]...), 0
 		}
-		if l, r, ok := strings.Cut(a, ".."); ok && l != "" && r != "" && !strings.HasPrefix(r, ".") {
-			out = append(out, l, r)
-			continue
+		if l, r, ok := strings.Cut(a, "..."); ok && a != "..." {
+			lh, lok := g.resolveRev(head(l))
+			_, rok := g.resolveRev(head(r))
+			if lok && rok {
+				rh, _ := g.resolveRev(head(r))
+				bases, err := g.mergeBases(ctx, lh, rh)
+				if err != nil {
+					return nil, g.fatal("%v", err)
+				}
+				if len(bases) != 1 {
+					return nil, g.c.Fail("git diff A...B without a single merge base")
+				}
+				out = append(out, bases[0].String(), head(r))
+				continue
+			}
+		} else if l, r, ok := strings.Cut(a, ".."); ok && a != ".." {
+			_, lok := g.resolveRev(head(l))
+			_, rok := g.resolveRev(head(r))
+			if lok && rok {
+				out = append(out, head(l), head(r))
+				continue
+			}
 		}
 		out = append(out, a)
 	}
-	return out
+	return out, 0
 }
 
 // gitShow is "git show [rev | rev:path]...".
@@ -222,6 +253,14 @@ func gitShow(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			fmt.Fprintf(g.c.Stderr, "fatal: ambiguous argument '%s': unknown revision or path not in the working tree.\n", a)
 			return 128
 		}
+		if t := g.tagObject(a); t != nil {
+			// git show prints an annotated tag before what it tags.
+			if len(args) > 1 || lo.format != "medium" || t.TargetType != plumbing.CommitObject || t.Tagger.Name == "" || t.PGPSignature != "" ||
+				strings.Contains(t.Message, "-----BEGIN ") {
+				return g.c.Fail("git show of this annotated tag")
+			}
+			fmt.Fprintf(w, "tag %s\nTagger: %s <%s>\nDate:   %s\n\n%s\n", t.Name, t.Tagger.Name, t.Tagger.Email, lo.date(t.Tagger.When), t.Message)
+		}
 		cm, err := object.GetCommit(g.st, h)
 		if err != nil {
 			return g.c.Fail("git show of a non-commit object")
@@ -234,4 +273,24 @@ func gitShow(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		}
 	}
 	return 0
+}
+
+// tagObject returns the annotated tag a names directly (a ref, not a
+// revision expression), or nil.
+func (g *gitCtx) tagObject(a string) *object.Tag {
+	if strings.ContainsAny(a, "~^:@") {
+		return nil
+	}
+	for _, full := range []string{a, "refs/" + a, "refs/tags/" + a, "refs/heads/" + a} {
+		r, err := g.st.Reference(plumbing.ReferenceName(full))
+		if err != nil || r.Type() != plumbing.HashReference {
+			continue
+		}
+		t, err := object.GetTag(g.st, r.Hash())
+		if err != nil {
+			return nil
+		}
+		return t
+	}
+	return nil
 }

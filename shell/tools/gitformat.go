@@ -3,6 +3,7 @@ package tools
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -17,10 +18,10 @@ func gitBadPlaceholder(f string) string {
 		}
 		i++
 		switch f[i] {
-		case 'H', 'h', 'T', 't', 'P', 'p', 's', 'b', 'B', 'n', '%':
+		case 'H', 'h', 'T', 't', 'P', 'p', 's', 'b', 'B', 'n', '%', 'd', 'D':
 			continue
 		case 'a', 'c':
-			if i+1 < len(f) && strings.IndexByte("nNeEdDtiI", f[i+1]) >= 0 && f[i+1] != 'N' && f[i+1] != 'E' {
+			if i+1 < len(f) && strings.IndexByte("nNeEdDtiIr", f[i+1]) >= 0 && f[i+1] != 'N' && f[i+1] != 'E' {
 				i++
 				continue
 			}
@@ -31,8 +32,8 @@ func gitBadPlaceholder(f string) string {
 	return ""
 }
 
-// gitExpandFormat expands a --format string for cm.
-func gitExpandFormat(f string, cm *object.Commit) string {
+// expandFormat expands a --format string for cm.
+func (g *gitCtx) expandFormat(f string, cm *object.Commit, lo *gitLogSettings) string {
 	var sb strings.Builder
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' || i+1 >= len(f) {
@@ -44,18 +45,18 @@ func gitExpandFormat(f string, cm *object.Commit) string {
 		case 'H':
 			sb.WriteString(cm.Hash.String())
 		case 'h':
-			sb.WriteString(gitShort(cm.Hash))
+			sb.WriteString(g.short(cm.Hash))
 		case 'T':
 			sb.WriteString(cm.TreeHash.String())
 		case 't':
-			sb.WriteString(gitShort(cm.TreeHash))
+			sb.WriteString(g.short(cm.TreeHash))
 		case 'P', 'p':
 			var ps []string
 			for _, p := range cm.ParentHashes {
 				if f[i] == 'P' {
 					ps = append(ps, p.String())
 				} else {
-					ps = append(ps, gitShort(p))
+					ps = append(ps, g.short(p))
 				}
 			}
 			sb.WriteString(strings.Join(ps, " "))
@@ -67,6 +68,12 @@ func gitExpandFormat(f string, cm *object.Commit) string {
 			sb.WriteString(cm.Message)
 		case 'n':
 			sb.WriteByte('\n')
+		case 'd':
+			if d := lo.decor[cm.Hash]; d != "" {
+				sb.WriteString(" (" + d + ")")
+			}
+		case 'D':
+			sb.WriteString(lo.decor[cm.Hash])
 		case '%':
 			sb.WriteByte('%')
 		case 'a', 'c':
@@ -84,10 +91,12 @@ func gitExpandFormat(f string, cm *object.Commit) string {
 				if f[i] == 'D' {
 					sb.WriteString(sig.When.Format("Mon, 2 Jan 2006 15:04:05 -0700"))
 				} else {
-					sb.WriteString(gitDate(sig.When))
+					sb.WriteString(lo.date(sig.When))
 				}
 			case 't':
 				sb.WriteString(strconv.FormatInt(sig.When.Unix(), 10))
+			case 'r':
+				sb.WriteString(gitRelativeDate(sig.When.Unix(), time.Now().Unix()))
 			case 'i':
 				sb.WriteString(sig.When.Format("2006-01-02 15:04:05 -0700"))
 			case 'I':
@@ -105,4 +114,18 @@ func gitBody(msg string) string {
 		return ""
 	}
 	return strings.TrimLeft(rest, "\n")
+}
+
+// gitHasDecorPlaceholder reports whether f uses %d or %D.
+func gitHasDecorPlaceholder(f string) bool {
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		i++
+		if f[i] == 'd' || f[i] == 'D' {
+			return true
+		}
+	}
+	return false
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,9 +20,10 @@ var (
 	gitLogOpts = NewOptions("oneline", "n,max-count=", "p,patch", "u", "stat", "format=", "pretty=?",
 		"reverse", "all", "name-only", "name-status", "no-patch", "s", "abbrev-commit", "no-decorate", "first-parent",
 		"grep=", "author=", "committer=", "i,regexp-ignore-case", "E,extended-regexp", "F,fixed-strings", "basic-regexp",
-		"all-match", "invert-grep", "S=", "since=", "after=", "until=", "before=")
+		"all-match", "invert-grep", "S=", "since=", "after=", "until=", "before=",
+		"date=", "decorate=?", "merges", "no-merges")
 	gitShowOpts = NewOptions("oneline", "p,patch", "u", "stat", "format=", "pretty=?", "name-only", "name-status",
-		"no-patch", "s", "abbrev-commit", "no-decorate")
+		"no-patch", "s", "abbrev-commit", "no-decorate", "date=", "decorate=?")
 )
 
 // gitDate is git's default date format.
@@ -41,22 +41,71 @@ type gitLogSettings struct {
 	max      int
 	reverse  bool
 	all      bool
-	filter   *gitLogFilter // log only; nil for show
+	// firstParent follows only first parents; merges > 0 keeps only
+	// merges, < 0 none.
+	firstParent bool
+	merges      int
+	filter      *gitLogFilter // log only; nil for show
+	date        func(time.Time) string
+	// decor maps commits to their decorations when --decorate is on.
+	decor map[plumbing.Hash]string
+	// decorFull is the mode %d and %D use.
+	decorFull bool
 }
 
 func gitParseLogOpts(g *gitCtx, opts []Opt, show bool) (*gitLogSettings, bool) {
-	lo := &gitLogSettings{format: "medium", max: -1, patch: show}
+	lo := &gitLogSettings{format: "medium", max: -1, patch: show, date: gitDate}
+	for _, k := range gitLogConfigRefused {
+		if _, set := g.config(k); set {
+			g.c.Fail("git " + g.sub + " with " + k + " set")
+			return nil, false
+		}
+	}
+	if _, err := g.c.FS.Lstat(g.top + "/.mailmap"); err == nil {
+		g.c.Fail("git " + g.sub + " with a .mailmap")
+		return nil, false
+	}
+	decorate := ""
+	if v, set := g.config("log.decorate"); set {
+		var ok bool
+		if decorate, ok = gitDecorateMode(v, true); !ok {
+			g.c.Fail("git " + g.sub + " with log.decorate=" + v)
+			return nil, false
+		}
+	}
+	if v, set := g.config("log.date"); set {
+		f, ok := gitDateFormats[v]
+		if !ok {
+			g.c.Fail("git " + g.sub + " with log.date=" + v)
+			return nil, false
+		}
+		lo.date = f
+	}
 	for _, o := range opts {
 		switch o.Key {
+		case "date":
+			f, ok := gitDateFormats[o.Value]
+			if !ok {
+				g.c.Fail("git " + g.sub + " --date=" + o.Value)
+				return nil, false
+			}
+			lo.date = f
+		case "decorate":
+			decorate = "short"
+			if o.HasArg {
+				d, ok := gitDecorateMode(o.Value, false)
+				if !ok {
+					g.fatal("invalid --decorate option: %s", o.Value)
+					return nil, false
+				}
+				decorate = d
+			}
+		case "no-decorate":
+			decorate = ""
 		case "oneline":
 			lo.format, lo.abbrev = "oneline", true
 		case "max-count":
-			n, err := strconv.Atoi(o.Value)
-			if err != nil {
-				g.fatal("'%s': not an integer", o.Value)
-				return nil, false
-			}
-			lo.max = n
+			lo.max = gitAtoi(o.Value)
 		case "patch", "u":
 			lo.patch = true
 		case "no-patch", "s":
@@ -98,15 +147,24 @@ func gitParseLogOpts(g *gitCtx, opts []Opt, show bool) (*gitLogSettings, bool) {
 			lo.all = true
 		case "abbrev-commit":
 			lo.abbrev = true
-		case "no-decorate":
 		case "first-parent":
+			lo.firstParent = true
+		case "merges":
+			lo.merges = 1
+		case "no-merges":
+			lo.merges = -1
 		}
 	}
-	if strings.HasPrefix(lo.format, "format:") {
+	isFormat := strings.HasPrefix(lo.format, "format:")
+	if isFormat {
 		if bad := gitBadPlaceholder(lo.format[7:]); bad != "" {
 			g.c.Fail("git format placeholder " + bad)
 			return nil, false
 		}
+	}
+	lo.decorFull = decorate == "full"
+	if decorate != "" && !isFormat || isFormat && gitHasDecorPlaceholder(lo.format[7:]) {
+		lo.decor = g.decorations(lo.decorFull)
 	}
 	return lo, true
 }
@@ -304,26 +362,14 @@ func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	if lo.filter, ok = gitParseLogFilter(g, opts); !ok {
 		return gitExitStatus(g)
 	}
-	revs, paths, code := g.splitRevs(args)
+	rw, code := g.parseRevWalk(args)
 	if code != 0 {
 		return code
 	}
 	if lo.all {
-		refs, err := g.st.IterReferences()
-		if err == nil {
-			refs.ForEach(func(r *plumbing.Reference) error {
-				if r.Type() == plumbing.HashReference && strings.HasPrefix(string(r.Name()), "refs/") {
-					h := r.Hash()
-					if t, err := object.GetTag(g.st, h); err == nil {
-						h = t.Target
-					}
-					revs = append(revs, h)
-				}
-				return nil
-			})
-		}
+		g.addAll(rw)
 	}
-	if len(revs) == 0 {
+	if len(rw.pos)+len(rw.sym) == 0 && !rw.limited() {
 		br, h, _, err := g.headRef()
 		if err != nil {
 			return g.fatal("%v", err)
@@ -331,93 +377,13 @@ func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 		if h.IsZero() {
 			return g.fatal("your current branch '%s' does not have any commits yet", strings.TrimPrefix(string(br), "refs/heads/"))
 		}
-		revs = []plumbing.Hash{h}
+		rw.pos = []plumbing.Hash{h}
 	}
-	// Walk by committer date, newest first.
-	seen := map[plumbing.Hash]bool{}
-	var queue []*object.Commit
-	push := func(h plumbing.Hash) error {
-		if seen[h] {
-			return nil
-		}
-		seen[h] = true
-		cm, err := object.GetCommit(g.st, h)
-		if err != nil {
-			return err
-		}
-		queue = append(queue, cm)
-		return nil
+	list, code := g.walkCommits(ctx, rw, lo)
+	if code != 0 {
+		return code
 	}
-	for _, h := range revs {
-		if err := push(h); err != nil {
-			return g.fatal("%v", err)
-		}
-	}
-	var list []*object.Commit
-	f := lo.filter
-	for len(queue) > 0 {
-		if ctx.Err() != nil {
-			return 130
-		}
-		sort.SliceStable(queue, func(i, j int) bool { return queue[i].Committer.When.After(queue[j].Committer.When) })
-		cm := queue[0]
-		queue = queue[1:]
-		// As git's walk without limiting: a commit older than --since
-		// ends its line of history (its parents are not queued).
-		if f.since != 0 && cm.Committer.When.Unix() < f.since {
-			continue
-		}
-		for _, p := range cm.ParentHashes {
-			if err := push(p); err != nil {
-				return g.fatal("%v", err)
-			}
-		}
-		if !f.keepDate(cm) || !f.matchMessage(cm) {
-			continue
-		}
-		if len(paths) > 0 {
-			chs, err := g.commitChanges(cm, paths)
-			if err != nil {
-				return g.fatal("%v", err)
-			}
-			if len(chs) == 0 {
-				continue
-			}
-		}
-		if f.pickaxe != "" {
-			// git runs the pickaxe on the diff it would show, and a
-			// merge has none by default.
-			if len(cm.ParentHashes) > 1 {
-				continue
-			}
-			chs, err := g.commitChanges(cm, paths)
-			if err != nil {
-				return g.fatal("%v", err)
-			}
-			kept, refuse, err := g.pickaxeFilter(f, chs)
-			if err != nil {
-				return g.fatal("%v", err)
-			}
-			if refuse {
-				return g.c.Fail("git log -S on commit " + gitShort(cm.Hash) + " (an added and a deleted file git may pair as a rename)")
-			}
-			if len(kept) == 0 {
-				continue
-			}
-		}
-		list = append(list, cm)
-		if lo.max >= 0 && len(list) >= lo.max && !lo.reverse {
-			break
-		}
-	}
-	if lo.max >= 0 && len(list) > lo.max {
-		list = list[:lo.max]
-	}
-	if lo.reverse {
-		for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
-			list[i], list[j] = list[j], list[i]
-		}
-	}
+	paths := rw.paths
 	w := bufio.NewWriter(g.c.Stdout)
 	defer w.Flush()
 	for i, cm := range list {
@@ -441,7 +407,10 @@ func gitExitStatus(g *gitCtx) int {
 func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Commit, lo *gitLogSettings, paths []string, first, last bool) error {
 	hashStr := cm.Hash.String()
 	if lo.abbrev {
-		hashStr = gitShort(cm.Hash)
+		hashStr = g.short(cm.Hash)
+	}
+	if d := lo.decor[cm.Hash]; d != "" && !strings.HasPrefix(lo.format, "format:") {
+		hashStr += " (" + d + ")"
 	}
 	isFormat := strings.HasPrefix(lo.format, "format:")
 	if !first && lo.format != "oneline" && !isFormat {
@@ -459,7 +428,7 @@ func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Co
 	if len(cm.ParentHashes) > 1 {
 		var ps []string
 		for _, p := range cm.ParentHashes {
-			ps = append(ps, gitShort(p))
+			ps = append(ps, g.short(p))
 		}
 		merge = "Merge: " + strings.Join(ps, " ") + "\n"
 	}
@@ -470,17 +439,17 @@ func (g *gitCtx) printCommit(ctx context.Context, w *bufio.Writer, cm *object.Co
 		fmt.Fprintf(w, "commit %s\n%sAuthor: %s <%s>\n\n", hashStr, merge, cm.Author.Name, cm.Author.Email)
 		indent(gitSubject(cm.Message))
 	case "medium":
-		fmt.Fprintf(w, "commit %s\n%sAuthor: %s <%s>\nDate:   %s\n\n", hashStr, merge, cm.Author.Name, cm.Author.Email, gitDate(cm.Author.When))
+		fmt.Fprintf(w, "commit %s\n%sAuthor: %s <%s>\nDate:   %s\n\n", hashStr, merge, cm.Author.Name, cm.Author.Email, lo.date(cm.Author.When))
 		indent(cm.Message)
 	case "full":
 		fmt.Fprintf(w, "commit %s\n%sAuthor: %s <%s>\nCommit: %s <%s>\n\n", hashStr, merge, cm.Author.Name, cm.Author.Email, cm.Committer.Name, cm.Committer.Email)
 		indent(cm.Message)
 	case "fuller":
 		fmt.Fprintf(w, "commit %s\n%sAuthor:     %s <%s>\nAuthorDate: %s\nCommit:     %s <%s>\nCommitDate: %s\n\n", hashStr, merge,
-			cm.Author.Name, cm.Author.Email, gitDate(cm.Author.When), cm.Committer.Name, cm.Committer.Email, gitDate(cm.Committer.When))
+			cm.Author.Name, cm.Author.Email, lo.date(cm.Author.When), cm.Committer.Name, cm.Committer.Email, lo.date(cm.Committer.When))
 		indent(cm.Message)
 	default:
-		w.WriteString(gitExpandFormat(lo.format[7:], cm))
+		w.WriteString(g.expandFormat(lo.format[7:], cm, lo))
 		if lo.tformat {
 			w.WriteString("\n")
 		}
@@ -539,4 +508,23 @@ func (g *gitCtx) writeDiffOutput(ctx context.Context, w *bufio.Writer, chs []git
 			g.writePatch(ctx, w, &chs[i], ctxLines)
 		}
 	}
+}
+
+// gitAtoi is C's atoi, which git 2.39 reads -n and --max-count with:
+// leading blanks, a sign, the digits that follow; 0 when there are none.
+// A negative count means no limit.
+func gitAtoi(s string) int {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	n := 0
+	for i := 0; i < len(s) && s[i] >= '0' && s[i] <= '9' && n < 1<<30; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if neg {
+		return -1
+	}
+	return n
 }

@@ -46,38 +46,12 @@ func gitMergeBase(ctx context.Context, g *gitCtx, opts []Opt, args []string) int
 		}
 		return 1
 	}
-	ancA, err := g.ancestors(ctx, []plumbing.Hash{hs[0]})
+	best, err := g.mergeBases(ctx, hs[0], hs[1])
 	if err != nil {
 		return g.fatal("%v", err)
 	}
-	var common []plumbing.Hash
-	for h := range ancA {
-		if ancB[h] {
-			common = append(common, h)
-		}
-	}
-	if len(common) == 0 {
+	if len(best) == 0 {
 		return 1
-	}
-	// The best common ancestors are those no other common ancestor
-	// reaches: walk from the parents of all of them.
-	var starts []plumbing.Hash
-	for _, h := range common {
-		cm, err := object.GetCommit(g.st, h)
-		if err != nil {
-			return g.fatal("%v", err)
-		}
-		starts = append(starts, cm.ParentHashes...)
-	}
-	below, err := g.ancestors(ctx, starts)
-	if err != nil {
-		return g.fatal("%v", err)
-	}
-	var best []plumbing.Hash
-	for _, h := range common {
-		if !below[h] {
-			best = append(best, h)
-		}
 	}
 	if len(best) != 1 {
 		return g.c.Fail("git merge-base with several best common ancestors (criss-cross history)")
@@ -107,4 +81,43 @@ func (g *gitCtx) ancestors(ctx context.Context, starts []plumbing.Hash) (map[plu
 		stack = append(stack, cm.ParentHashes...)
 	}
 	return seen, nil
+}
+
+// mergeBases returns the best common ancestors of a and b: those no other
+// common ancestor reaches.
+func (g *gitCtx) mergeBases(ctx context.Context, a, b plumbing.Hash) ([]plumbing.Hash, error) {
+	ancA, err := g.ancestors(ctx, []plumbing.Hash{a})
+	if err != nil {
+		return nil, err
+	}
+	ancB, err := g.ancestors(ctx, []plumbing.Hash{b})
+	if err != nil {
+		return nil, err
+	}
+	var common []plumbing.Hash
+	for h := range ancA {
+		if ancB[h] {
+			common = append(common, h)
+		}
+	}
+	// Walk from the parents of all of them.
+	var starts []plumbing.Hash
+	for _, h := range common {
+		cm, err := object.GetCommit(g.st, h)
+		if err != nil {
+			return nil, err
+		}
+		starts = append(starts, cm.ParentHashes...)
+	}
+	below, err := g.ancestors(ctx, starts)
+	if err != nil {
+		return nil, err
+	}
+	var best []plumbing.Hash
+	for _, h := range common {
+		if !below[h] {
+			best = append(best, h)
+		}
+	}
+	return best, nil
 }

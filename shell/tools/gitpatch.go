@@ -180,12 +180,12 @@ func (g *gitCtx) writePatch(ctx context.Context, w *bufio.Writer, fc *gitFileCha
 		return
 	}
 	fmt.Fprintf(w, "diff --git %s %s\n", gitQuotePath("a/"+fc.oldPath), gitQuotePath("b/"+fc.newPath))
-	oh, nh := gitShort(fc.oldHash), gitShort(fc.newHash)
+	oh, nh := g.short(fc.oldHash), g.short(fc.newHash)
 	switch fc.status {
 	case 'A':
-		fmt.Fprintf(w, "new file mode %s\nindex 0000000..%s\n", gitModeStr(fc.newMode), nh)
+		fmt.Fprintf(w, "new file mode %s\nindex %s..%s\n", gitModeStr(fc.newMode), g.short(plumbing.ZeroHash), nh)
 	case 'D':
-		fmt.Fprintf(w, "deleted file mode %s\nindex %s..0000000\n", gitModeStr(fc.oldMode), oh)
+		fmt.Fprintf(w, "deleted file mode %s\nindex %s..%s\n", gitModeStr(fc.oldMode), oh, g.short(plumbing.ZeroHash))
 	case 'R':
 		fmt.Fprintf(w, "similarity index 100%%\nrename from %s\nrename to %s\n", gitQuotePath(fc.oldPath), gitQuotePath(fc.newPath))
 		if fc.oldHash == fc.newHash {
@@ -206,17 +206,25 @@ func (g *gitCtx) writePatch(ctx context.Context, w *bufio.Writer, fc *gitFileCha
 		return
 	}
 	oldName, newName := gitQuotePath("a/"+fc.oldPath), gitQuotePath("b/"+fc.newPath)
+	// Git ends a ---/+++ name holding a space with a tab (for patch).
+	oldTab, newTab := "", ""
+	if strings.Contains(fc.oldPath, " ") {
+		oldTab = "\t"
+	}
+	if strings.Contains(fc.newPath, " ") {
+		newTab = "\t"
+	}
 	if fc.status == 'A' {
-		oldName = "/dev/null"
+		oldName, oldTab = "/dev/null", ""
 	}
 	if fc.status == 'D' {
-		newName = "/dev/null"
+		newName, newTab = "/dev/null", ""
 	}
 	if gitIsBinary(fc.oldData) || gitIsBinary(fc.newData) {
 		fmt.Fprintf(w, "Binary files %s and %s differ\n", oldName, newName)
 		return
 	}
-	fmt.Fprintf(w, "--- %s\n+++ %s\n", oldName, newName)
+	fmt.Fprintf(w, "--- %s%s\n+++ %s%s\n", oldName, oldTab, newName, newTab)
 	la, lb, na, nb, chs := gitLineChanges(ctx, fc.oldData, fc.newData)
 	line := func(prefix byte, ls [][]byte, i int, noEOL bool) {
 		w.WriteByte(prefix)
@@ -378,6 +386,10 @@ func gitWriteSummary(w *bufio.Writer, files, add, del int) {
 
 // gitRenameName is git's "a/{b => c}/d" rendering of a rename.
 func gitRenameName(a, b string) string {
+	if qa, qb := gitQuotePath(a), gitQuotePath(b); qa != a || qb != b {
+		// Git writes quoted names whole.
+		return qa + " => " + qb
+	}
 	pfx := 0
 	for i := 0; i < len(a) && i < len(b) && a[i] == b[i]; i++ {
 		if a[i] == '/' {
@@ -402,7 +414,7 @@ func (g *gitCtx) statRows(ctx context.Context, chs []gitFileChange) []gitStatLin
 	for i := range chs {
 		fc := &chs[i]
 		add, del := g.numstat(ctx, fc)
-		name := fc.newPath
+		name := gitQuotePath(fc.newPath)
 		if fc.status == 'R' {
 			name = gitRenameName(fc.oldPath, fc.newPath)
 		}

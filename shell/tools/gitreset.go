@@ -231,7 +231,7 @@ func gitReset(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			if err != nil {
 				return g.fatal("%v", err)
 			}
-			fmt.Fprintf(g.c.Stdout, "HEAD is now at %s %s\n", gitShort(target), cm)
+			fmt.Fprintf(g.c.Stdout, "HEAD is now at %s %s\n", g.short(target), cm)
 		}
 	case "mixed":
 		return g.resetReport(ctx, quiet)

@@ -84,10 +84,7 @@ func gitStashPush(ctx context.Context, g *gitCtx, action string, opts []Opt, ops
 		return 0
 	}
 	// Everything that could refuse is decided before the first object.
-	short, ok := g.abbrev(head)
-	if !ok {
-		return g.c.Fail("git stash with core.abbrev, a multi-pack index or alternates")
-	}
+	short := g.short(head)
 	author, aerr := g.signature("AUTHOR")
 	committer, cerr := g.signature("COMMITTER")
 	if aerr != nil || cerr != nil {

@@ -599,7 +599,7 @@ func gitStatus(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 func (g *gitCtx) branchLine(s *gitScan) (string, bool) {
 	br, h, detached, _ := g.headRef()
 	if detached {
-		return "HEAD detached at " + gitShort(h), true
+		return "HEAD detached at " + g.short(h), true
 	}
 	return strings.TrimPrefix(string(br), "refs/heads/"), false
 }
