@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 
 // gzipOpts is gzip 1.12's command line. Compressed bytes come from Go's
 // compress/flate, so they differ from GNU gzip's (levels are tuned
-// differently): the check admits only decompressing (gzipCheck).
+// differently); every GNU gzip reads them and vice versa.
 var gzipOpts = NewOptions("c,to-stdout,stdout", "d,uncompress,decompress", "k,keep", "f,force",
 	"n,no-name", "N,name", "q,quiet", "v,verbose", "t,test", "1,fast", "2", "3", "4", "5", "6", "7", "8",
 	"9,best", "S,suffix=", "l,list", "r,recursive", "L,license", "V,version", "h,help", "rsyncable", "synchronous")
@@ -30,10 +31,13 @@ func gzipTool(mode string) shell.Tool {
 }
 
 // gzipCheck admits mode's (gzip, gunzip, zcat) command line args when
-// it decompresses or tests: compressed bytes come from Go's deflate, not
+// it decompresses or tests. Compressed bytes come from Go's deflate, not
 // GNU gzip's, so a file this tier compressed would differ from the
-// container's in size and bytes (ls -l, md5sum, wc -c), and compressing
-// goes to the container.
+// container's in size and bytes (ls -l, md5sum, wc -c): an auto exec
+// that compresses goes to the container. (Run still compresses, for an
+// exec forced into this tier: a valid gzip file every gunzip reads.)
+// -N, which restores the stored name when decompressing, is not done
+// here.
 func gzipCheck(mode string, args []string) error {
 	opts, _, err := gzipOpts.Parse(args)
 	if err != nil {
@@ -43,8 +47,7 @@ func gzipCheck(mode string, args []string) error {
 	decompress := mode != "gzip"
 	for _, o := range opts {
 		switch o.Key {
-		case "list", "recursive", "license", "version", "help", "rsyncable", "synchronous",
-			"name": // restoring the stored name and time is not done here
+		case "list", "recursive", "license", "version", "help", "rsyncable", "synchronous", "name":
 			return fmt.Errorf("gzip: option %s: %w", o.Name, shell.ErrUnsupported)
 		case "decompress", "test":
 			decompress = true
@@ -57,12 +60,13 @@ func gzipCheck(mode string, args []string) error {
 }
 
 type gzipRun struct {
-	ctx                             context.Context
-	c                               *shell.Call
-	stdout, decompress, keep, force bool
-	quiet, verbose, test            bool
-	suffix                          string
-	status                          int // 0, 1 error, 2 warning
+	ctx                                     context.Context
+	c                                       *shell.Call
+	stdout, decompress, keep, force, noName bool
+	quiet, verbose, test                    bool
+	level                                   int
+	suffix                                  string
+	status                                  int // 0, 1 error, 2 warning
 }
 
 func runGzip(ctx context.Context, c *shell.Call, mode string) int {
@@ -70,7 +74,7 @@ func runGzip(ctx context.Context, c *shell.Call, mode string) int {
 	if err != nil {
 		return usage(c, err, 1)
 	}
-	g := &gzipRun{ctx: ctx, c: c, suffix: ".gz", decompress: mode != "gzip", stdout: mode == "zcat"}
+	g := &gzipRun{ctx: ctx, c: c, level: 6, suffix: ".gz", decompress: mode != "gzip", stdout: mode == "zcat"}
 	for _, o := range opts {
 		switch o.Key {
 		case "stdout":
@@ -82,7 +86,9 @@ func runGzip(ctx context.Context, c *shell.Call, mode string) int {
 		case "force":
 			g.force = true
 		case "no-name":
-			// Decompressing does not restore the stored name anyway.
+			g.noName = true
+		case "name":
+			g.noName = false
 		case "quiet":
 			g.quiet, g.verbose = true, false
 		case "verbose":
@@ -90,7 +96,12 @@ func runGzip(ctx context.Context, c *shell.Call, mode string) int {
 		case "test":
 			g.test, g.decompress = true, true
 		case "fast", "2", "3", "4", "5", "6", "7", "8", "best":
-			// A level, which decompressing ignores.
+			g.level = int(strings.TrimSpace(o.Name)[len(o.Name)-1] - '0')
+			if o.Key == "fast" {
+				g.level = 1
+			} else if o.Key == "best" {
+				g.level = 9
+			}
 		case "suffix":
 			g.suffix = o.Value
 		default:
@@ -100,15 +111,15 @@ func runGzip(ctx context.Context, c *shell.Call, mode string) int {
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
-	if !g.decompress {
-		// Go's deflate is not GNU gzip's: the bytes would differ.
-		return c.Fail("compressing (the bytes would differ from GNU gzip's)")
-	}
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return 130
 		}
-		g.decompressFile(f)
+		if g.decompress {
+			g.decompressFile(f)
+		} else {
+			g.compressFile(f)
+		}
 	}
 	return g.status
 }
@@ -179,6 +190,59 @@ func (g *gzipRun) target(name string, mode fs.FileMode) (io.WriteCloser, bool) {
 		return nil, false
 	}
 	return w, true
+}
+
+func (g *gzipRun) compressFile(name string) {
+	toStdout := g.stdout || name == "-"
+	if !toStdout && strings.HasSuffix(name, g.suffix) {
+		// gzip 1.12 warns but does not change the exit status here
+		if !g.quiet {
+			fmt.Fprintf(g.c.Stderr, "gzip: %s already has %s suffix -- unchanged\n", name, g.suffix)
+		}
+		return
+	}
+	in, fi, ok := g.source(name)
+	if !ok {
+		return
+	}
+	defer in.Close()
+	var out io.Writer = g.c.Stdout
+	var closer io.Closer
+	outName := name + g.suffix
+	if !toStdout {
+		w, ok := g.target(outName, fi.Mode())
+		if !ok {
+			return
+		}
+		out, closer = w, w
+	}
+	cw := &gzCountWriter{w: out}
+	zw, _ := gzip.NewWriterLevel(cw, g.level)
+	zw.OS = 3 // Unix, as GNU gzip writes
+	if fi != nil && !g.noName {
+		zw.Name = path.Base(name)
+		zw.ModTime = fi.ModTime()
+	}
+	n, err := io.Copy(zw, gzipCtxReader{g.ctx, in})
+	if err == nil {
+		err = zw.Close()
+	}
+	if closer != nil {
+		if cerr := closer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		g.errorf("%s: %v", name, err)
+		return
+	}
+	if toStdout {
+		return
+	}
+	g.finishFile(name, outName, fi)
+	if g.verbose {
+		fmt.Fprintf(g.c.Stderr, "%s:\t%s -- replaced with %s\n", name, gzipRatio(n, cw.n), outName)
+	}
 }
 
 // finishFile copies mode and times to the output and removes the input.

@@ -3,6 +3,7 @@ package tools
 import (
 	"archive/tar"
 	"bufio"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -88,12 +89,20 @@ func checkTar(args []string) error {
 	if why := tarCreateComp(comp, auto, file); why != "" {
 		return fmt.Errorf("tar: %s: %w", why, shell.ErrUnsupported)
 	}
+	if auto && file != "-" {
+		comp = tarAutoSuffix(file)
+	}
+	if comp == compGzip {
+		// Served when forced into this tier (a valid archive), but its
+		// bytes are compress/flate's, not GNU gzip's: its size and
+		// checksum would differ from the container's.
+		return fmt.Errorf("tar: creating a gzip archive (its compressed bytes would differ from the gzip program's): %w", shell.ErrUnsupported)
+	}
 	return nil
 }
 
 // tarCreateComp says why creating with these options is not served
-// here, or "" when it is: no compressed archive is made here (see
-// tarcomp.go), only read.
+// here, or "" when it is: only gzip is compressed here (see tarcomp.go).
 func tarCreateComp(comp string, auto bool, file string) string {
 	if auto && comp != "" {
 		return "--auto-compress with a compression option"
@@ -104,9 +113,7 @@ func tarCreateComp(comp string, auto bool, file string) string {
 		}
 		comp = tarAutoSuffix(file)
 	}
-	if comp != "" {
-		// gzip too: Go's deflate is not GNU gzip's, so the archive's
-		// size and bytes (ls -l, md5sum, wc -c) would differ.
+	if comp != "" && comp != compGzip {
 		return "creating a " + comp + " archive (its compressed bytes would differ from the " + comp + " program's)"
 	}
 	return ""
@@ -200,7 +207,10 @@ func runTar(ctx context.Context, c *shell.Call) int {
 	switch r.mode {
 	case 'c':
 		if why := tarCreateComp(r.comp, r.auto, r.file); why != "" {
-			return c.Fail(why) // a compressed archive: see tarCreateComp
+			return c.Fail(why)
+		}
+		if r.auto && r.comp == "" && r.file != "-" {
+			r.comp = tarAutoSuffix(r.file)
 		}
 		return r.create(operands)
 	case 'x', 't':
@@ -328,7 +338,14 @@ func (r *tarRun) create(operands []string) int {
 		out = f
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
-	cw := &gzCountWriter{w: bw}
+	var zw *gzip.Writer
+	var dst io.Writer = bw
+	if r.comp == compGzip {
+		zw = gzip.NewWriter(bw)
+		zw.OS = 3
+		dst = zw
+	}
+	cw := &gzCountWriter{w: dst}
 	tw := tar.NewWriter(cw)
 	for _, op := range operands {
 		if err := r.ctx.Err(); err != nil {
@@ -348,6 +365,9 @@ func (r *tarRun) create(operands []string) int {
 	// GNU tar pads the archive to a whole record of 20 blocks.
 	if pad := cw.n % 10240; pad != 0 {
 		cw.Write(make([]byte, 10240-pad))
+	}
+	if zw != nil {
+		zw.Close()
 	}
 	bw.Flush()
 	return r.status()

@@ -222,6 +222,9 @@ func TestTarRoundTrip(t *testing.T) {
 		expect []string // members GNU tar must list (sorted)
 	}{
 		{"create", []string{"tar", "cf", "o.tar", "d"}, "o.tar", []string{"xf"}, []string{"d/", "d/a.txt", "d/empty/", "d/link", "d/sub/", "d/sub/b.txt", "d/sub/c.log"}},
+		{"create gz", []string{"tar", "czf", "o.tgz", "d", "top.txt"}, "o.tgz", []string{"xzf"}, []string{"d/", "d/a.txt", "d/empty/", "d/link", "d/sub/", "d/sub/b.txt", "d/sub/c.log", "top.txt"}},
+		{"create auto gz", []string{"tar", "-caf", "o.tar.gz", "top.txt"}, "o.tar.gz", []string{"xzf"}, []string{"top.txt"}},
+		{"create auto tgz", []string{"tar", "-caf", "o.tgz", "top.txt"}, "o.tgz", []string{"xzf"}, []string{"top.txt"}},
 		{"create auto plain", []string{"tar", "-caf", "o.tar", "top.txt"}, "o.tar", []string{"xf"}, []string{"top.txt"}},
 		{"create stdout", []string{"tar", "-c", "d/sub"}, "", []string{"xf"}, []string{"d/sub/", "d/sub/b.txt", "d/sub/c.log"}},
 		{"create verbose", []string{"tar", "cvf", "o.tar", "top.txt", "bin.dat"}, "o.tar", []string{"xf"}, []string{"bin.dat", "top.txt"}},
