@@ -53,37 +53,54 @@ func (g *gitCtx) worktreeSide(s *gitScan) (map[string]gitTreeEntry, *gitSide, er
 	return out, side, nil
 }
 
-// gitDiff is "git diff".
-func gitDiff(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
-	cached, stat, nameOnly, nameStat, numstat, exitCode, quiet, renames := false, false, false, false, false, false, false, true
-	ctxLines := 3
+// gitDiffFlags are the options of git diff that choose what it prints.
+type gitDiffFlags struct {
+	cached, stat, nameOnly, nameStat, numstat, exitCode, quiet, renames bool
+	ctxLines                                                            int
+}
+
+// diffFlags reads git diff's options; a status other than 0 ends the
+// command with it (an option value the tier refuses).
+func (g *gitCtx) diffFlags(opts []Opt) (gitDiffFlags, int) {
+	f := gitDiffFlags{renames: true, ctxLines: 3}
 	for _, o := range opts {
 		switch o.Key {
 		case "cached", "staged":
-			cached = true
+			f.cached = true
 		case "stat":
-			stat = true
+			f.stat = true
 		case "name-only":
-			nameOnly = true
+			f.nameOnly = true
 		case "name-status":
-			nameStat = true
+			f.nameStat = true
 		case "numstat":
-			numstat = true
+			f.numstat = true
 		case "unified":
 			n, err := strconv.Atoi(o.Value)
 			if err != nil || n < 0 {
-				return g.c.Fail("git diff -U" + o.Value)
+				return f, g.c.Fail("git diff -U" + o.Value)
 			}
-			ctxLines = n
+			f.ctxLines = n
 		case "exit-code":
-			exitCode = true
+			f.exitCode = true
 		case "quiet":
-			quiet, exitCode = true, true
+			f.quiet, f.exitCode = true, true
 		case "no-renames":
-			renames = false
+			f.renames = false
 		}
 	}
-	args, code := g.expandDots(ctx, args)
+	return f, 0
+}
+
+// gitDiff is "git diff".
+func gitDiff(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
+	f, code := g.diffFlags(opts)
+	if code != 0 {
+		return code
+	}
+	cached, stat, nameOnly, nameStat, numstat, exitCode, quiet, renames := f.cached, f.stat, f.nameOnly, f.nameStat, f.numstat, f.exitCode, f.quiet, f.renames
+	ctxLines := f.ctxLines
+	args, code = g.expandDots(ctx, args)
 	if code != 0 {
 		return code
 	}

@@ -353,21 +353,33 @@ func gitFilterPaths(m map[string]gitTreeEntry, paths []string) map[string]gitTre
 	return out
 }
 
+// logWalk reads the commit filters of log or rev-list into lo and their
+// revisions (with --all's) into a walk; a status other than 0 ends the
+// command with it.
+func (g *gitCtx) logWalk(opts []Opt, args []string, lo *gitLogSettings) (*gitRevWalk, int) {
+	var ok bool
+	if lo.filter, ok = gitParseLogFilter(g, opts); !ok {
+		return nil, gitExitStatus(g)
+	}
+	rw, code := g.parseRevWalk(args)
+	if code != 0 {
+		return nil, code
+	}
+	if lo.all {
+		g.addAll(rw)
+	}
+	return rw, 0
+}
+
 // gitLog is "git log".
 func gitLog(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 	lo, ok := gitParseLogOpts(g, opts, false)
 	if !ok {
 		return gitExitStatus(g)
 	}
-	if lo.filter, ok = gitParseLogFilter(g, opts); !ok {
-		return gitExitStatus(g)
-	}
-	rw, code := g.parseRevWalk(args)
+	rw, code := g.logWalk(opts, args, lo)
 	if code != 0 {
 		return code
-	}
-	if lo.all {
-		g.addAll(rw)
 	}
 	if len(rw.pos)+len(rw.sym) == 0 && !rw.limited() {
 		br, h, _, err := g.headRef()

@@ -62,6 +62,12 @@ func gitMergeBase(ctx context.Context, g *gitCtx, opts []Opt, args []string) int
 
 // ancestors returns every commit reachable from starts, starts included.
 func (g *gitCtx) ancestors(ctx context.Context, starts []plumbing.Hash) (map[plumbing.Hash]bool, error) {
+	return g.walkAncestors(ctx, starts, nil)
+}
+
+// walkAncestors is ancestors calling visit, when set, with each commit
+// it reaches; an error from visit ends the walk.
+func (g *gitCtx) walkAncestors(ctx context.Context, starts []plumbing.Hash, visit func(*object.Commit) error) (map[plumbing.Hash]bool, error) {
 	seen := map[plumbing.Hash]bool{}
 	stack := append([]plumbing.Hash(nil), starts...)
 	for len(stack) > 0 {
@@ -77,6 +83,11 @@ func (g *gitCtx) ancestors(ctx context.Context, starts []plumbing.Hash) (map[plu
 		cm, err := object.GetCommit(g.st, h)
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		if visit != nil {
+			if err := visit(cm); err != nil {
+				return nil, err
+			}
 		}
 		stack = append(stack, cm.ParentHashes...)
 	}

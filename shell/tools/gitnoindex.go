@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -34,29 +33,14 @@ func gitDiffNoIndex(ctx context.Context, g *gitCtx, opts []Opt, args []string) i
 		fmt.Fprintln(g.c.Stderr, "usage: git diff --no-index [<options>] <path> <path>")
 		return 129
 	}
-	stat, nameOnly, nameStat, numstat, quiet, ctxLines := false, false, false, false, false, 3
-	for _, o := range opts {
-		switch o.Key {
-		case "stat":
-			stat = true
-		case "name-only":
-			nameOnly = true
-		case "name-status":
-			nameStat = true
-		case "numstat":
-			numstat = true
-		case "quiet":
-			quiet = true
-		case "unified":
-			n, err := strconv.Atoi(o.Value)
-			if err != nil || n < 0 {
-				return g.c.Fail("git diff -U" + o.Value)
-			}
-			ctxLines = n
-		case "cached", "staged":
-			return g.c.Fail("git diff --no-index --cached")
-		}
+	f, code := g.diffFlags(opts)
+	if code != 0 {
+		return code
 	}
+	if f.cached {
+		return g.c.Fail("git diff --no-index --cached")
+	}
+	stat, nameOnly, nameStat, numstat, quiet, ctxLines := f.stat, f.nameOnly, f.nameStat, f.numstat, f.quiet, f.ctxLines
 	// A file against a directory compares it with the file of its name
 	// there.
 	isDir := func(p string) bool {

@@ -145,34 +145,18 @@ func (g *gitCtx) peel(h plumbing.Hash) plumbing.Hash {
 func (g *gitCtx) excluded(ctx context.Context, rw *gitRevWalk) (ex map[plumbing.Hash]bool, skewed bool, err error) {
 	ex = map[plumbing.Hash]bool{}
 	walk := func(starts []plumbing.Hash) (map[plumbing.Hash]bool, error) {
-		seen := map[plumbing.Hash]bool{}
-		stack := append([]plumbing.Hash(nil), starts...)
-		for len(stack) > 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			h := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[h] {
-				continue
-			}
-			seen[h] = true
-			cm, err := object.GetCommit(g.st, h)
-			if err != nil {
-				return nil, fmt.Errorf("read commit %s: %w", h, err)
-			}
+		return g.walkAncestors(ctx, starts, func(cm *object.Commit) error {
 			for _, p := range cm.ParentHashes {
 				pc, err := object.GetCommit(g.st, p)
 				if err != nil {
-					return nil, fmt.Errorf("read commit %s: %w", p, err)
+					return fmt.Errorf("read commit %s: %w", p, err)
 				}
 				if pc.Committer.When.After(cm.Committer.When) {
 					skewed = true
 				}
-				stack = append(stack, p)
 			}
-		}
-		return seen, nil
+			return nil
+		})
 	}
 	if len(rw.neg) > 0 {
 		if ex, err = walk(rw.neg); err != nil {
@@ -354,16 +338,9 @@ func gitRevList(ctx context.Context, g *gitCtx, opts []Opt, args []string) int {
 			lo.merges = -1
 		}
 	}
-	var ok bool
-	if lo.filter, ok = gitParseLogFilter(g, opts); !ok {
-		return gitExitStatus(g)
-	}
-	rw, code := g.parseRevWalk(args)
+	rw, code := g.logWalk(opts, args, lo)
 	if code != 0 {
 		return code
-	}
-	if lo.all {
-		g.addAll(rw)
 	}
 	if len(rw.pos)+len(rw.sym) == 0 && !rw.limited() && !lo.all {
 		fmt.Fprintln(g.c.Stderr, "usage: git rev-list [<options>] <commit>... [--] [<path>...]")
