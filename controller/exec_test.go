@@ -128,7 +128,7 @@ func TestRestartMarksExecsLost(t *testing.T) {
 	// An exec the previous daemon recorded as started and never ended, as
 	// a SIGKILL leaves it (the end-to-end crash test kills a real daemon).
 	lost := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "sleep 100"}
-	if _, err := e.st.StartExec(ctx, lost, store.Event{Type: "exec.started", Journal: true}); err != nil {
+	if _, err := e.st.QueueStartExec(ctx, lost, store.Event{Type: "exec.started", Journal: true}).Wait(); err != nil {
 		t.Fatal(err)
 	}
 	half := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: store.StateCreating}}

@@ -137,16 +137,11 @@ func (o *observed) ExpiredSnapshots(ctx context.Context, now time.Time, limit in
 	return o.s.ExpiredSnapshots(ctx, now, limit)
 }
 
-func (o *observed) StartExec(ctx context.Context, e Exec, ev Event) (int64, error) {
-	defer o.done("StartExec", time.Now())
-	return o.s.StartExec(ctx, e, ev)
-}
-
 func (o *observed) QueueStartExec(ctx context.Context, e Exec, ev Event) QueuedStart {
 	return observedStart{o, o.s.QueueStartExec(ctx, e, ev)}
 }
 
-// observedStart times a QueuedStart's waits as StartExec and its end as
+// observedStart times a QueuedStart's waits as op StartExec and its end as
 // EndExec.
 type observedStart struct {
 	o *observed

@@ -89,11 +89,9 @@ type Store interface {
 	// before now, earliest first.
 	ExpiredSnapshots(ctx context.Context, now time.Time, limit int) ([]Snapshot, error)
 
-	// StartExec records an exec as started and appends ev (its journal
-	// entry) to the sandbox's events, returning ev's sequence number.
-	StartExec(ctx context.Context, e Exec, ev Event) (int64, error)
-	// QueueStartExec is StartExec without waiting for it: the write is
-	// queued, in order before every write queued after it, and commits
+	// QueueStartExec records an exec as started and appends ev (its
+	// journal entry) to the sandbox's events, without waiting: the write
+	// is queued, in order before every write queued after it, and commits
 	// with the next one unless the exec ends first (see [QueuedStart]).
 	// The write does not end with ctx.
 	QueueStartExec(ctx context.Context, e Exec, ev Event) QueuedStart
@@ -321,8 +319,9 @@ type EventQuery struct {
 // methods are safe for concurrent use; the caller must call Wait or End
 // before it gives up on the exec.
 type QueuedStart interface {
-	// Wait commits the start if no write has yet and returns what
-	// StartExec would; again and again, the same.
+	// Wait commits the start if no write has yet and returns ev's
+	// sequence number (a missing sandbox is ErrNotFound); again and
+	// again, the same.
 	Wait() (int64, error)
 	// End is Wait then EndExec, except that a start still queued is
 	// taken off the queue and the exec recorded started and ended in

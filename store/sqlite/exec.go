@@ -9,11 +9,6 @@ import (
 	"rung.dev/rung/store"
 )
 
-// StartExec implements [store.Store].
-func (db *DB) StartExec(ctx context.Context, e store.Exec, ev store.Event) (int64, error) {
-	return db.QueueStartExec(ctx, e, ev).Wait()
-}
-
 // QueueStartExec implements [store.Store].
 func (db *DB) QueueStartExec(ctx context.Context, e store.Exec, ev store.Event) store.QueuedStart {
 	q := &queuedStart{db: db, e: e, ev: ev}

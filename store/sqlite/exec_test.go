@@ -27,8 +27,8 @@ func TestLoseLegacyExecs(t *testing.T) {
 	_, err = db.w.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
 		VALUES(?, ?, 'sleep 1', 'started', 'isolate', 0, 0, 1, 0)`, string(legacy), string(sb.ID))
 	must(t, err)
-	_, err = db.StartExec(ctx, store.Exec{ID: current, Sandbox: sb.ID, Command: "sleep 2", StartedAt: time.Unix(0, 2)},
-		store.Event{Time: time.Now(), Type: "exec.started", Journal: true})
+	_, err = db.QueueStartExec(ctx, store.Exec{ID: current, Sandbox: sb.ID, Command: "sleep 2", StartedAt: time.Unix(0, 2)},
+		store.Event{Time: time.Now(), Type: "exec.started", Journal: true}).Wait()
 	must(t, err)
 
 	var journaled []rung.ExecID

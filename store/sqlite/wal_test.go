@@ -127,7 +127,7 @@ func TestWALBounded(t *testing.T) {
 func oneExec(ctx context.Context, db *DB, sb rung.SandboxID, after func()) error {
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
 	started, _ := json.Marshal(map[string]any{"exec": e.ID, "command": e.Command, "backend": e.Backend, "reason": "isolate can run it"})
-	if _, err := db.StartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: started}); err != nil {
+	if _, err := db.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true, Data: started}).Wait(); err != nil {
 		return err
 	}
 	if after != nil {
@@ -185,7 +185,7 @@ func BenchmarkExecWAL(b *testing.B) {
 }
 
 // BenchmarkExecCommits compares an exec's store writes committed apart
-// (StartExec, then EndExec: a container exec, or an isolate exec that
+// (the start waited for, then EndExec: a container exec, or an isolate exec that
 // changes files) with its start queued (QueueStartExec, committed with
 // its EndExec: an isolate exec that changes nothing).
 func BenchmarkExecCommits(b *testing.B) {

@@ -283,7 +283,7 @@ func testExecs(t *testing.T, s store.Store) {
 	tenant(t, s, "acme")
 	sb := sandbox(t, s, "acme", "", nil)
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: t0}
-	seq, err := s.StartExec(ctx, e, ev("exec.started", true))
+	seq, err := s.QueueStartExec(ctx, e, ev("exec.started", true)).Wait()
 	must(t, err)
 	if seq != 1 {
 		t.Errorf("StartExec seq = %d, want 1", seq)
@@ -306,7 +306,7 @@ func testExecs(t *testing.T, s store.Store) {
 	}
 	_, err = s.EndExec(ctx, e, nil)
 	wantErr(t, "end twice", err, rung.ErrNotFound)
-	_, err = s.StartExec(ctx, store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}, ev("exec.started", true))
+	_, err = s.QueueStartExec(ctx, store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID()}, ev("exec.started", true)).Wait()
 	wantErr(t, "exec in missing sandbox", err, rung.ErrNotFound)
 }
 
@@ -405,7 +405,7 @@ func testLoseExecs(t *testing.T, s store.Store) {
 	b := sandbox(t, s, "acme", "", nil)
 	start := func(sb rung.SandboxID) store.Exec {
 		e := store.Exec{ID: rung.NewExecID(), Sandbox: sb, StartedAt: t0}
-		_, err := s.StartExec(ctx, e, ev("exec.started", true))
+		_, err := s.QueueStartExec(ctx, e, ev("exec.started", true)).Wait()
 		must(t, err)
 		return e
 	}
@@ -458,7 +458,7 @@ func testExecCounts(t *testing.T, s store.Store) {
 	other := sandbox(t, s, "acme", "", nil)
 	start := func(id rung.SandboxID, b rung.Backend) store.Exec {
 		e := store.Exec{ID: rung.NewExecID(), Sandbox: id, Backend: b, StartedAt: t0}
-		_, err := s.StartExec(ctx, e, ev("exec.started", true))
+		_, err := s.QueueStartExec(ctx, e, ev("exec.started", true)).Wait()
 		must(t, err)
 		return e
 	}
@@ -782,7 +782,7 @@ func testDeleteCascades(t *testing.T, s store.Store) {
 	tenant(t, s, "acme")
 	sb := sandbox(t, s, "acme", "", nil)
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, StartedAt: t0}
-	_, err := s.StartExec(ctx, e, ev("exec.started", true))
+	_, err := s.QueueStartExec(ctx, e, ev("exec.started", true)).Wait()
 	must(t, err)
 	_, _, err = s.DeclareEffect(ctx, store.Effect{Sandbox: sb.ID, Key: "k"}, ev("effect", true))
 	must(t, err)
