@@ -218,6 +218,20 @@ var errCanceled = errors.New("write taken back")
 // commit runs batch in one transaction and answers every request.
 func (db *DB) commit(ctx context.Context, batch []*wreq) {
 	ctx = context.WithoutCancel(ctx) // the batch outlives any one caller
+	// Requests their owners took back leave the batch first (in place:
+	// the leader owns it), before any transaction is begun for them.
+	live := batch[:0]
+	for _, r := range batch {
+		if r.state.CompareAndSwap(wreqQueued, wreqTaken) {
+			live = append(live, r)
+		} else {
+			r.done <- errCanceled
+		}
+	}
+	batch = live
+	if len(batch) == 0 {
+		return
+	}
 	errs := make([]error, len(batch))
 	t, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -228,19 +242,6 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 	}
 	defer t.Rollback()
 	x := tx{t, db.ws}
-	// Requests their owners took back leave the batch first.
-	live := batch[:0:0]
-	for _, r := range batch {
-		if r.state.CompareAndSwap(wreqQueued, wreqTaken) {
-			live = append(live, r)
-		} else {
-			r.done <- errCanceled
-		}
-	}
-	batch, errs = live, errs[:len(live)]
-	if len(batch) == 0 {
-		return
-	}
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = err
