@@ -199,7 +199,7 @@ func copyMerged(src *merged, dst, depth int) error {
 		return rung.Errorf(rung.ErrLimit, "directory tree deeper than %d", maxTreeDepth)
 	}
 	seen := map[string]bool{}
-	for _, fd := range src.fds {
+	for i, fd := range src.fds {
 		names, err := readNames(fd)
 		if err != nil {
 			return err
@@ -209,7 +209,7 @@ func copyMerged(src *merged, dst, depth int) error {
 				continue
 			}
 			seen[name] = true
-			if err := copyEntry(src, fd, name, dst, depth); err != nil {
+			if err := copyEntry(src.fds[i:], name, dst, depth); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
@@ -217,9 +217,10 @@ func copyMerged(src *merged, dst, depth int) error {
 	return nil
 }
 
-// copyEntry copies name, as layer directory fd (the topmost of src that
-// has it) holds it, into dst.
-func copyEntry(src *merged, fd int, name string, dst, depth int) error {
+// copyEntry copies name, as the first of layers (the topmost layer
+// directory that has it, then those below it) holds it, into dst.
+func copyEntry(layers []int, name string, dst, depth int) error {
+	fd := layers[0]
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return err
@@ -227,8 +228,7 @@ func copyEntry(src *merged, fd int, name string, dst, depth int) error {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		// Merged with the same directory of the layers below this one.
-		below := &merged{fds: src.fds[indexOf(src.fds, fd):]}
-		sub, err := below.child(name)
+		sub, err := (&merged{fds: layers}).child(name)
 		if err != nil || sub == nil {
 			return errors.Join(errors.New("vanished"), err)
 		}
@@ -282,15 +282,6 @@ func copyEntry(src *merged, fd int, name string, dst, depth int) error {
 		}
 		return setAttrs(dst, name, st)
 	}
-}
-
-func indexOf(fds []int, fd int) int {
-	for i, f := range fds {
-		if f == fd {
-			return i
-		}
-	}
-	return len(fds)
 }
 
 // readNames lists the layer directory fd (opened for reading) from its

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"rung.dev/rung"
 	"rung.dev/rung/image"
 	"rung.dev/rung/internal/testenv"
 )
@@ -218,5 +219,26 @@ func TestLinkDir(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
 		t.Errorf("LinkDir of a missing directory made %d entries", len(ents))
+	}
+}
+
+// TestCopyDirDepthLimit: a directory tree deeper than CopyDir descends
+// (an imported image is untrusted) is refused with rung.ErrLimit.
+func TestCopyDirDepthLimit(t *testing.T) {
+	testenv.Require(t, "root")
+	hdrs := []tar.Header{dirH("home/", 0o755, 0)}
+	p := "home/user/"
+	for range 200 {
+		hdrs = append(hdrs, dirH(p, 0o755, 1000))
+		p += "d/"
+	}
+	l := newLayout(t)
+	s, _ := openStore(t)
+	im, err := s.Import(t.Context(), "deep", l.top(l.image(ociImage{layers: [][]byte{layerOfHeaders(t, hdrs...)}})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CopyDir(im, "/home/user", t.TempDir()); !errors.Is(err, rung.ErrLimit) {
+		t.Errorf("CopyDir of a tree 200 deep: %v, want ErrLimit", err)
 	}
 }
