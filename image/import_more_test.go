@@ -607,19 +607,7 @@ func TestImportWhiteoutsThroughOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
-	target, up, work := filepath.Join(root, "merged"), filepath.Join(root, "upper"), filepath.Join(root, "work")
-	for _, d := range []string{target, up, work} {
-		os.Mkdir(d, 0o755)
-	}
-	opts := "lowerdir=" + strings.Join(s.LowerDirs(im), ":") + ",upperdir=" + up + ",workdir=" + work
-	if err := unix.Mount("overlay", target, "overlay", 0, opts); err != nil {
-		if errors.Is(err, unix.ENODEV) {
-			t.Skip("kernel without overlayfs")
-		}
-		t.Fatalf("mount overlay: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
+	target := mountOverlay(t, s, im, t.TempDir())
 
 	names := func(dir string) []string {
 		ents, err := os.ReadDir(filepath.Join(target, dir))
