@@ -37,8 +37,12 @@ func TestCPUTime(t *testing.T) {
 	t.Run("literal replace", func(t *testing.T) {
 		t.Parallel()
 		// A pattern without wildcards is replaced at each occurrence, not
-		// tried at every start and end: bash takes 15 s on this.
-		sh := newShell(t, shell.Config{Limits: lim})
+		// tried at every start and end: bash takes 15 s on this. The
+		// budget is 2 s, not the bombs' 100 ms: the linear work takes
+		// more than 100 ms under -race beside five CPU bombs on 2 cores
+		// (it failed so in a clean-clone make test), and a quadratic
+		// replace would still take far longer than 2 s.
+		sh := newShell(t, shell.Config{Limits: shell.Limits{CPUTime: 2 * time.Second, LoopIterations: lim.LoopIterations, Commands: lim.Commands}})
 		res, out, stderr := run(t, sh, t.Context(), "x=$(printf '%0100000d' 0); y=${x//0/ab}; z=${x/00/c}; echo ${#y} ${#z} ${y:0:4}")
 		if res.ExitCode != 0 || out != "200000 99999 abab\n" {
 			t.Errorf("Run = %+v, %q, stderr %q", res, out, stderr)
