@@ -185,6 +185,14 @@ func (c *Controller) idle(sb store.Sandbox) {
 	c.mu.Lock()
 	execs := a.running
 	c.mu.Unlock()
+	if used, ok := c.lastUsed(sb.ID); ok && execs == 0 {
+		if until := used.Add(idleTimeout(c.sandbox(a))); time.Now().Before(until) {
+			// Used since the alarm was written (containerUsed moves it
+			// only now and then): it goes off again a timeout after that use.
+			c.touchContainerUntil(sb.ID, rung.StateRunning, until)
+			return
+		}
+	}
 	if execs > 0 || c.runsProcesses(sb.ID) {
 		c.log.Debug("idle stop deferred", "sandbox", sb.ID, "execs", execs)
 		c.touchContainer(sb.ID, rung.StateRunning)

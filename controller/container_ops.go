@@ -30,7 +30,7 @@ func (c *Controller) containers() (ContainerTier, error) {
 func (c *Controller) containerEvents() ContainerEvents {
 	return ContainerEvents{
 		Started:       c.containerStarted,
-		Used:          func(id rung.SandboxID) { c.touchContainer(id, rung.StateRunning) },
+		Used:          c.containerUsed,
 		Exited:        c.containerExited,
 		ProcessExited: c.processExited,
 	}
@@ -51,6 +51,9 @@ func (c *Controller) containerStarted(ctx context.Context, sb rung.Sandbox, s Co
 // containerExited records that a container ended; deliberate says rung
 // stopped it (idle, request, delete) rather than it dying.
 func (c *Controller) containerExited(id rung.SandboxID, deliberate bool, why string) {
+	c.mu.Lock()
+	delete(c.usedAt, id)
+	c.mu.Unlock()
 	// State first: whoever sees the journal entry then sees the state.
 	c.touchContainer(id, rung.StateReady)
 	if deliberate {
@@ -63,6 +66,12 @@ func (c *Controller) containerExited(id rung.SandboxID, deliberate bool, why str
 // touchContainer sets the sandbox's state and re-arms its idle alarm on
 // its actor's goroutine, so it never races another update of the row.
 func (c *Controller) touchContainer(id rung.SandboxID, state rung.State) {
+	c.touchContainerUntil(id, state, time.Time{})
+}
+
+// touchContainerUntil is touchContainer with the idle alarm at idleAt
+// (zero: a whole idle timeout from now).
+func (c *Controller) touchContainerUntil(id rung.SandboxID, state rung.State, idleAt time.Time) {
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()
 	a, err := c.acquire(ctx, "", string(id))
@@ -75,7 +84,10 @@ func (c *Controller) touchContainer(id rung.SandboxID, state rung.State) {
 		cur.State = state
 		cur.IdleAt = time.Time{}
 		if state == rung.StateRunning {
-			cur.IdleAt = time.Now().Add(idleTimeout(cur)).UTC()
+			cur.IdleAt = idleAt.UTC()
+			if idleAt.IsZero() {
+				cur.IdleAt = time.Now().Add(idleTimeout(cur)).UTC()
+			}
 		}
 		cur.UpdatedAt = time.Now().UTC()
 		return c.writeRow(ctx, a, cur)
@@ -84,6 +96,44 @@ func (c *Controller) touchContainer(id rung.SandboxID, state rung.State) {
 		c.log.Warn("container state", "sandbox", id, "state", state, "err", err)
 	}
 	c.poke()
+}
+
+// containerUsed records that a sandbox's running container was just
+// used (an exec's end, a preview's request, a process's exit). The idle
+// alarm in the row moves only when it would move by more than
+// idleSlack: a busy sandbox writes its row a few times per idle timeout,
+// not once per exec (a commit and the alarm goroutine's reads, on every
+// container exec's path). The time of the use is kept here, and idle
+// looks at it before it stops anything, so a container still never
+// stops sooner than an idle timeout after its last use. A restart loses
+// the times, and adoption re-arms every alarm from the restart.
+func (c *Controller) containerUsed(id rung.SandboxID) {
+	now := time.Now()
+	c.mu.Lock()
+	c.usedAt[id] = now
+	armed := false
+	if a := c.actors[id]; a != nil && !a.deleted && a.sb.State == rung.StateRunning && !a.sb.IdleAt.IsZero() {
+		t := idleTimeout(a.sb)
+		armed = now.Add(t).Sub(a.sb.IdleAt) < idleSlack(t)
+	}
+	c.mu.Unlock()
+	if !armed {
+		c.touchContainer(id, rung.StateRunning)
+	}
+}
+
+// idleSlack is how far a running container's idle alarm may lag its
+// last use before a use rewrites it: an eighth of the timeout, at most a
+// minute.
+func idleSlack(timeout time.Duration) time.Duration { return min(timeout/8, time.Minute) }
+
+// lastUsed is when containerUsed last saw the sandbox's container used
+// (ok false: not since it started or the daemon did).
+func (c *Controller) lastUsed(id rung.SandboxID) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.usedAt[id]
+	return t, ok
 }
 
 func idleTimeout(sb store.Sandbox) time.Duration {

@@ -153,6 +153,7 @@ type Controller struct {
 	actors      map[rung.SandboxID]*actor
 	tenantExecs map[rung.TenantID]int
 	waiters     map[rung.SandboxID]chan struct{} // closed on the sandbox's next event
+	usedAt      map[rung.SandboxID]time.Time     // a running container's last use (containerUsed)
 	closed      bool
 }
 
@@ -167,6 +168,7 @@ func New(ctx context.Context, cfg Config) (*Controller, Report, error) {
 		cfg: cfg, lim: cfg.Limits.withDefaults(), st: cfg.Store, pool: cfg.Pool, log: cfg.Logger, tools: cfg.Tools,
 		wake: make(chan struct{}, 1), actors: map[rung.SandboxID]*actor{},
 		tenantExecs: map[rung.TenantID]int{}, waiters: map[rung.SandboxID]chan struct{}{},
+		usedAt: map[rung.SandboxID]time.Time{},
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)

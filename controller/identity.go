@@ -173,13 +173,18 @@ func (c *Controller) ownWorkspace(id rung.SandboxID, who Identity) error {
 	if who.UID == 0 && who.GID == 0 {
 		return nil
 	}
+	if err := c.chownWorkspace(id, who.UID, who.GID); err != nil {
+		return fmt.Errorf("give /workspace to user %s: %w", who.User, err)
+	}
+	return nil
+}
+
+// chownWorkspace sets the owner of sandbox id's /workspace.
+func (c *Controller) chownWorkspace(id rung.SandboxID, uid, gid uint32) error {
 	root, err := c.pool.Root(string(id))
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if err := root.Lchown("/workspace", who.UID, who.GID); err != nil {
-		return fmt.Errorf("give /workspace to user %s: %w", who.User, err)
-	}
-	return nil
+	return root.Lchown("/workspace", uid, gid)
 }

@@ -227,11 +227,10 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if req.LinkWorkspace == "" {
 		spareImage = c.claimSpare(&sb)
 	}
-	sp := spareImage != "" // the sandbox takes a spare's id, subvolume and container
+	if spareImage != "" {
+		return c.createOnSpare(ctx, sb, who, spareImage, claimed)
+	}
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {
-		if sp {
-			c.warm.Return(ctx, sb.ID)
-		}
 		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", err)
 	}
 	// Past this point the row exists: undo it on failure, without the
@@ -239,9 +238,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	undo := func(cause error) (rung.Sandbox, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if sp {
-			c.warm.Destroy(cctx, sb.ID)
-		} else if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
+		if err := c.pool.Delete(cctx, string(sb.ID)); err != nil && !errors.Is(err, rung.ErrNotFound) {
 			c.log.WarnContext(ctx, "undo sandbox create: subvolume left for reconcile", "sandbox", sb.ID, "err", err)
 		}
 		if err := c.st.DeleteSandbox(cctx, sb.ID); err != nil {
@@ -249,17 +246,13 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 		}
 		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", cause)
 	}
-	if !sp {
-		if err := c.pool.Create(ctx, string(sb.ID)); err != nil {
-			return undo(err)
-		}
-		if err := c.pool.SetQuota(ctx, string(sb.ID), size.DiskBytes); err != nil && !errors.Is(err, rung.ErrUnavailable) {
-			return undo(err)
-		}
-		sb.State = rung.StateReady
-	} else {
-		sb.State, sb.IdleAt = rung.StateRunning, now.Add(idleTimeout(sb))
+	if err := c.pool.Create(ctx, string(sb.ID)); err != nil {
+		return undo(err)
 	}
+	if err := c.pool.SetQuota(ctx, string(sb.ID), size.DiskBytes); err != nil && !errors.Is(err, rung.ErrUnavailable) {
+		return undo(err)
+	}
+	sb.State = rung.StateReady
 	if err := c.ownWorkspace(sb.ID, who); err != nil {
 		return undo(err)
 	}
@@ -272,14 +265,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return undo(err)
 	}
-	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String(), Warm: sp})
-	if sp {
-		c.adoptSpare(ctx, sb, spareImage)
-		took := time.Since(claimed)
-		c.observeStart(true, took)
-		_, digest, _ := strings.Cut(spareImage, "@")
-		c.traceStart(ctx, sb.ID, true, ContainerStart{Image: spareImage, Digest: digest, Took: took})
-	}
+	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String()})
 	if !sb.ExpiresAt.IsZero() {
 		c.poke()
 	}
@@ -595,15 +581,24 @@ func (c *Controller) journal(ctx context.Context, id rung.SandboxID, typ rung.En
 
 // appendJournal appends one journal entry and wakes its followers.
 func (c *Controller) appendJournal(ctx context.Context, id rung.SandboxID, typ rung.EntryType, data any) error {
-	b, err := json.Marshal(data)
+	ev, err := c.entry(typ, data)
 	if err != nil {
 		return err
 	}
-	if _, err := c.st.AppendEvents(ctx, id, []store.Event{{Time: time.Now().UTC(), Type: string(typ), Journal: true, Data: b}}); err != nil {
+	if _, err := c.st.AppendEvents(ctx, id, []store.Event{ev}); err != nil {
 		return err
 	}
 	c.notify(id)
 	return nil
+}
+
+// entry is a journal entry of type typ, now.
+func (c *Controller) entry(typ rung.EntryType, data any) (store.Event, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return store.Event{}, err
+	}
+	return store.Event{Time: time.Now().UTC(), Type: string(typ), Journal: true, Data: b}, nil
 }
 
 // under reports whether p is dir or inside it.

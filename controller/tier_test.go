@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/storage/storagetest"
+	"rung.dev/rung/store"
 )
 
 // fakeTier is a container tier that runs nothing: it answers the calls a
@@ -24,8 +29,9 @@ type fakeTier struct {
 
 	mu      sync.Mutex // guards the fields below
 	running map[rung.SandboxID]bool
-	stopped []string // why of each Stop
-	stopErr error    // what Stop returns, when set
+	stopped []string  // why of each Stop
+	stopAt  time.Time // the last Stop's time
+	stopErr error     // what Stop returns, when set
 }
 
 func (f *fakeTier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierRequest) (controller.TierExit, error) {
@@ -45,6 +51,7 @@ func (f *fakeTier) Stop(ctx context.Context, id rung.SandboxID, why string) erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopped = append(f.stopped, why)
+	f.stopAt = time.Now()
 	if f.stopErr != nil {
 		return f.stopErr
 	}
@@ -142,5 +149,193 @@ func TestContainerTierEvents(t *testing.T) {
 	}
 	if len(tier.stopped) != 1 {
 		t.Errorf("Delete stopped the container %d times (%q), want once", len(tier.stopped), tier.stopped)
+	}
+}
+
+func (f *fakeTier) Processes(context.Context, rung.SandboxID) ([]controller.ProcessInfo, error) {
+	return nil, nil
+}
+
+// TestContainerUsedIdle checks how container execs keep a container from
+// idling out: a use inside the slack leaves the row alone (no commit per
+// exec), yet the idle stop still comes no sooner than a whole idle
+// timeout after the last use, whichever row write the alarm went by.
+func TestContainerUsedIdle(t *testing.T) {
+	tier := &fakeTier{running: map[rung.SandboxID]bool{}}
+	e := newEnv(t, controller.Config{Container: func(ev controller.ContainerEvents) controller.ContainerTier {
+		tier.ev = ev
+		return tier
+	}})
+	ctx := t.Context()
+	exec := func(id string) time.Time {
+		t.Helper()
+		if _, err := e.c.Exec(ctx, "acme", id, rung.ExecRequest{Command: "true", Backend: rung.BackendContainer}, controller.ExecOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return time.Now()
+	}
+	updated := func(id string) time.Time {
+		t.Helper()
+		sb, err := e.c.Get(ctx, "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sb.UpdatedAt
+	}
+
+	// A long timeout: the second exec, well inside a minute's slack,
+	// writes nothing.
+	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{IdleTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := string(sb.ID)
+	exec(long) // cold: the start arms the alarm
+	before := updated(long)
+	exec(long)
+	if after := updated(long); !after.Equal(before) {
+		t.Errorf("an exec inside the idle slack rewrote the row (updated %v -> %v)", before, after)
+	}
+
+	// A short one: a first exec arms the alarm, a second one inside the
+	// slack (an eighth of the timeout) leaves it where it was, and then
+	// the stop. Only a lower bound on its time is checked: a busy machine
+	// can delay the stop, never bring it forward.
+	const timeout = 2 * time.Second
+	sb, err = e.c.Create(ctx, "acme", controller.CreateRequest{IdleTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := rung.SandboxID(sb.ID)
+	exec(string(short))
+	time.Sleep(timeout / 16) // a use later than the row's write; not a wait for an event
+	last := exec(string(short))
+	deadline := time.Now().Add(30 * time.Second)
+	for tier.Running(short) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle container was never stopped")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the fake's state; it sends no event
+	}
+	tier.mu.Lock()
+	stopped := tier.stopAt
+	tier.mu.Unlock()
+	if stopped.Sub(last) < timeout {
+		t.Errorf("stopped %v after the last use, sooner than the idle timeout %v", stopped.Sub(last), timeout)
+	}
+}
+
+// fakeSpares is a warm pool whose spares are bare subvolumes of the
+// test's pool: enough for the controller's side of a claim.
+type fakeSpares struct {
+	pool interface {
+		Create(ctx context.Context, name string) error
+	}
+	mu                         sync.Mutex // guards the fields below
+	attached, returned, killed []rung.SandboxID
+}
+
+func (f *fakeSpares) Run(ctx context.Context) { <-ctx.Done() }
+func (f *fakeSpares) Claim(ref string, size rung.Size) (rung.SandboxID, string, bool) {
+	id := rung.NewSandboxID()
+	if err := f.pool.Create(context.Background(), string(id)); err != nil {
+		return "", "", false
+	}
+	return id, "lite@sha256:feed", true
+}
+func (f *fakeSpares) Return(ctx context.Context, id rung.SandboxID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.returned = append(f.returned, id)
+}
+func (f *fakeSpares) Destroy(ctx context.Context, id rung.SandboxID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.killed = append(f.killed, id)
+}
+func (f *fakeSpares) Attach(id rung.SandboxID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attached = append(f.attached, id)
+}
+func (f *fakeSpares) Ready() int                     { return 1 }
+func (f *fakeSpares) Wait(ctx context.Context) error { return nil }
+
+// userTier is fakeTier whose image lists the user "user" (uid 1000) and
+// whose warm pool is spares.
+type userTier struct {
+	*fakeTier
+	spares *fakeSpares
+}
+
+func (u userTier) Identity(ref, user string) (controller.Identity, error) {
+	if user == "user" {
+		return controller.Identity{User: user, UID: 1000, GID: 1000, Home: "/home/user"}, nil
+	}
+	return controller.Identity{User: "root", Home: "/root"}, nil
+}
+
+func (u userTier) Spares([]controller.WarmSpec) (controller.Spares, error) { return u.spares, nil }
+
+// TestCreateOnSpare checks a create that claims a warm spare: one write
+// makes the row running with its first two journal entries, the
+// workspace belongs to the sandbox's user, and a create refused after
+// its claim gives the spare back with the workspace root's again.
+func TestCreateOnSpare(t *testing.T) {
+	spares := &fakeSpares{}
+	tier := userTier{fakeTier: &fakeTier{running: map[rung.SandboxID]bool{}}, spares: spares}
+	pool := storagetest.NewTestPool(t)
+	spares.pool = pool
+	e := &env{pool: pool, db: filepath.Join(t.TempDir(), "rung.db")}
+	e.open(t, controller.Config{Warm: []controller.WarmSpec{{Image: "lite", Count: 1}}, Container: func(ev controller.ContainerEvents) controller.ContainerTier {
+		tier.ev = ev
+		return tier
+	}})
+	if err := e.st.CreateTenant(t.Context(), store.Tenant{ID: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	owner := func(id rung.SandboxID) uint32 {
+		t.Helper()
+		fi, err := os.Lstat(filepath.Join(pool.Path(string(id)), "fs", "workspace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Uid
+	}
+
+	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{Name: "taken", User: "user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.State != rung.StateRunning || len(spares.attached) != 1 || spares.attached[0] != sb.ID {
+		t.Fatalf("create on a spare: state %s, attached %v", sb.State, spares.attached)
+	}
+	if got, err := e.c.Get(ctx, "acme", string(sb.ID)); err != nil || got.State != rung.StateRunning || got.User != "user" {
+		t.Errorf("the row after a create on a spare: %+v, %v", got, err)
+	}
+	if uid := owner(sb.ID); uid != 1000 {
+		t.Errorf("workspace of the claimed spare owned by %d, want 1000", uid)
+	}
+	evs, _, err := e.c.Events(ctx, "acme", string(sb.ID), controller.EventQuery{JournalOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+	}
+	if fmt.Sprint(types) != "[sandbox.created container.started]" {
+		t.Errorf("journal after a create on a spare: %v", types)
+	}
+
+	if _, err := e.c.Create(ctx, "acme", controller.CreateRequest{Name: "taken", User: "user"}); !errors.Is(err, rung.ErrExists) {
+		t.Fatalf("create with a taken name: %v, want already_exists", err)
+	}
+	if len(spares.returned) != 1 || len(spares.killed) != 0 {
+		t.Fatalf("refused create: returned %v, destroyed %v; want the spare returned", spares.returned, spares.killed)
+	}
+	if uid := owner(spares.returned[0]); uid != 0 {
+		t.Errorf("workspace of the returned spare owned by %d, want root's again", uid)
 	}
 }

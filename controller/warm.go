@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"rung.dev/rung"
 	"rung.dev/rung/store"
@@ -128,13 +130,48 @@ func (c *Controller) claimSpare(sb *store.Sandbox) (image string) {
 	return image
 }
 
-// adoptSpare makes the claimed spare's container the running container
-// of sb, whose row now records it as running: it journals the start and
-// the tier watches the container like one started cold.
-func (c *Controller) adoptSpare(ctx context.Context, sb store.Sandbox, image string) {
-	c.journal(ctx, sb.ID, rung.EntryContainerStarted, ContainerStarted{
-		Image: image, Isolation: sb.Isolation, Warm: true,
-	})
+// createOnSpare finishes the create of sb on the spare it claimed (see
+// claimSpare): the spare's subvolume and running container are the
+// sandbox's already, so its workspace is given to the sandbox's user
+// first, and then one write adds the row, in state "running" with its
+// idle alarm armed, together with its first journal entries
+// (sandbox.created, container.started). A crash before that write
+// leaves a spare for start-up reconciliation to remove; after it, a
+// running sandbox. When the write fails (a name taken, the tenant's
+// limit) the spare goes back to the pool, its workspace back to root,
+// or is destroyed when that fails.
+func (c *Controller) createOnSpare(ctx context.Context, sb store.Sandbox, who Identity, image string, claimed time.Time) (rung.Sandbox, error) {
+	giveBack := func(cause error) (rung.Sandbox, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := c.chownWorkspace(sb.ID, 0, 0); err != nil {
+			c.warm.Destroy(cctx, sb.ID)
+		} else {
+			c.warm.Return(cctx, sb.ID)
+		}
+		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", cause)
+	}
+	if err := c.ownWorkspace(sb.ID, who); err != nil {
+		return giveBack(err)
+	}
+	sb.State, sb.IdleAt = rung.StateRunning, sb.CreatedAt.Add(idleTimeout(sb))
+	created, err := c.entry(rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String(), Warm: true})
+	if err != nil {
+		return giveBack(err)
+	}
+	started, err := c.entry(rung.EntryContainerStarted, ContainerStarted{Image: image, Isolation: sb.Isolation, Warm: true})
+	if err != nil {
+		return giveBack(err)
+	}
+	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant, created, started); err != nil {
+		return giveBack(err)
+	}
+	c.notify(sb.ID)
 	c.warm.Attach(sb.ID)
-	c.poke() // the idle alarm
+	c.poke() // the idle alarm (and the TTL's, when it has one)
+	took := time.Since(claimed)
+	c.observeStart(true, took)
+	_, digest, _ := strings.Cut(image, "@")
+	c.traceStart(ctx, sb.ID, true, ContainerStart{Image: image, Digest: digest, Took: took})
+	return sb.Sandbox, nil
 }

@@ -52,9 +52,9 @@ func (o *observed) TokenByHash(ctx context.Context, hash [32]byte) (Token, error
 	return o.s.TokenByHash(ctx, hash)
 }
 
-func (o *observed) CreateSandbox(ctx context.Context, s Sandbox, maxPerTenant int) error {
+func (o *observed) CreateSandbox(ctx context.Context, s Sandbox, maxPerTenant int, evs ...Event) error {
 	defer o.done("CreateSandbox", time.Now())
-	return o.s.CreateSandbox(ctx, s, maxPerTenant)
+	return o.s.CreateSandbox(ctx, s, maxPerTenant, evs...)
 }
 
 func (o *observed) GetSandbox(ctx context.Context, tenant rung.TenantID, id rung.SandboxID) (Sandbox, error) {

@@ -39,8 +39,9 @@ type Store interface {
 	// CreateSandbox adds a sandbox. A name already used by another
 	// sandbox of the same tenant is ErrExists. When MaxPerTenant > 0 and
 	// the tenant already has that many sandboxes, it returns an error
-	// wrapping rung.ErrLimit and adds nothing.
-	CreateSandbox(ctx context.Context, s Sandbox, maxPerTenant int) error
+	// wrapping rung.ErrLimit and adds nothing. evs, when given, are the
+	// sandbox's first events, appended in the same transaction.
+	CreateSandbox(ctx context.Context, s Sandbox, maxPerTenant int, evs ...Event) error
 	// GetSandbox returns the sandbox with id in tenant (any tenant when
 	// tenant is ""), or ErrNotFound, also when it belongs to another tenant.
 	GetSandbox(ctx context.Context, tenant rung.TenantID, id rung.SandboxID) (Sandbox, error)

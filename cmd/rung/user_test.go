@@ -180,4 +180,28 @@ func TestWarmSpareUser(t *testing.T) {
 	if err != nil || res.Stdout != "1000\n1000\n1000\n" {
 		t.Errorf("claimed spare: %+v, %v", res, err)
 	}
+
+	// A create refused after its claim (the name is taken) gives the
+	// spare back (or destroys it: the refiller may have filled the pool
+	// meanwhile); whichever spare the next create, as root, claims, its
+	// workspace is root's.
+	waitWarm(t, d)
+	if _, err := c.Create(t.Context(), client.CreateRequest{Name: "taken"}); err != nil {
+		t.Fatal(err)
+	}
+	waitWarm(t, d)
+	if _, err := c.Create(t.Context(), client.CreateRequest{Name: "taken", User: "user"}); !errors.Is(err, rung.ErrExists) {
+		t.Fatalf("create with a taken name: %v, want already_exists", err)
+	}
+	waitWarm(t, d)
+	root, err := c.Create(t.Context(), client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root.State != rung.StateRunning {
+		t.Fatalf("create after the give-back did not claim the spare: %+v", root)
+	}
+	if got := execIn(t, c, string(root.ID), client.ExecRequest{Command: "id -u; stat -c %u /workspace", Backend: rung.BackendContainer}); got != "0\n0\n" {
+		t.Errorf("the spare given back, claimed as root: %q, want 0 and a root-owned workspace", got)
+	}
 }

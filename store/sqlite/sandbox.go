@@ -27,7 +27,7 @@ func fromNanos(n int64) time.Time {
 }
 
 // CreateSandbox implements [store.Store].
-func (db *DB) CreateSandbox(ctx context.Context, s store.Sandbox, maxPerTenant int) error {
+func (db *DB) CreateSandbox(ctx context.Context, s store.Sandbox, maxPerTenant int, evs ...store.Event) error {
 	doc, labels, err := encodeSandbox(s)
 	if err != nil {
 		return err
@@ -51,7 +51,11 @@ func (db *DB) CreateSandbox(ctx context.Context, s store.Sandbox, maxPerTenant i
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			string(s.ID), string(s.Tenant), s.Name, string(s.State), labels, doc,
 			nanos(s.CreatedAt), nanos(s.ExpiresAt), nanos(s.IdleAt), nanos(s.Alarm()))
-		return classify(err, what)
+		if err != nil || len(evs) == 0 {
+			return classify(err, what)
+		}
+		_, err = appendEvents(ctx, tx, s.ID, evs)
+		return err
 	})
 }
 

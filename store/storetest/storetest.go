@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SandboxNames", testSandboxNames},
 		{"SandboxList", testSandboxList},
 		{"SandboxLimit", testSandboxLimit},
+		{"SandboxFirstEvents", testSandboxFirstEvents},
 		{"SandboxStates", testSandboxStates},
 		{"Execs", testExecs},
 		{"QueuedStartExec", testQueuedStartExec},
@@ -272,6 +273,32 @@ func testSandboxLimit(t *testing.T, s store.Store) {
 	}
 	err := s.CreateSandbox(ctx, store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: t0}}, 2)
 	wantErr(t, "third sandbox with a limit of 2", err, rung.ErrLimit)
+	// A refused create appends none of its events either.
+	id := rung.NewSandboxID()
+	err = s.CreateSandbox(ctx, store.Sandbox{Sandbox: rung.Sandbox{ID: id, Tenant: "acme", State: rung.StateReady, CreatedAt: t0}}, 2, ev("a", true))
+	wantErr(t, "third sandbox with events", err, rung.ErrLimit)
+	if n, err := s.LastSeq(ctx, id); err == nil && n != 0 {
+		t.Errorf("a refused create left events up to seq %d", n)
+	}
+}
+
+func testSandboxFirstEvents(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tenant(t, s, "acme")
+	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateRunning, CreatedAt: t0}}
+	must(t, s.CreateSandbox(ctx, sb, 0, ev("created", true), ev("started", true)))
+	all, err := s.ListEvents(ctx, sb.ID, store.EventQuery{})
+	must(t, err)
+	if len(all) != 2 || all[0].Type != "created" || all[0].Seq != 1 || all[1].Type != "started" || all[1].Seq != 2 {
+		t.Errorf("events of a create with its first events = %+v", all)
+	}
+	// A create refused for its name appends nothing.
+	named := sandbox(t, s, "acme", "taken", nil)
+	dup := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Name: named.Name, Tenant: "acme", State: rung.StateReady, CreatedAt: t0}}
+	wantErr(t, "duplicate name with events", s.CreateSandbox(ctx, dup, 0, ev("created", true)), rung.ErrExists)
+	if n, err := s.LastSeq(ctx, dup.ID); err == nil && n != 0 {
+		t.Errorf("a refused create left events up to seq %d", n)
+	}
 }
 
 func ev(typ string, journal bool) store.Event {
