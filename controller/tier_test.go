@@ -167,12 +167,11 @@ func TestContainerUsedIdle(t *testing.T) {
 		return tier
 	}})
 	ctx := t.Context()
-	exec := func(id string) time.Time {
+	exec := func(id string) {
 		t.Helper()
 		if _, err := e.c.Exec(ctx, "acme", id, rung.ExecRequest{Command: "true", Backend: rung.BackendContainer}, controller.ExecOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		return time.Now()
 	}
 	updated := func(id string) time.Time {
 		t.Helper()
@@ -209,7 +208,10 @@ func TestContainerUsedIdle(t *testing.T) {
 	short := rung.SandboxID(sb.ID)
 	exec(string(short))
 	time.Sleep(timeout / 16) // a use later than the row's write; not a wait for an event
-	last := exec(string(short))
+	// The use is recorded inside the exec, before it returns: the time
+	// before the call bounds it from below.
+	last := time.Now()
+	exec(string(short))
 	deadline := time.Now().Add(30 * time.Second)
 	for tier.Running(short) {
 		if time.Now().After(deadline) {
