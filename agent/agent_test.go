@@ -188,6 +188,14 @@ func TestExec(t *testing.T) {
 			result{"", "", agent.Exit{Code: 137, Signal: "SIGKILL", Reason: "timeout"}}},
 		{"background child holding stdout", agent.ExecRequest{Command: "sleep 30 & echo started"},
 			result{"started\n", "", agent.Exit{Code: 0, Reason: "exit"}}},
+		// What the shell leaves running gets its moment to write, as a
+		// reader of the shell's output to its end sees it.
+		{"process substitution", agent.ExecRequest{Command: "echo hi > >(tr a-z A-Z)", Shell: "/bin/bash"},
+			result{"HI\n", "", agent.Exit{Code: 0, Reason: "exit"}}},
+		{"tee to process substitutions", agent.ExecRequest{Command: "printf 'a\\nb\\n' | tee >(grep -c b) > /dev/null", Shell: "/bin/bash"},
+			result{"1\n", "", agent.Exit{Code: 0, Reason: "exit"}}},
+		{"a reader slower than the shell", agent.ExecRequest{Command: "echo hi > >(sleep 0.02; tr a-z A-Z)", Shell: "/bin/bash"},
+			result{"HI\n", "", agent.Exit{Code: 0, Reason: "exit"}}},
 		{"not found", agent.ExecRequest{Argv: []string{"no-such-command"}},
 			result{"", "", agent.Exit{Code: 127, Reason: "start_failed", Error: "no-such-command: command not found"}}},
 	}

@@ -389,15 +389,51 @@ func (s *server) run(ctx context.Context, req ExecRequest, stdin io.Reader, stop
 	copiers.Add(2)
 	go copyStream("stdout", outR) // ends at EOF: every writer closed or killed
 	go copyStream("stderr", errR)
+	drained := make(chan struct{})
+	go func() { // ends when both copiers have
+		copiers.Wait()
+		close(drained)
+	}()
 
+	start := time.Now()
 	ws, reason := waitCommand(ctx, status, req.TimeoutMS, limitHit, func() { unix.Kill(-pid, unix.SIGKILL) })
-	// Background children may hold the pipes open; the command is over,
-	// so its whole process group goes.
+	if reason == "" {
+		// What the command left running may still hold its output open:
+		// a process substitution's reader (`echo hi > >(tr a-z A-Z)`)
+		// writes after the shell has exited, and a shell's caller reading
+		// to the end of the output sees it. It gets drainGrace to finish
+		// (within the exec's timeout); then the command's whole process
+		// group goes, so a long-lived background child (`server &`) cannot
+		// hold the exec open.
+		grace := drainGrace
+		if req.TimeoutMS > 0 {
+			grace = min(grace, time.Duration(req.TimeoutMS)*time.Millisecond-time.Since(start))
+		}
+		waitDrained(ctx, drained, grace)
+	}
 	unix.Kill(-pid, unix.SIGKILL)
 	copiers.Wait()
 	stopStdin()
 	<-stdinDone
 	return commandExit(ws, reason, out)
+}
+
+// drainGrace is how long an exec's output may stay open after its
+// command exited, for what the command left running to finish writing.
+const drainGrace = 200 * time.Millisecond
+
+// waitDrained waits until drained closes, grace passes or ctx ends.
+func waitDrained(ctx context.Context, drained <-chan struct{}, grace time.Duration) {
+	if grace <= 0 {
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // waitCommand waits for a command's exit status. A timeout (timeoutMS > 0),
