@@ -12,6 +12,7 @@ var BasePackages = []string{
 	"git", "curl", "wget", "ca-certificates", "build-essential",
 	"jq", "ripgrep", "zstd", "xz-utils", "unzip", "zip",
 	"procps", "less", "file", "tree", "openssh-client", "sudo",
+	"bsdextrautils", // column, hexdump, col, look: util-linux's, which Debian splits out of minbase
 }
 
 // BuildBase builds the built-in "base" image: Debian 12 (bookworm) from

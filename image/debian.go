@@ -17,7 +17,7 @@ import (
 // unprivileged user.
 var DebianPackages = []string{
 	"git", "python3", "python3-pip", "python3-venv", "nodejs", "npm", "build-essential",
-	"ca-certificates", "curl", "procps", "sudo",
+	"ca-certificates", "curl", "procps", "sudo", "bsdextrautils",
 }
 
 // DefaultUser is the unprivileged account the built-in Debian images make
