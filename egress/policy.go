@@ -18,6 +18,8 @@ type Policy struct {
 	headers []headerRule
 	// allows says whether any allow rule exists (then the default is deny).
 	allows bool
+	// none: the sandbox's mode is none; every target is denied.
+	none bool
 	// allowedText lists the allow rules' destinations for denial messages.
 	allowedText string
 }
@@ -70,7 +72,7 @@ func Compile(p rung.NetworkPolicy) (*Policy, error) {
 	if err := Validate(p); err != nil {
 		return nil, err
 	}
-	c := &Policy{src: clonePolicy(p)}
+	c := &Policy{src: clonePolicy(p), none: p.Mode == rung.NetworkNone}
 	var allowed []string
 	for _, r := range p.Rules {
 		cr, _ := compileRule(r) // validated above
@@ -116,6 +118,9 @@ func (p *Policy) Source() rung.NetworkPolicy { return p.src }
 // all (loopback, private ranges); the proxy checks that separately.
 func (p *Policy) Decide(t Target) Decision {
 	t = normalTarget(t)
+	if p.none {
+		return p.noneDecision(t)
+	}
 	for i, r := range p.rules {
 		if !r.allow && r.matches(t) {
 			return Decision{Rule: i, RuleText: r.text, Message: p.deniedBy(t, i)}
@@ -130,6 +135,12 @@ func (p *Policy) Decide(t Target) Decision {
 		return Decision{Allow: true, Rule: -1, RuleText: "default: allow (no allow rules)"}
 	}
 	return Decision{Rule: -1, RuleText: "default: deny (not allowed by any rule)", Message: p.deniedBy(t, -1)}
+}
+
+// noneDecision denies t in mode none.
+func (p *Policy) noneDecision(t Target) Decision {
+	return Decision{Rule: -1, RuleText: "mode none",
+		Message: "rung: egress to " + destText(t) + " denied: this sandbox's network mode is none (no egress); PATCH its network to egress with allow rules to reach out"}
 }
 
 func normalTarget(t Target) Target {
@@ -230,6 +241,9 @@ const (
 // allows or an allow rule names it, else left to the allow rules' CIDRs.
 func (p *Policy) name(host string) (nameVerdict, Decision) {
 	host = normalName(host)
+	if p.none {
+		return nameDenied, p.noneDecision(Target{Host: host})
+	}
 	for i, r := range p.rules {
 		if !r.allow && !r.domain.zero() && !r.prefix.IsValid() && r.ports == nil && !r.requestOnly() && r.domain.match(host) {
 			return nameDenied, Decision{Rule: i, RuleText: r.text, Message: p.deniedBy(Target{Host: host}, i)}

@@ -196,3 +196,20 @@ func TestSecretNames(t *testing.T) {
 		t.Errorf("SecretNames = %q, want A,B", got)
 	}
 }
+
+// TestModeNone: a policy of mode none denies every name and target, its
+// rules notwithstanding, with a message that says why.
+func TestModeNone(t *testing.T) {
+	t.Parallel()
+	p, err := Compile(rung.NetworkPolicy{Mode: rung.NetworkNone, Rules: []rung.NetworkRule{allow("a.example.com", "", "")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, d := p.name("a.example.com"); v != nameDenied || d.Allow || !strings.Contains(d.Message, "mode is none") {
+		t.Errorf("name in mode none = %v, %+v; want denied, saying so", v, d)
+	}
+	d := p.Decide(Target{Host: "a.example.com", IP: netip.MustParseAddr("198.51.100.7"), Port: 443})
+	if d.Allow || !strings.Contains(d.Message, "a.example.com") || !strings.Contains(d.Message, "mode is none") {
+		t.Errorf("Decide in mode none = %+v; want denied, naming the host and the mode", d)
+	}
+}

@@ -34,8 +34,10 @@ const (
 type Config struct {
 	// Sandbox names the sandbox (its id), for logs.
 	Sandbox string
-	// Policy is the policy to start with; see [Proxy.SetPolicy]. Its Mode
-	// is not consulted: the proxy serves whatever reaches it.
+	// Policy is the policy to start with; see [Proxy.SetPolicy]. Of its
+	// Mode only none is consulted: then nothing resolves and nothing is
+	// allowed (a gVisor sandbox's link, kept to switch on later);
+	// otherwise the proxy serves whatever reaches it.
 	Policy rung.NetworkPolicy
 
 	// Listener accepts the sandbox's redirected TCP connections (the

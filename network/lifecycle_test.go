@@ -183,6 +183,28 @@ func linksIn(t *testing.T, path string) []string {
 	return names
 }
 
+// TestNoneLink checks a link of mode none (a gVisor sandbox's in mode
+// none): every TCP connection is refused at once, the proxy port too,
+// until SetPolicy switches it to egress, where the proxy gets them.
+func TestNoneLink(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	l := e.attach(t, network.Policy{Mode: rung.NetworkNone})
+	public := netip.MustParseAddrPort("203.0.113.7:80")
+	for _, addr := range []netip.AddrPort{public, netip.AddrPortFrom(l.HostIP, uint16(e.proxy.port())), netip.MustParseAddrPort("169.254.169.254:80")} {
+		in(t, l.NetNS, func() error { return wantErrno(addr, syscall.ECONNREFUSED) })
+	}
+	if err := e.m.SetPolicy(t.Context(), l.Sandbox, egress); err != nil {
+		t.Fatal(err)
+	}
+	guestDial(t, l, public)
+	e.proxy.expect(t, public, l.GuestIP)
+	if err := e.m.SetPolicy(t.Context(), l.Sandbox, network.Policy{Mode: rung.NetworkNone}); err != nil {
+		t.Fatal(err)
+	}
+	in(t, l.NetNS, func() error { return wantErrno(public, syscall.ECONNREFUSED) })
+}
+
 func TestAttachErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -193,7 +215,7 @@ func TestAttachErrors(t *testing.T) {
 		want error
 	}{
 		{"invalid sandbox id", attachErr(t, e, "nope", "", egress), rung.ErrInvalid},
-		{"mode none", attachErr(t, e, rung.NewSandboxID(), "", network.Policy{Mode: rung.NetworkNone}), rung.ErrInvalid},
+		{"an unknown mode", attachErr(t, e, rung.NewSandboxID(), "", network.Policy{Mode: "closed"}), rung.ErrInvalid},
 		{"IPv6 allowed prefix", attachErr(t, e, rung.NewSandboxID(), "", network.Policy{Mode: rung.NetworkOpen, Allow: []netip.Prefix{netip.MustParsePrefix("fd00::/8")}}), rung.ErrInvalid},
 		{"the daemon's own namespace", attachErr(t, e, rung.NewSandboxID(), "/proc/self/ns/net", egress), rung.ErrInvalid},
 		{"not a namespace", attachErr(t, e, rung.NewSandboxID(), "/etc/hostname", egress), rung.ErrInvalid},

@@ -55,8 +55,11 @@ const (
 // here are only the mode and, for open mode, the private prefixes the
 // sandbox may reach.
 type Policy struct {
-	// Mode is rung.NetworkEgress or rung.NetworkOpen; a sandbox in mode
-	// none has no link ([Manager.Detach]).
+	// Mode is rung.NetworkEgress or rung.NetworkOpen, or rung.NetworkNone
+	// for a link that passes nothing but DNS to the host end (a gVisor
+	// sandbox's, which takes its interfaces at boot and so keeps a link to
+	// switch on); other sandboxes in mode none have no link
+	// ([Manager.Detach]).
 	Mode rung.NetworkMode `json:"mode"`
 	// Allow lists IPv4 prefixes open mode reaches although they are in a
 	// private or link-local range (10/8, 172.16/12, 192.168/16,
@@ -212,8 +215,8 @@ func (m *Manager) Close() error {
 
 // validate checks a policy Attach or SetPolicy is given.
 func validate(p Policy) error {
-	if p.Mode != rung.NetworkEgress && p.Mode != rung.NetworkOpen {
-		return rung.Errorf(rung.ErrInvalid, "network mode %q: a link is egress or open (none is no link)", p.Mode)
+	if p.Mode != rung.NetworkEgress && p.Mode != rung.NetworkOpen && p.Mode != rung.NetworkNone {
+		return rung.Errorf(rung.ErrInvalid, "network mode %q: a link is none, egress or open", p.Mode)
 	}
 	for _, a := range p.Allow {
 		if !a.IsValid() || !a.Addr().Is4() {

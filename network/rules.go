@@ -224,7 +224,8 @@ func (m *Manager) sandboxChains(r record) (nat, filter *nftables.Chain) {
 
 // natRules redirect r's DNS, over UDP and TCP and to any address, to the
 // host end's DNS port, and in egress mode every other TCP connection to
-// its proxy port.
+// its proxy port. In modes open and none, loopback destinations go to the
+// host end, to be rejected from there.
 func (m *Manager) natRules(r record) [][]expr.Any {
 	host := r.hostIP()
 	rules := [][]expr.Any{
@@ -260,10 +261,15 @@ func (m *Manager) filterRules(r record) [][]expr.Any {
 		concat(daddr(host), l4(unix.IPPROTO_UDP), dport(m.cfg.DNSPort), accept()),
 		concat(daddr(host), l4(unix.IPPROTO_TCP), dport(m.cfg.DNSPort), accept()),
 	}
-	if r.Policy.Mode == rung.NetworkEgress {
+	switch r.Policy.Mode {
+	case rung.NetworkEgress:
 		return append(rules,
 			concat(daddr(host), l4(unix.IPPROTO_TCP), dport(m.cfg.ProxyPort), accept()),
 			gotoChain(denyChain))
+	case rung.NetworkNone:
+		// DNS only (the host end answers it by the policy: nothing
+		// resolves); everything else is refused at once.
+		return append(rules, gotoChain(denyChain))
 	}
 	rules = append(rules, []expr.Any{&expr.Verdict{Kind: expr.VerdictJump, Chain: localChain}})
 	rules = append(rules, prefixRules(r.Policy.Allow, accept())...)

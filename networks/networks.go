@@ -209,8 +209,16 @@ func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, []byte, []
 	n.ca = ca
 	t.mu.Unlock()
 	bundle := append(append([]byte{}, t.bundle...), ca.CertPEM()...)
-	if sb.Network.Mode == "" || sb.Network.Mode == rung.NetworkNone {
+	if (sb.Network.Mode == "" || sb.Network.Mode == rung.NetworkNone) && sb.Isolation != rung.IsolationGVisor {
 		return "", nil, bundle, nil
+	}
+	// gVisor takes its interfaces once, as it boots: a sandbox in mode
+	// none gets a link too, which passes nothing but DNS (which resolves
+	// nothing), so that a switch to egress or open later needs no restart.
+	if sb.Network.Mode == "" {
+		t.mu.Lock()
+		n.policy.Mode = rung.NetworkNone
+		t.mu.Unlock()
 	}
 	t.down(ctx, sb.ID) // what a container that died without a Stopped left
 	link, err := t.attach(ctx, sb.ID, n, "")
@@ -319,9 +327,10 @@ func (t *Tier) down(ctx context.Context, id rung.SandboxID) {
 
 // Apply implements controller.NetworkTier: a running container's network
 // changes at once. From none to egress or open, a link is added to its
-// namespace (runc and crun; a gVisor sandbox takes its interfaces at
-// boot, so there the change waits for its next start); to none, the link
-// goes; between egress and open, and for rules, the policies are swapped.
+// namespace (runc and crun; a gVisor sandbox has had one since it
+// started, see Prepare); to none, the link goes (a gVisor sandbox's stays,
+// passing nothing); between modes on a kept link, and for rules, the
+// policies are swapped.
 func (t *Tier) Apply(ctx context.Context, sb rung.Sandbox) error {
 	n := t.entry(sb)
 	t.mu.Lock()
@@ -334,10 +343,12 @@ func (t *Tier) Apply(ctx context.Context, sb rung.Sandbox) error {
 	switch {
 	case pid == 0:
 		return nil // its next start prepares it
-	case mode == rung.NetworkNone:
+	case mode == rung.NetworkNone && !(gvisor && link != nil):
 		t.down(ctx, sb.ID)
 		return nil
 	case link == nil && gvisor:
+		// Started before its links were kept in mode none (an older
+		// daemon's container, adopted).
 		return rung.Errorf(rung.ErrConflict, "a gVisor sandbox takes its network when its container starts: the new mode %s applies from its next start (POST /v1/sandboxes/%s/stop, then any exec)", mode, sb.ID)
 	case link == nil:
 		_, err := t.attach(ctx, sb.ID, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
