@@ -1,6 +1,7 @@
 package e2b
 
 import (
+	"bytes"
 	"compress/gzip"
 	"io"
 	"mime"
@@ -35,7 +36,14 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 		s.fileError(w, r, err)
 		return
 	}
-	f, _, err := s.ctrl.ReadFile(r.Context(), c.tenant, c.sandbox, sandboxPath(r.URL.Query().Get("path")))
+	var f io.ReadCloser
+	if p := userPath(r.URL.Query().Get("path"), r.URL.Query().Get("username")); inView(p) {
+		f, _, err = s.ctrl.ReadFile(r.Context(), c.tenant, c.sandbox, p)
+	} else {
+		var data []byte
+		data, err = s.readOutside(r.Context(), c, p) // outside.go
+		f = io.NopCloser(bytes.NewReader(data))
+	}
 	if err != nil {
 		s.fileError(w, r, err)
 		return
@@ -90,11 +98,14 @@ func (s *Server) writeFiles(w http.ResponseWriter, r *http.Request) {
 		defer zr.Close()
 		body = zr
 	}
-	qpath := r.URL.Query().Get("path")
+	qpath, user := r.URL.Query().Get("path"), r.URL.Query().Get("username")
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	out := []writtenEntry{}
 	write := func(p string, src io.Reader) error {
-		req := controller.WriteRequest{Path: sandboxPath(p), MaxBytes: s.cfg.MaxFileBytes,
+		if p = userPath(p, user); !inView(p) {
+			return s.writeOutsideFrom(r.Context(), c, p, user, md, src, &out)
+		}
+		req := controller.WriteRequest{Path: p, MaxBytes: s.cfg.MaxFileBytes,
 			Attrs: &controller.Attrs{Prefix: metadataPrefix, Values: md}}
 		fi, err := s.ctrl.WriteFile(r.Context(), c.tenant, c.sandbox, req, src)
 		if err != nil {

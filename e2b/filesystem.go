@@ -60,11 +60,19 @@ func (f *filesystemService) Stat(ctx context.Context, req *connect.Request[pb.St
 	if err != nil {
 		return nil, f.s.rpcError(ctx, err)
 	}
-	fi, err := f.s.ctrl.Stat(ctx, c.tenant, c.sandbox, sandboxPath(req.Msg.GetPath()))
+	var fi controller.FileInfo
+	if p := sandboxPath(req.Msg.GetPath()); inView(p) {
+		fi, err = f.s.ctrl.Stat(ctx, c.tenant, c.sandbox, p)
+	} else {
+		fi, err = f.s.statOutside(ctx, c, p) // outside.go
+	}
 	if err != nil {
 		return nil, f.s.rpcError(ctx, err)
 	}
 	e := entryOf(fi)
+	if !inView(fi.Path) {
+		return connect.NewResponse(&pb.StatResponse{Entry: e}), nil
+	}
 	if err := f.s.addMetadata(ctx, c, []string{fi.Path}, []*pb.EntryInfo{e}); err != nil {
 		return nil, f.s.rpcError(ctx, err)
 	}

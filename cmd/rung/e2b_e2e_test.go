@@ -216,6 +216,56 @@ func TestE2BWire(t *testing.T) {
 		}
 	})
 
+	// Paths outside /workspace and /tmp: envd (root) reaches them, and so
+	// does rung, in the container, leaving what it makes to the user.
+	t.Run("files outside the home", func(t *testing.T) {
+		e := e
+		e.t = t
+		upload := func(url, name, content string) (int, []byte) {
+			var body bytes.Buffer
+			mw := multipart.NewWriter(&body)
+			fw, _ := mw.CreateFormFile("file", name)
+			fw.Write([]byte(content))
+			mw.Close()
+			req := e.envdReq("POST", url, id, &body)
+			req.Header.Set("Content-Type", mw.FormDataContentType())
+			return e.do(req)
+		}
+		if status, b := upload("/files", "/0/deep/multi.txt", "zero\n"); status != http.StatusOK || !strings.Contains(string(b), `"path":"/0/deep/multi.txt"`) {
+			t.Fatalf("POST /files to /0/deep/multi.txt: %d %s", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/files?path=/0/deep/multi.txt", id, nil)); status != http.StatusOK || string(b) != "zero\n" {
+			t.Errorf("GET /files of /0/deep/multi.txt: %d %q", status, b)
+		}
+		status, st := e.unary(id, "filesystem.Filesystem/Stat", `{"path":"/0/deep/multi.txt"}`)
+		ent, _ := st["entry"].(map[string]any)
+		if status != http.StatusOK || ent["type"] != "FILE_TYPE_FILE" || ent["size"] != "5" || ent["mode"] != float64(0o644) {
+			t.Errorf("Stat of /0/deep/multi.txt: %d %v", status, st)
+		}
+		// What it made is the user's, the directories it made too; the
+		// command sees it.
+		_, msgs, _ := e.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","stat -c '%U %a %n' /0 /0/deep /0/deep/multi.txt"]}}`))
+		if got, want := streamStdout(t, msgs), "user 755 /0\nuser 755 /0/deep\nuser 644 /0/deep/multi.txt\n"; got != want {
+			t.Errorf("owners in the container: %q, want %q", got, want)
+		}
+		// Root's relative paths are in /root.
+		if status, b := upload("/files?username=root", "hello.txt", "root's\n"); status != http.StatusOK || !strings.Contains(string(b), `"path":"/root/hello.txt"`) {
+			t.Errorf("POST /files as root: %d %s", status, b)
+		}
+		if status, b := e.do(e.envdReq("GET", "/files?path=hello.txt&username=root", id, nil)); status != http.StatusOK || string(b) != "root's\n" {
+			t.Errorf("GET /files of root's hello.txt: %d %q", status, b)
+		}
+		if status, _ := e.do(e.envdReq("GET", "/files?path=/opt/nope.txt", id, nil)); status != http.StatusNotFound {
+			t.Errorf("GET /files of a missing file outside: %d, want 404", status)
+		}
+		if status, out := e.unary(id, "filesystem.Filesystem/Stat", `{"path":"/opt/nope"}`); status != http.StatusNotFound || out["code"] != "not_found" {
+			t.Errorf("Stat of a missing path outside: %d %v, want 404 not_found", status, out)
+		}
+		if status, b := e.do(e.envdReq("GET", "/files?path=/etc", id, nil)); status != http.StatusBadRequest {
+			t.Errorf("GET /files of a directory outside: %d %s, want 400", status, b)
+		}
+	})
+
 	t.Run("files", func(t *testing.T) {
 		e := e
 		e.t = t
