@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,9 +10,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/client"
-	"rung.dev/rung/internal/nettest"
 	"rung.dev/rung/internal/testenv"
-	"rung.dev/rung/network"
 )
 
 // TestDashboardEgress drives the egress log of the dashboard's network
@@ -27,12 +24,7 @@ import (
 // names here need the test's.)
 func TestDashboardEgress(t *testing.T) {
 	testenv.Require(t, "chromium")
-	lease := nettest.Take(t)
-	up := newUpstreamNet(t, lease)
-	c, d, addr := startContainerDaemonWith(t, DaemonConfig{
-		Network:     &network.Config{Range: lease.Range, Table: lease.Table},
-		netResolver: namesTo{names: map[string]netip.Addr{"api.example.test": up.addr.Addr(), "other.example.test": up.addr.Addr()}},
-	})
+	c, d, addr, _, up := egressDaemon(t, "api.example.test", "other.example.test")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	policy := rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, Domain: "api.example.test"}}}

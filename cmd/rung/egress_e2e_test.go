@@ -163,13 +163,39 @@ func (n namesTo) LookupNetIP(ctx context.Context, network, host string) ([]netip
 // resolve; an address by itself, the host's own addresses and a program
 // that ignores proxies get nowhere, at once; every attempt is journaled;
 // the mode switches on the running container, to none and back.
-func TestEgress(t *testing.T) {
+// egressDaemon starts a daemon with the network tier on a lease of its
+// own and an upstream in a namespace of the test's, which names resolve
+// to.
+func egressDaemon(t *testing.T, names ...string) (*client.Client, *Daemon, string, nettest.Lease, *upstreamNet) {
+	t.Helper()
 	lease := nettest.Take(t)
 	up := newUpstreamNet(t, lease)
+	resolve := map[string]netip.Addr{}
+	for _, n := range names {
+		resolve[n] = up.addr.Addr()
+	}
 	c, d, addr := startContainerDaemonWith(t, DaemonConfig{
 		Network:     &network.Config{Range: lease.Range, Table: lease.Table},
-		netResolver: namesTo{names: map[string]netip.Addr{"api.example.test": up.addr.Addr(), "other.example.test": up.addr.Addr()}},
+		netResolver: namesTo{names: resolve},
 	})
+	return c, d, addr, lease, up
+}
+
+// containerRunner runs commands in sandbox id's container, failing the
+// test on an API error.
+func containerRunner(t *testing.T, c *client.Client, id string) func(string) client.ExecResult {
+	return func(cmd string) client.ExecResult {
+		t.Helper()
+		res, err := c.Exec(t.Context(), id, client.ExecRequest{Command: cmd, Backend: rung.BackendContainer, TimeoutMS: 30000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+}
+
+func TestEgress(t *testing.T) {
+	c, d, addr, lease, up := egressDaemon(t, "api.example.test", "other.example.test")
 	ctx := t.Context()
 	const value = "tok-3f9a-never-inside"
 	sec, err := c.PutSecret(ctx, "API_TOKEN", value, []string{"api.example.test"})
@@ -185,14 +211,7 @@ func TestEgress(t *testing.T) {
 	}
 	id := string(sb.ID)
 	port := up.addr.Port()
-	run := func(cmd string) client.ExecResult {
-		t.Helper()
-		res, err := c.Exec(ctx, id, client.ExecRequest{Command: cmd, Backend: rung.BackendContainer, TimeoutMS: 30000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	run := containerRunner(t, c, id)
 
 	// The network tier's environment (its certificate authority for the
 	// tools) keeps nothing from the isolate tier: a command it can run
@@ -333,26 +352,14 @@ func TestEgress(t *testing.T) {
 // on the same container, which never restarts.
 func TestEgressGVisorSwitch(t *testing.T) {
 	testenv.Require(t, "runsc")
-	lease := nettest.Take(t)
-	up := newUpstreamNet(t, lease)
-	c, _, _ := startContainerDaemonWith(t, DaemonConfig{
-		Network:     &network.Config{Range: lease.Range, Table: lease.Table},
-		netResolver: namesTo{names: map[string]netip.Addr{"api.example.test": up.addr.Addr()}},
-	})
+	c, _, _, _, up := egressDaemon(t, "api.example.test")
 	ctx := t.Context()
 	sb, err := c.Create(ctx, client.CreateRequest{Isolation: rung.IsolationGVisor})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := string(sb.ID)
-	run := func(cmd string) client.ExecResult {
-		t.Helper()
-		res, err := c.Exec(ctx, id, client.ExecRequest{Command: cmd, Backend: rung.BackendContainer, TimeoutMS: 30000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	run := containerRunner(t, c, id)
 	if res := run("dmesg | head -n 1"); !strings.Contains(res.Stdout, "gVisor") {
 		t.Fatalf("not under gVisor: %q", res.Stdout)
 	}
