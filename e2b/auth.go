@@ -2,6 +2,7 @@ package e2b
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"strings"
 
@@ -58,4 +59,19 @@ func (s *Server) filesCaller(r *http.Request, op string) (caller, error) {
 		return s.signedCaller(r.Context(), r.URL.Query(), op)
 	}
 	return s.envdCaller(r.Context(), r.Header)
+}
+
+// envdUser is the user an envd request names in its Basic Authorization
+// header (the SDK's `user` option: "root:" base64-encoded), or "".
+func envdUser(h http.Header) string {
+	v, ok := strings.CutPrefix(h.Get("Authorization"), "Basic ")
+	if !ok {
+		return ""
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil {
+		return ""
+	}
+	user, _, _ := strings.Cut(string(b), ":")
+	return user
 }

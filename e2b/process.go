@@ -73,9 +73,24 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 	if err != nil {
 		return s.rpcError(ctx, err)
 	}
-	ereq := rung.ExecRequest{Command: line, Env: maps.Clone(cfg.GetEnvs()), Dir: workspace}
+	// The SDK names the user (commands.run's `user`) in a Basic
+	// Authorization header; without one, envd's default user: the
+	// sandbox's. Another user's command runs in the container, and root
+	// starts in /root, as envd starts each user in its home.
+	user := envdUser(req.Header())
+	ereq := rung.ExecRequest{Command: line, Env: maps.Clone(cfg.GetEnvs()), Dir: workspace, User: user}
+	if user == "root" {
+		ereq.Dir = "/root"
+	}
 	if cfg.Cwd != nil {
-		ereq.Dir = sandboxPath(cfg.GetCwd())
+		ereq.Dir = userPath(cfg.GetCwd(), user)
+	}
+	if !inView(ereq.Dir) {
+		// An exec's directory is in /workspace or /tmp; another (root's
+		// home, a cwd elsewhere) is entered by the command itself, in the
+		// container (the isolate tier refuses a cd outside them).
+		ereq.Command = "cd -- " + shellQuote(ereq.Dir) + " && " + line
+		ereq.Dir = workspace
 	}
 	// Commands start in the home, /home/user, a link to /workspace: with
 	// PWD naming the directory by its E2B path, bash's pwd prints

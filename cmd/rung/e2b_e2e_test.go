@@ -29,6 +29,7 @@ type e2bWire struct {
 	t    *testing.T
 	base string // http://addr
 	key  string
+	user string // the envd requests' user, as the SDK names it; "" for none
 }
 
 func (e e2bWire) api(method, path string, body any) (int, []byte) {
@@ -62,6 +63,9 @@ func (e e2bWire) envdReq(method, path, sandbox string, body io.Reader) *http.Req
 	req.Header.Set("X-Access-Token", e.key)
 	req.Header.Set("E2b-Sandbox-Id", sandbox)
 	req.Header.Set("E2b-Sandbox-Port", "49983")
+	if e.user != "" {
+		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(e.user+":")))
+	}
 	return req
 }
 
@@ -213,6 +217,27 @@ func TestE2BWire(t *testing.T) {
 		}
 		if exit == nil || exit["exitCode"] != float64(3) || exit["exited"] != true {
 			t.Errorf("end event %v, want exitCode 3", exit)
+		}
+
+		// commands.run's `user`: root's command runs as root, in /root;
+		// the sandbox's user named explicitly is the default; an unknown
+		// user is refused, naming it.
+		root := e
+		root.user = "root"
+		_, msgs, _ = root.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","id -un; pwd"]}}`))
+		if got := streamStdout(t, msgs); got != "root\n/root\n" {
+			t.Errorf("a command as root: %q, want root in /root", got)
+		}
+		named := e
+		named.user = "user"
+		_, msgs, _ = named.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","id -un; pwd"]}}`))
+		if got := streamStdout(t, msgs); got != "user\n/home/user\n" {
+			t.Errorf("a command as user: %q", got)
+		}
+		nobody := e
+		nobody.user = "mallory"
+		if status, msgs, end := nobody.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","true"]}}`)); !strings.Contains(fmt.Sprint(msgs, end), "mallory") {
+			t.Errorf("a command as an unknown user: %d %v %v, want an error naming the user", status, msgs, end)
 		}
 	})
 
