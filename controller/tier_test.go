@@ -32,6 +32,8 @@ type fakeTier struct {
 	stopped []string  // why of each Stop
 	stopAt  time.Time // the last Stop's time
 	stopErr error     // what Stop returns, when set
+	// stops, when set, receives each successful Stop's sandbox.
+	stops chan rung.SandboxID
 }
 
 func (f *fakeTier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierRequest) (controller.TierExit, error) {
@@ -56,6 +58,9 @@ func (f *fakeTier) Stop(ctx context.Context, id rung.SandboxID, why string) erro
 		return f.stopErr
 	}
 	delete(f.running, id)
+	if f.stops != nil {
+		f.stops <- id
+	}
 	return nil
 }
 
@@ -161,7 +166,7 @@ func (f *fakeTier) Processes(context.Context, rung.SandboxID) ([]controller.Proc
 // exec), yet the idle stop still comes no sooner than a whole idle
 // timeout after the last use, whichever row write the alarm went by.
 func TestContainerUsedIdle(t *testing.T) {
-	tier := &fakeTier{running: map[rung.SandboxID]bool{}}
+	tier := &fakeTier{running: map[rung.SandboxID]bool{}, stops: make(chan rung.SandboxID, 4)}
 	e := newEnv(t, controller.Config{Container: func(ev controller.ContainerEvents) controller.ContainerTier {
 		tier.ev = ev
 		return tier
@@ -212,12 +217,13 @@ func TestContainerUsedIdle(t *testing.T) {
 	// before the call bounds it from below.
 	last := time.Now()
 	exec(string(short))
-	deadline := time.Now().Add(30 * time.Second)
-	for tier.Running(short) {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle container was never stopped")
+	select {
+	case id := <-tier.stops:
+		if id != short {
+			t.Fatalf("stopped %s, want %s", id, short)
 		}
-		time.Sleep(10 * time.Millisecond) // polling the fake's state; it sends no event
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle container was never stopped")
 	}
 	tier.mu.Lock()
 	stopped := tier.stopAt

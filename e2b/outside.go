@@ -31,12 +31,9 @@ const maxOutsideFile = 16 << 20
 
 // inView reports whether controller path p is in the file view.
 func inView(p string) bool {
-	for _, dir := range []string{workspace, "/tmp"} {
-		if rest, ok := strings.CutPrefix(p, dir); ok && (rest == "" || rest[0] == '/') {
-			return true
-		}
-	}
-	return false
+	_, ws := within(p, workspace)
+	_, tmp := within(p, "/tmp")
+	return ws || tmp
 }
 
 // userPath is sandboxPath for a request made as user: root's relative
@@ -87,7 +84,7 @@ func (s *Server) readOutside(ctx context.Context, c caller, p string) ([]byte, e
 // writeOutside writes data to file p (outside the file view) in the
 // container: missing directories made (0755) and, with the file (0644),
 // given to user.
-func (s *Server) writeOutside(ctx context.Context, c caller, p, user string, data []byte) (controller.FileInfo, error) {
+func (s *Server) writeOutside(ctx context.Context, c caller, p, user string, data []byte) error {
 	if user == "" {
 		user = sandboxUser
 	}
@@ -100,10 +97,8 @@ if [ -d "$p" ]; then echo "$p: Is a directory" >&2; exit 1; fi
 (umask 022; cat > "$p")
 chown -- "$u:" "$p"
 if [ -n "$top" ]; then chown -R -- "$u:" "$top"; fi`
-	if _, err := s.inContainer(ctx, c, script, data); err != nil {
-		return controller.FileInfo{}, err
-	}
-	return controller.FileInfo{Path: p, Name: path.Base(p), Type: "file", Size: int64(len(data)), Mode: "0644", ModTime: time.Now().UTC()}, nil
+	_, err := s.inContainer(ctx, c, script, data)
+	return err
 }
 
 // statOutside describes p (outside the file view), not following a final
@@ -150,10 +145,9 @@ func (s *Server) writeOutsideFrom(ctx context.Context, c caller, p, user string,
 	if len(data) > maxOutsideFile {
 		return rung.Errorf(rung.ErrTooLarge, "%s: a file outside /workspace (the home) and /tmp is written in the container, at most %d bytes at once", p, maxOutsideFile)
 	}
-	fi, err := s.writeOutside(ctx, c, p, user, data)
-	if err != nil {
+	if err := s.writeOutside(ctx, c, p, user, data); err != nil {
 		return err
 	}
-	*out = append(*out, writtenEntry{Name: fi.Name, Type: "file", Path: e2bPath(fi.Path)})
+	*out = append(*out, writtenEntry{Name: path.Base(p), Type: "file", Path: p})
 	return nil
 }

@@ -26,7 +26,7 @@ func sandboxPath(p string) string {
 		p = home + "/" + p
 	}
 	p = path.Clean(p)
-	if rest, ok := strings.CutPrefix(p, home); ok && (rest == "" || rest[0] == '/') {
+	if rest, ok := within(p, home); ok {
 		return workspace + rest
 	}
 	return p
@@ -34,8 +34,14 @@ func sandboxPath(p string) string {
 
 // e2bPath maps a controller path back to what the SDK sees.
 func e2bPath(p string) string {
-	if rest, ok := strings.CutPrefix(p, workspace); ok && (rest == "" || rest[0] == '/') {
+	if rest, ok := within(p, workspace); ok {
 		return home + rest
 	}
 	return p
+}
+
+// within reports whether p is dir or below it, and what follows dir.
+func within(p, dir string) (rest string, ok bool) {
+	rest, ok = strings.CutPrefix(p, dir)
+	return rest, ok && (rest == "" || rest[0] == '/')
 }

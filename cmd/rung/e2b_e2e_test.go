@@ -289,6 +289,21 @@ func TestE2BWire(t *testing.T) {
 		if status, b := e.do(e.envdReq("GET", "/files?path=/etc", id, nil)); status != http.StatusBadRequest {
 			t.Errorf("GET /files of a directory outside: %d %s, want 400", status, b)
 		}
+		// An upload outside goes to the container as an exec's stdin: at
+		// most 16 MiB, refused whole beyond (507, as envd's full disk).
+		if status, b := upload("/files", "/opt/big.bin", strings.Repeat("x", 16<<20+1)); status != http.StatusInsufficientStorage || !strings.Contains(string(b), "16777216") {
+			t.Errorf("POST /files of 16 MiB + 1 outside: %d %s, want 507 naming the limit", status, b)
+		}
+		if status, _ := e.do(e.envdReq("GET", "/files?path=/opt/big.bin", id, nil)); status != http.StatusNotFound {
+			t.Errorf("GET /files after a refused upload: %d, want 404 (nothing written)", status)
+		}
+		// A read outside is an exec's output: beyond its limit, refused.
+		root := e
+		root.user = "root"
+		root.stream(id, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":["-l","-c","head -c 17M /dev/zero > /opt/huge.bin"]}}`))
+		if status, b := e.do(e.envdReq("GET", "/files?path=/opt/huge.bin", id, nil)); status != http.StatusInsufficientStorage || !strings.Contains(string(b), "output limit") {
+			t.Errorf("GET /files of 17 MiB outside: %d %.200s, want 507 naming the output limit", status, b)
+		}
 	})
 
 	t.Run("files", func(t *testing.T) {
