@@ -176,7 +176,7 @@ func (c *Controller) Exec(ctx context.Context, tenant rung.TenantID, ref string,
 	evs := append(out.storeEvents(), store.Event{Time: e.EndedAt, Type: string(rung.EntryExecEnded), Journal: true, Data: endData})
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	// A start not committed yet is recorded with the end, in one write.
-	_, err = queued.End(ectx, e, evs)
+	err = queued.End(ectx, e, evs)
 	ecancel()
 	c.notify(sb.ID)
 	if err != nil {

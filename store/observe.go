@@ -153,7 +153,7 @@ func (s observedStart) Wait() (int64, error) {
 	return s.q.Wait()
 }
 
-func (s observedStart) End(ctx context.Context, e Exec, evs []Event) (int64, error) {
+func (s observedStart) End(ctx context.Context, e Exec, evs []Event) error {
 	defer s.o.done("EndExec", time.Now())
 	return s.q.End(ctx, e, evs)
 }

@@ -326,8 +326,12 @@ type QueuedStart interface {
 	Wait() (int64, error)
 	// End is Wait then EndExec, except that a start still queued is
 	// taken off the queue and the exec recorded started and ended in
-	// one write: the same rows and events (the start's entry, then evs),
-	// in order, as if it had never been in flight. It returns EndExec's
-	// last sequence number; a start that failed is its error.
-	End(ctx context.Context, e Exec, evs []Event) (int64, error)
+	// one write (the same rows and events: the start's entry, then evs,
+	// in order, as if it had never been in flight) that End does not
+	// wait for: every read of the store after End returns sees it, but
+	// a crash before its commit drops it, as it would have dropped the
+	// queued start (the caller queues only starts a crash may drop: an
+	// exec that has changed nothing yet). A start that failed is its
+	// error.
+	End(ctx context.Context, e Exec, evs []Event) error
 }

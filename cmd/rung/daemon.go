@@ -168,6 +168,9 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	if d.store, err = sqlite.Open(ctx, filepath.Join(cfg.Data, "rung.db")); err != nil {
 		return nil, err
 	}
+	d.store.OnLaterError(func(err error) {
+		log.Error("an ended exec's record was not written", "err", err)
+	})
 	if d.pool, err = storage.Open(ctx, storage.PoolConfig{Dir: cfg.Data, Mount: cfg.PoolMount, ImageSize: cfg.PoolImageSize, Logger: log}); err != nil {
 		d.store.Close()
 		return nil, fmt.Errorf("open pool: %w", err)

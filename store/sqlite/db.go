@@ -38,6 +38,14 @@ type DB struct {
 	qmu   sync.Mutex // guards queue
 	queue []*wreq    // writes waiting for the next commit
 	once  sync.Once
+	// later counts the writes queued by writeLater that no commit has
+	// answered yet; a read waits for them first (see read).
+	later atomic.Int64
+	kick    chan struct{} // wakes the flusher; buffered, one; closed by Close (under qmu)
+	closing bool          // Close has begun: writeLater waits as write does; guarded by qmu
+	done    chan struct{} // closed when the flusher has returned
+	// onLaterErr is told the errors of writes no caller waited for.
+	onLaterErr atomic.Pointer[func(error)]
 }
 
 var _ store.Store = (*DB)(nil)
@@ -87,7 +95,7 @@ func dsn(path string, kind connKind, wal walConfig) string {
 }
 
 func open(ctx context.Context, path string, wal walConfig) (*DB, error) {
-	db := &DB{}
+	db := &DB{kick: make(chan struct{}, 1), done: make(chan struct{})}
 	db.cp = newCheckpointer(&db.wmu)
 	// The hook is set after the DSN's pragmas (wal_autocheckpoint(0)
 	// clears any WAL hook), on every connection the writer pool opens.
@@ -128,6 +136,7 @@ func open(ctx context.Context, path string, wal walConfig) (*DB, error) {
 	}
 	db.w, db.r, db.ws, db.rs = w, r, newStmts(w), newStmts(r)
 	db.cp.start(cp, pageSize, wal)
+	go db.flusher()
 	return db, nil
 }
 
@@ -135,6 +144,11 @@ func open(ctx context.Context, path string, wal walConfig) (*DB, error) {
 func (db *DB) Close() error {
 	var err error
 	db.once.Do(func() {
+		db.qmu.Lock()
+		db.closing = true
+		close(db.kick) // the flusher commits what is left, then returns
+		db.qmu.Unlock()
+		<-db.done
 		db.wmu.Lock()
 		db.ws.close()
 		db.rs.close()
@@ -167,7 +181,6 @@ func (db *DB) enqueue(ctx context.Context, fn func(tx tx) error) *wreq {
 // await returns once r is committed (or failed), committing everything
 // queued itself unless a previous leader has. Call it once per request.
 func (db *DB) await(r *wreq) error {
-	ctx := r.ctx
 	db.wmu.Lock()
 	select {
 	case err := <-r.done: // a previous leader committed it
@@ -175,9 +188,36 @@ func (db *DB) await(r *wreq) error {
 		return err
 	default:
 	}
+	db.commitQueued(r.ctx, false)
+	db.wmu.Unlock()
+	return <-r.done
+}
+
+// commitQueued commits what is queued, with wmu held: everything, or
+// with laterOnly only writeLater's writes. The flusher leaves queued
+// exec starts alone: the exec that queued one will most likely end
+// before anything needs it committed, and record it whole then (see
+// QueueStartExec); taken by a commit, it costs the exec a second write
+// that its end must wait for.
+func (db *DB) commitQueued(ctx context.Context, laterOnly bool) {
 	db.qmu.Lock()
 	batch := db.queue
 	db.queue = nil
+	if laterOnly {
+		var keep []*wreq
+		n := 0
+		for _, r := range batch {
+			switch {
+			case r.detached:
+				batch[n] = r
+				n++
+			case r.state.Load() == wreqCanceled: // its owner took it back: drop it
+			default:
+				keep = append(keep, r)
+			}
+		}
+		batch, db.queue = batch[:n], keep
+	}
 	db.qmu.Unlock()
 	db.commit(ctx, batch)
 	db.ws.fill(ctx) // the transaction is over: the connection is free
@@ -188,9 +228,71 @@ func (db *DB) await(r *wreq) error {
 		// batch's other writers have their answers.
 		db.cp.restartLocked()
 	}
-	db.wmu.Unlock()
-	return <-r.done
 }
+
+// maxLater bounds the writes writeLater keeps queued: past it a caller
+// waits for its commit, as write's do, so a writer that falls behind
+// slows the execs down instead of holding more and more of them.
+const maxLater = 1024
+
+// writeLater queues fn for the next commit and returns without waiting
+// for it, unless maxLater such writes are already waiting (then it
+// commits as write does). Nothing is lost to a caller: every read waits
+// for the writes queued before it (read), and Close commits what is
+// left; only a crash before the commit drops it, so it is for records a
+// crash may drop (see [store.QueuedStart]). It reports whether it waited;
+// a write that was not waited for and fails is reported to the function
+// given to [DB.OnLaterError].
+func (db *DB) writeLater(ctx context.Context, fn func(tx tx) error) (waited bool, err error) {
+	if db.later.Load() >= maxLater {
+		return true, db.write(ctx, fn)
+	}
+	r := &wreq{ctx: context.WithoutCancel(ctx), fn: fn, done: make(chan error, 1), detached: true}
+	db.qmu.Lock()
+	if db.closing {
+		db.qmu.Unlock()
+		return true, db.write(ctx, fn)
+	}
+	db.later.Add(1)
+	db.queue = append(db.queue, r)
+	select {
+	case db.kick <- struct{}{}:
+	default: // the flusher is already awake
+	}
+	db.qmu.Unlock()
+	return false, nil
+}
+
+// flusher commits the writes writeLater queued, from its own goroutine,
+// until Close. It commits as soon as it is woken: under load the writes
+// that arrive while it commits gather into its next batch by themselves
+// (waiting a few milliseconds to gather more measured no better).
+func (db *DB) flusher() {
+	defer close(db.done)
+	for range db.kick {
+		db.flushLater()
+	}
+	db.flushLater()
+}
+
+// flushLater commits what is queued if a writeLater write is among it.
+func (db *DB) flushLater() {
+	if db.later.Load() == 0 {
+		return
+	}
+	db.wmu.Lock()
+	if db.later.Load() > 0 {
+		db.commitQueued(context.Background(), true)
+	}
+	db.wmu.Unlock()
+}
+
+// OnLaterError sets f to be told the error of each write that no caller
+// waited for (an exec recorded after it ended, see
+// [store.QueuedStart.End]) and that failed, from the goroutine that
+// committed it; the daemon logs them. A sandbox deleted meanwhile is not
+// an error: there is nothing left to record.
+func (db *DB) OnLaterError(f func(error)) { db.onLaterErr.Store(&f) }
 
 // wreq is one queued write.
 type wreq struct {
@@ -200,6 +302,9 @@ type wreq struct {
 	// state is wreqQueued until a commit takes the request (wreqTaken) or
 	// its owner takes it back (wreqCanceled, see cancel).
 	state atomic.Int32
+	// detached: queued by writeLater, no one awaits it; its commit
+	// counts it off DB.later.
+	detached bool
 }
 
 const (
@@ -232,6 +337,7 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 	if len(batch) == 0 {
 		return
 	}
+	defer db.answeredLater(batch)
 	errs := make([]error, len(batch))
 	t, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -273,8 +379,29 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 	}
 }
 
-// read runs fn in one read transaction.
+// answeredLater counts batch's writeLater writes off DB.later once their
+// commit has answered them, and keeps the last error of one.
+func (db *DB) answeredLater(batch []*wreq) {
+	for _, r := range batch {
+		if !r.detached {
+			continue
+		}
+		select {
+		case err := <-r.done:
+			if f := db.onLaterErr.Load(); err != nil && f != nil && !errors.Is(err, rung.ErrNotFound) {
+				(*f)(err)
+			}
+		default:
+		}
+		db.later.Add(-1)
+	}
+}
+
+// read runs fn in one read transaction, after every write queued by
+// writeLater before it is committed: a caller reads what it was told
+// was recorded.
 func (db *DB) read(ctx context.Context, fn func(tx tx) error) error {
+	db.flushLater()
 	err := db.read1(ctx, fn)
 	if db.rs.pending() {
 		db.rs.fill(ctx) // our transaction is over: prepare what it missed

@@ -39,18 +39,21 @@ func (q *queuedStart) Wait() (int64, error) {
 	return q.seq, nil
 }
 
-func (q *queuedStart) End(ctx context.Context, e store.Exec, evs []store.Event) (int64, error) {
+func (q *queuedStart) End(ctx context.Context, e store.Exec, evs []store.Event) error {
 	if !q.r.cancel() {
 		// A commit took it: end it as any started exec.
 		if _, err := q.Wait(); err != nil {
-			return 0, err
+			return err
 		}
-		return q.db.EndExec(ctx, e, evs)
+		_, err := q.db.EndExec(ctx, e, evs)
+		return err
 	}
 	// Never committed: one write records it whole, without the running
-	// row its start would have made and its end removed.
-	var last int64
-	err := q.db.write(ctx, func(tx tx) error {
+	// row its start would have made and its end removed, and without
+	// waiting for its commit (see [store.QueuedStart]), which outlives
+	// the caller's context.
+	ctx = context.WithoutCancel(ctx)
+	_, err := q.db.writeLater(ctx, func(tx tx) error {
 		// Counting it is also the check that the sandbox exists.
 		if found, err := countExec(ctx, tx, q.e.Sandbox, e.Backend); err != nil {
 			return classify(err, "exec "+string(q.e.ID))
@@ -63,10 +66,10 @@ func (q *queuedStart) End(ctx context.Context, e store.Exec, evs []store.Event) 
 		if err != nil {
 			return classify(err, "exec "+string(q.e.ID))
 		}
-		last, err = appendEvents(ctx, tx, q.e.Sandbox, append([]store.Event{q.ev}, evs...))
+		_, err = appendEvents(ctx, tx, q.e.Sandbox, append([]store.Event{q.ev}, evs...))
 		return err
 	})
-	return last, err
+	return err
 }
 
 // countExec counts an ended exec of sandbox under backend in the

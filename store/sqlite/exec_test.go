@@ -3,6 +3,7 @@ package sqlite
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,5 +147,39 @@ func TestExecCountsMigrated(t *testing.T) {
 		if want := (rung.ExecCounts{Isolate: 3, Container: 1}); got.Execs != want {
 			t.Errorf("exec counts after the migration = %+v, want %+v", got.Execs, want)
 		}
+	}
+}
+
+// TestEndLaterClose checks that an exec End recorded without waiting is
+// committed by Close, so a daemon that stops gracefully keeps it, and
+// that one in a sandbox deleted meanwhile is dropped without an error.
+func TestEndLaterClose(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "rung.db")
+	db, err := Open(ctx, path)
+	must(t, err)
+	var mu sync.Mutex
+	var errs []error
+	db.OnLaterError(func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() })
+	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
+	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+	must(t, db.CreateSandbox(ctx, sb, 0))
+	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
+	q := db.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true})
+	e.EndedAt = time.Now()
+	must(t, q.End(ctx, e, []store.Event{{Time: e.EndedAt, Type: "exec.ended", Journal: true}}))
+	gone := store.Exec{ID: rung.NewExecID(), Sandbox: rung.NewSandboxID(), StartedAt: time.Now()}
+	must(t, db.QueueStartExec(ctx, gone, store.Event{Type: "exec.started"}).End(ctx, gone, nil))
+	must(t, db.Close())
+	if len(errs) != 0 {
+		t.Errorf("errors of writes not waited for: %v, want none (a missing sandbox is not an error)", errs)
+	}
+
+	db, err = Open(ctx, path)
+	must(t, err)
+	defer db.Close()
+	got, err := db.GetExec(ctx, sb.ID, e.ID)
+	if err != nil || got.State != store.ExecEnded {
+		t.Fatalf("exec after Close and reopen = %+v, %v; want ended", got, err)
 	}
 }
