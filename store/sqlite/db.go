@@ -40,7 +40,7 @@ type DB struct {
 	once  sync.Once
 	// later counts the writes queued by writeLater that no commit has
 	// answered yet; a read waits for them first (see read).
-	later atomic.Int64
+	later   atomic.Int64
 	kick    chan struct{} // wakes the flusher; buffered, one; closed by Close (under qmu)
 	closing bool          // Close has begun: writeLater waits as write does; guarded by qmu
 	done    chan struct{} // closed when the flusher has returned
