@@ -92,8 +92,10 @@ type Store interface {
 
 	// QueueStartExec records an exec as started and appends ev (its
 	// journal entry) to the sandbox's events, without waiting: the write
-	// is queued, in order before every write queued after it, and commits
-	// with the next one unless the exec ends first (see [QueuedStart]).
+	// is queued and commits when the exec waits for it (QueuedStart.Wait,
+	// before the exec's first effect), or with the exec's end if that
+	// comes first (see [QueuedStart]); other writes do not take it with
+	// them, so it is ordered only before the exec's own later writes.
 	// The write does not end with ctx.
 	QueueStartExec(ctx context.Context, e Exec, ev Event) QueuedStart
 	// EndExec records how a started exec ended (State ExecEnded) and

@@ -39,11 +39,15 @@ type DB struct {
 	queue []*wreq    // writes waiting for the next commit
 	once  sync.Once
 	// later counts the writes queued by writeLater that no commit has
-	// answered yet; a read waits for them first (see read).
-	later   atomic.Int64
-	kick    chan struct{} // wakes the flusher; buffered, one; closed by Close (under qmu)
-	closing bool          // Close has begun: writeLater waits as write does; guarded by qmu
-	done    chan struct{} // closed when the flusher has returned
+	// answered yet. Each has a ticket, issued in queue order (under qmu);
+	// laterDone is the last ticket a commit answered. A read first waits
+	// for laterDone to reach the last ticket issued before it (see read).
+	later       atomic.Int64
+	laterIssued atomic.Uint64
+	laterDone   atomic.Uint64
+	kick        chan struct{} // wakes the flusher; buffered, one; closed by Close (under qmu)
+	closing     bool          // Close has begun: writeLater waits as write does; guarded by qmu
+	done        chan struct{} // closed when the flusher has returned
 	// onLaterErr is told the errors of writes no caller waited for.
 	onLaterErr atomic.Pointer[func(error)]
 }
@@ -165,20 +169,21 @@ func (db *DB) Close() error {
 // still commit. Under 50 concurrent execs this turns many small commits
 // (each a WAL append and its syscalls) into a few larger ones.
 func (db *DB) write(ctx context.Context, fn func(tx tx) error) error {
-	return db.await(db.enqueue(ctx, fn))
+	return db.await(db.enqueue(ctx, fn, false))
 }
 
 // enqueue queues fn for the next commit, after every write queued
-// before it. The caller must await it.
-func (db *DB) enqueue(ctx context.Context, fn func(tx tx) error) *wreq {
-	r := &wreq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+// before it; lazy, only for a commit its caller leads (see
+// commitQueued). The caller must await it (or take it back).
+func (db *DB) enqueue(ctx context.Context, fn func(tx tx) error, lazy bool) *wreq {
+	r := &wreq{ctx: ctx, fn: fn, done: make(chan error, 1), lazy: lazy}
 	db.qmu.Lock()
 	db.queue = append(db.queue, r)
 	db.qmu.Unlock()
 	return r
 }
 
-// await returns once r is committed (or failed), committing everything
+// await returns once r is committed (or failed), committing what is
 // queued itself unless a previous leader has. Call it once per request.
 func (db *DB) await(r *wreq) error {
 	db.wmu.Lock()
@@ -188,35 +193,47 @@ func (db *DB) await(r *wreq) error {
 		return err
 	default:
 	}
-	db.commitQueued(r.ctx, false)
+	db.commitQueued(r.ctx, r)
 	db.wmu.Unlock()
 	return <-r.done
 }
 
-// commitQueued commits what is queued, with wmu held: everything, or
-// with laterOnly only writeLater's writes. The flusher leaves queued
-// exec starts alone: the exec that queued one will most likely end
-// before anything needs it committed, and record it whole then (see
-// QueueStartExec); taken by a commit, it costs the exec a second write
-// that its end must wait for.
-func (db *DB) commitQueued(ctx context.Context, laterOnly bool) {
+// commitQueued commits queued writes, with wmu held. A leader (own, the
+// write it awaits) takes every write queued but the exec starts other
+// than its own (lazy): an exec whose start is still queued when it ends
+// records it whole with its end in a write it need not wait for (see
+// QueueStartExec), while a start a commit took costs its exec a second
+// write that the end must wait for; and on a busy daemon, where execs
+// outlive startDurableAfter, each one that did would have turned every
+// other exec in flight into one of those. The flusher (own nil) takes
+// only writeLater's writes, at most maxLaterBatch of them. Requests their
+// owners took back are dropped.
+func (db *DB) commitQueued(ctx context.Context, own *wreq) {
 	db.qmu.Lock()
-	batch := db.queue
-	db.queue = nil
-	if laterOnly {
-		var keep []*wreq
-		n := 0
-		for _, r := range batch {
-			switch {
-			case r.detached:
-				batch[n] = r
-				n++
-			case r.state.Load() == wreqCanceled: // its owner took it back: drop it
-			default:
-				keep = append(keep, r)
-			}
+	var batch, keep []*wreq
+	more := false
+	for _, r := range db.queue {
+		switch {
+		case r.state.Load() == wreqCanceled: // its owner took it back
+		case r == own:
+			batch = append(batch, r)
+		case r.lazy:
+			keep = append(keep, r)
+		case own == nil && !r.detached:
+			keep = append(keep, r)
+		case own == nil && len(batch) >= maxLaterBatch:
+			keep = append(keep, r)
+			more = true
+		default:
+			batch = append(batch, r)
 		}
-		batch, db.queue = batch[:n], keep
+	}
+	db.queue = keep
+	if more && !db.closing {
+		select {
+		case db.kick <- struct{}{}: // the rest in the flusher's next batch
+		default:
+		}
 	}
 	db.qmu.Unlock()
 	db.commit(ctx, batch)
@@ -234,6 +251,12 @@ func (db *DB) commitQueued(ctx context.Context, laterOnly bool) {
 // waits for its commit, as write's do, so a writer that falls behind
 // slows the execs down instead of holding more and more of them.
 const maxLater = 1024
+
+// maxLaterBatch bounds the writes the flusher commits in one
+// transaction, and so how long it holds the writer from a caller that
+// waits for its own write (a container exec's start, a create): 32 execs'
+// records take 2-10 ms on a busy 2-core machine, 300 of them up to 60.
+const maxLaterBatch = 32
 
 // writeLater queues fn for the next commit and returns without waiting
 // for it, unless maxLater such writes are already waiting (then it
@@ -254,6 +277,7 @@ func (db *DB) writeLater(ctx context.Context, fn func(tx tx) error) (waited bool
 		return true, db.write(ctx, fn)
 	}
 	db.later.Add(1)
+	r.ticket = db.laterIssued.Add(1)
 	db.queue = append(db.queue, r)
 	select {
 	case db.kick <- struct{}{}:
@@ -263,28 +287,34 @@ func (db *DB) writeLater(ctx context.Context, fn func(tx tx) error) (waited bool
 	return false, nil
 }
 
-// flusher commits the writes writeLater queued, from its own goroutine,
-// until Close. It commits as soon as it is woken: under load the writes
-// that arrive while it commits gather into its next batch by themselves
-// (waiting a few milliseconds to gather more measured no better).
+// flusher commits the writes writeLater queued, a batch of at most
+// maxLaterBatch each time it is woken, from its own goroutine, until
+// Close; then it commits what is left. It commits as soon as it is woken:
+// under load the writes that arrive while it commits gather into its
+// next batch by themselves (waiting a few milliseconds to gather more
+// measured no better).
 func (db *DB) flusher() {
 	defer close(db.done)
 	for range db.kick {
-		db.flushLater()
+		if db.later.Load() > 0 {
+			db.wmu.Lock()
+			db.commitQueued(context.Background(), nil)
+			db.wmu.Unlock()
+		}
 	}
-	db.flushLater()
+	db.flushThrough(db.laterIssued.Load())
 }
 
-// flushLater commits what is queued if a writeLater write is among it.
-func (db *DB) flushLater() {
-	if db.later.Load() == 0 {
-		return
+// flushThrough returns once every writeLater write up to ticket t is
+// committed (or failed), committing them itself if need be.
+func (db *DB) flushThrough(t uint64) {
+	for db.laterDone.Load() < t {
+		db.wmu.Lock()
+		if db.laterDone.Load() < t {
+			db.commitQueued(context.Background(), nil)
+		}
+		db.wmu.Unlock()
 	}
-	db.wmu.Lock()
-	if db.later.Load() > 0 {
-		db.commitQueued(context.Background(), true)
-	}
-	db.wmu.Unlock()
 }
 
 // OnLaterError sets f to be told the error of each write that no caller
@@ -303,8 +333,12 @@ type wreq struct {
 	// its owner takes it back (wreqCanceled, see cancel).
 	state atomic.Int32
 	// detached: queued by writeLater, no one awaits it; its commit
-	// counts it off DB.later.
+	// counts it off DB.later and moves DB.laterDone to its ticket.
 	detached bool
+	// lazy: an exec's queued start, committed only by its own await
+	// (see commitQueued).
+	lazy   bool
+	ticket uint64
 }
 
 const (
@@ -380,12 +414,14 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 }
 
 // answeredLater counts batch's writeLater writes off DB.later once their
-// commit has answered them, and keeps the last error of one.
+// commit has answered them, moves DB.laterDone on (batches take them in
+// ticket order) and reports their errors.
 func (db *DB) answeredLater(batch []*wreq) {
 	for _, r := range batch {
 		if !r.detached {
 			continue
 		}
+		db.laterDone.Store(r.ticket)
 		select {
 		case err := <-r.done:
 			if f := db.onLaterErr.Load(); err != nil && f != nil && !errors.Is(err, rung.ErrNotFound) {
@@ -401,7 +437,7 @@ func (db *DB) answeredLater(batch []*wreq) {
 // writeLater before it is committed: a caller reads what it was told
 // was recorded.
 func (db *DB) read(ctx context.Context, fn func(tx tx) error) error {
-	db.flushLater()
+	db.flushThrough(db.laterIssued.Load())
 	err := db.read1(ctx, fn)
 	if db.rs.pending() {
 		db.rs.fill(ctx) // our transaction is over: prepare what it missed

@@ -12,12 +12,12 @@ import (
 // QueueStartExec implements [store.Store].
 func (db *DB) QueueStartExec(ctx context.Context, e store.Exec, ev store.Event) store.QueuedStart {
 	q := &queuedStart{db: db, e: e, ev: ev}
-	ctx = context.WithoutCancel(ctx) // it commits with whoever leads the batch
+	ctx = context.WithoutCancel(ctx) // its Wait may come from another goroutine (the exec's timer) after the request ended
 	q.r = db.enqueue(ctx, func(tx tx) error {
 		var err error
 		q.seq, err = insertRunning(ctx, tx, e, ev)
 		return err
-	})
+	}, true)
 	q.wait = sync.OnceValue(func() error { return db.await(q.r) })
 	return q
 }

@@ -183,3 +183,30 @@ func TestEndLaterClose(t *testing.T) {
 		t.Fatalf("exec after Close and reopen = %+v, %v; want ended", got, err)
 	}
 }
+
+// TestEndLaterReadsSeeAll checks that a read sees every exec recorded
+// without waiting before it, however many batches the flusher needs for
+// them.
+func TestEndLaterReadsSeeAll(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "rung.db"))
+	must(t, err)
+	defer db.Close()
+	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
+	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+	must(t, db.CreateSandbox(ctx, sb, 0))
+	const n = 3*maxLaterBatch + 5
+	db.wmu.Lock() // the flusher cannot commit any until all are queued
+	for range n {
+		e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
+		q := db.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true})
+		e.EndedAt = time.Now()
+		must(t, q.End(ctx, e, []store.Event{{Time: e.EndedAt, Type: "exec.ended", Journal: true}}))
+	}
+	db.wmu.Unlock()
+	evs, err := db.ListEvents(ctx, sb.ID, store.EventQuery{Limit: 10 * n})
+	must(t, err)
+	if len(evs) != 2*n {
+		t.Errorf("a read after %d ends sees %d events, want %d", n, len(evs), 2*n)
+	}
+}

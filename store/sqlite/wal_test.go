@@ -210,7 +210,7 @@ func BenchmarkExecCommits(b *testing.B) {
 				if err := q.End(ctx, e, evs); err != nil {
 					b.Fatal(err)
 				}
-				db.flushLater()
+				db.flushThrough(db.laterIssued.Load())
 				n++
 			}
 			b.ReportMetric(float64(db.WALStats().Frames-s0.Frames)/float64(n), "frames/exec")

@@ -339,9 +339,9 @@ func testExecs(t *testing.T, s store.Store) {
 
 // testQueuedStartExec checks a start queued without waiting: ended before
 // any commit took it (recorded whole in one write, which the next read
-// sees), committed by its Wait (its context canceled meanwhile) or by
-// another write, then ended; a missing sandbox's error from Wait, and an
-// End there that records nothing.
+// sees), committed by its Wait (its context canceled meanwhile), then
+// ended, left queued by another write's commit; a missing sandbox's error
+// from Wait, and an End there that records nothing.
 func testQueuedStartExec(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	tenant(t, s, "acme")
@@ -400,16 +400,17 @@ func testQueuedStartExec(t *testing.T, s store.Store) {
 		t.Errorf("exec after End = %+v, %v; want ended", got, err)
 	}
 
-	// Committed by another write.
+	// Not taken by another write's commit: still queued, it is recorded
+	// whole at its end, after the other write.
 	e3 := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, StartedAt: t0}
 	q = s.QueueStartExec(ctx, e3, ev("exec.started", true))
 	_, err = s.AppendEvents(ctx, sb.ID, []store.Event{ev("other", true)})
 	must(t, err)
-	if got, err := s.GetExec(ctx, sb.ID, e3.ID); err != nil || got.State != store.ExecStarted {
-		t.Errorf("queued start after another write: %+v, %v; want started", got, err)
+	if got, err := s.GetExec(ctx, sb.ID, e3.ID); !errors.Is(err, rung.ErrNotFound) {
+		t.Errorf("queued start after another write: %+v, %v; want not found (still queued)", got, err)
 	}
 	must(t, end(q, e3))
-	if j := journal(); len(j) != 10 || j[6] != "7:exec.started" || j[7] != "8:other" {
+	if j := journal(); len(j) != 10 || j[6] != "7:other" || j[7] != "8:exec.started" {
 		t.Errorf("events %v", j)
 	}
 
