@@ -19,7 +19,7 @@ import (
 // process, where they share the Go scheduler and the heap).
 //   - sequential: one `echo hi` round trip at a time (target ≤ 300 µs p50)
 //   - concurrent: 50 clients over 100 sandboxes (target ≥ 5,000 execs/s,
-//     0 errors)
+//     0 errors), and each exec's latency under that load
 //
 // Both report daemon-cpu-µs/exec, the daemon's CPU time (user and system,
 // from /proc) per exec: the figure to compare builds by on a busy machine,
@@ -56,6 +56,7 @@ func BenchmarkExecExternal(b *testing.B) {
 		var errs, next atomic.Int64
 		var wg sync.WaitGroup
 		n := int64(b.N)
+		lat := make([]time.Duration, n) // each exec's, written once by its client
 		b.ResetTimer()
 		start := time.Now()
 		cpu0 := procCPU(b, p.cmd.Process.Pid)
@@ -66,7 +67,9 @@ func BenchmarkExecExternal(b *testing.B) {
 					if i > n {
 						return
 					}
+					t0 := time.Now()
 					res, err := c.Exec(b.Context(), ids[i%int64(len(ids))], req)
+					lat[i-1] = time.Since(t0)
 					if err != nil || res.Stdout != "hi\n" {
 						errs.Add(1)
 					}
@@ -75,6 +78,7 @@ func BenchmarkExecExternal(b *testing.B) {
 		}
 		wg.Wait()
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "execs/s")
+		reportLatency(b, lat)
 		b.ReportMetric(float64(errs.Load()), "errors")
 		b.ReportMetric(float64((procCPU(b, p.cmd.Process.Pid)-cpu0).Microseconds())/float64(b.N), "daemon-cpu-µs/exec")
 	})
