@@ -164,7 +164,8 @@ func (db *DB) Close() error {
 
 // write runs fn in a write transaction and returns once it is committed.
 // Writers queue; whoever gets the writer connection commits everything
-// queued so far in one transaction, each fn inside its own savepoint
+// queued so far (but other execs' queued starts, see commitQueued) in
+// one transaction, each fn inside its own savepoint
 // (group commit): a fn that fails is rolled back alone, and the others
 // still commit. Under 50 concurrent execs this turns many small commits
 // (each a WAL append and its syscalls) into a few larger ones.
