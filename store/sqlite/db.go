@@ -38,11 +38,11 @@ type DB struct {
 	qmu   sync.Mutex // guards queue
 	queue []*wreq    // writes waiting for the next commit
 	once  sync.Once
-	// later counts the writes queued by writeLater that no commit has
-	// answered yet. Each has a ticket, issued in queue order (under qmu);
-	// laterDone is the last ticket a commit answered. A read first waits
-	// for laterDone to reach the last ticket issued before it (see read).
-	later       atomic.Int64
+	// Each write queued by writeLater has a ticket, issued in queue order
+	// (under qmu); laterDone is the last ticket a commit answered, so
+	// laterIssued - laterDone are still waiting (see pendingLater). A
+	// read first waits for laterDone to reach the last ticket issued
+	// before it (see read).
 	laterIssued atomic.Uint64
 	laterDone   atomic.Uint64
 	kick        chan struct{} // wakes the flusher; buffered, one; closed by Close (under qmu)
@@ -264,20 +264,18 @@ const maxLaterBatch = 32
 // commits as write does). Nothing is lost to a caller: every read waits
 // for the writes queued before it (read), and Close commits what is
 // left; only a crash before the commit drops it, so it is for records a
-// crash may drop (see [store.QueuedStart]). It reports whether it waited;
-// a write that was not waited for and fails is reported to the function
-// given to [DB.OnLaterError].
-func (db *DB) writeLater(ctx context.Context, fn func(tx tx) error) (waited bool, err error) {
-	if db.later.Load() >= maxLater {
-		return true, db.write(ctx, fn)
+// crash may drop (see [store.QueuedStart]). A write that was not waited
+// for and fails is reported to the function given to [DB.OnLaterError].
+func (db *DB) writeLater(ctx context.Context, fn func(tx tx) error) error {
+	if db.pendingLater() >= maxLater {
+		return db.write(ctx, fn)
 	}
 	r := &wreq{ctx: context.WithoutCancel(ctx), fn: fn, done: make(chan error, 1), detached: true}
 	db.qmu.Lock()
 	if db.closing {
 		db.qmu.Unlock()
-		return true, db.write(ctx, fn)
+		return db.write(ctx, fn)
 	}
-	db.later.Add(1)
 	r.ticket = db.laterIssued.Add(1)
 	db.queue = append(db.queue, r)
 	select {
@@ -285,7 +283,13 @@ func (db *DB) writeLater(ctx context.Context, fn func(tx tx) error) (waited bool
 	default: // the flusher is already awake
 	}
 	db.qmu.Unlock()
-	return false, nil
+	return nil
+}
+
+// pendingLater is how many writeLater writes no commit has answered yet.
+func (db *DB) pendingLater() uint64 {
+	done := db.laterDone.Load() // first: tickets only grow, so issued >= done
+	return db.laterIssued.Load() - done
 }
 
 // flusher commits the writes writeLater queued, a batch of at most
@@ -297,7 +301,7 @@ func (db *DB) writeLater(ctx context.Context, fn func(tx tx) error) (waited bool
 func (db *DB) flusher() {
 	defer close(db.done)
 	for range db.kick {
-		if db.later.Load() > 0 {
+		if db.pendingLater() > 0 {
 			db.wmu.Lock()
 			db.commitQueued(context.Background(), nil)
 			db.wmu.Unlock()
@@ -334,7 +338,7 @@ type wreq struct {
 	// its owner takes it back (wreqCanceled, see cancel).
 	state atomic.Int32
 	// detached: queued by writeLater, no one awaits it; its commit
-	// counts it off DB.later and moves DB.laterDone to its ticket.
+	// moves DB.laterDone to its ticket.
 	detached bool
 	// lazy: an exec's queued start, committed only by its own await
 	// (see commitQueued).
@@ -414,9 +418,9 @@ func (db *DB) commit(ctx context.Context, batch []*wreq) {
 	}
 }
 
-// answeredLater counts batch's writeLater writes off DB.later once their
-// commit has answered them, moves DB.laterDone on (batches take them in
-// ticket order) and reports their errors.
+// answeredLater moves DB.laterDone past batch's writeLater writes once
+// their commit has answered them (batches take them in ticket order) and
+// reports their errors.
 func (db *DB) answeredLater(batch []*wreq) {
 	for _, r := range batch {
 		if !r.detached {
@@ -430,7 +434,6 @@ func (db *DB) answeredLater(batch []*wreq) {
 			}
 		default:
 		}
-		db.later.Add(-1)
 	}
 }
 

@@ -53,7 +53,7 @@ func (q *queuedStart) End(ctx context.Context, e store.Exec, evs []store.Event) 
 	// waiting for its commit (see [store.QueuedStart]), which outlives
 	// the caller's context.
 	ctx = context.WithoutCancel(ctx)
-	_, err := q.db.writeLater(ctx, func(tx tx) error {
+	return q.db.writeLater(ctx, func(tx tx) error {
 		// Counting it is also the check that the sandbox exists.
 		if found, err := countExec(ctx, tx, q.e.Sandbox, e.Backend); err != nil {
 			return classify(err, "exec "+string(q.e.ID))
@@ -69,7 +69,6 @@ func (q *queuedStart) End(ctx context.Context, e store.Exec, evs []store.Event) 
 		_, err = appendEvents(ctx, tx, q.e.Sandbox, append([]store.Event{q.ev}, evs...))
 		return err
 	})
-	return err
 }
 
 // countExec counts an ended exec of sandbox under backend in the

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -208,5 +209,93 @@ func TestEndLaterReadsSeeAll(t *testing.T) {
 	must(t, err)
 	if len(evs) != 2*n {
 		t.Errorf("a read after %d ends sees %d events, want %d", n, len(evs), 2*n)
+	}
+}
+
+// TestEndLaterErrorReported checks that a write End did not wait for and
+// that fails (here, an exec id recorded twice) reaches the function given
+// to OnLaterError, and that the other writes of its batch still commit.
+func TestEndLaterErrorReported(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "rung.db"))
+	must(t, err)
+	defer db.Close()
+	reported := make(chan error, 4)
+	db.OnLaterError(func(err error) { reported <- err })
+	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
+	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+	must(t, db.CreateSandbox(ctx, sb, 0))
+	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
+	other := e
+	other.ID = rung.NewExecID()
+	db.wmu.Lock() // all three in one batch
+	for _, x := range []store.Exec{e, e, other} {
+		must(t, db.QueueStartExec(ctx, x, store.Event{Time: x.StartedAt, Type: "exec.started", Journal: true}).End(ctx, x, nil))
+	}
+	db.wmu.Unlock()
+	if _, err := db.GetExec(ctx, sb.ID, other.ID); err != nil { // the read commits the batch first
+		t.Errorf("the batch's other exec: %v", err)
+	}
+	select {
+	case err := <-reported:
+		if !strings.Contains(err.Error(), string(e.ID)) {
+			t.Errorf("reported %v, want an error naming exec %s", err, e.ID)
+		}
+	default:
+		t.Fatal("the failed write was not reported")
+	}
+	if len(reported) != 0 {
+		t.Errorf("%d more errors reported, want one", len(reported))
+	}
+}
+
+// TestEndLaterBounded checks that once maxLater writes wait for a commit,
+// End waits for its own instead of queueing one more.
+func TestEndLaterBounded(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "rung.db"))
+	must(t, err)
+	defer db.Close()
+	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
+	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+	must(t, db.CreateSandbox(ctx, sb, 0))
+	end := func() error {
+		e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "true", Backend: rung.BackendIsolate, StartedAt: time.Now()}
+		return db.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true}).End(ctx, e, nil)
+	}
+	db.wmu.Lock() // nothing commits: the writes pile up
+	for range maxLater {
+		must(t, end())
+	}
+	if n := db.pendingLater(); n != maxLater {
+		t.Fatalf("%d writes pending, want %d", n, maxLater)
+	}
+	done := make(chan error, 1)
+	go func() { done <- end() }()
+	// Its write is queued to be waited for, not detached, before the
+	// commits can resume.
+	for waiting := false; !waiting; {
+		select {
+		case err := <-done:
+			db.wmu.Unlock()
+			t.Fatalf("End returned (%v) while %d writes were pending and none could commit: it did not wait", err, maxLater)
+		default:
+		}
+		db.qmu.Lock()
+		for _, r := range db.queue {
+			waiting = waiting || (!r.detached && !r.lazy)
+		}
+		db.qmu.Unlock()
+		runtime.Gosched()
+	}
+	db.wmu.Unlock()
+	must(t, <-done)
+	if got := db.laterIssued.Load(); got != maxLater {
+		t.Errorf("%d writes issued without waiting, want %d (the last one waited)", got, maxLater)
+	}
+	evs, err := db.ListEvents(ctx, sb.ID, store.EventQuery{Limit: 2 * (maxLater + 1)})
+	must(t, err)
+	if len(evs) != maxLater+1 {
+		t.Errorf("%d events after %d execs, want one each", len(evs), maxLater+1)
 	}
 }
