@@ -3,11 +3,14 @@ package container_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -470,5 +473,54 @@ print("forked", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))`
 	o := run(t, c, agent.ExecRequest{Argv: []string{"python3", "-c", script}})
 	if want := "thread\nspawned 0\nforked 7\n"; o.stdout != want || o.exit.Code != 0 {
 		t.Errorf("python3 = %+v, want stdout %q", o, want)
+	}
+}
+
+// TestBootID: each container start has a boot id of its own, as each
+// boot of a VM does: well-formed, not the host's, the same for every
+// command of the container, another after a stop and start of the same
+// sandbox, and read-only even to the container's root.
+func TestBootID(t *testing.T) {
+	e := newEnv(t)
+	host, err := os.ReadFile(container.BootIDPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n$`)
+	sub := subvolume(t)
+	id := rung.NewSandboxID()
+	bootID := func() string {
+		c, err := e.m.Start(t.Context(), container.StartRequest{Sandbox: id, Subvolume: sub, Image: e.lite, Size: rung.Presets["basic"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := run(t, c, agent.ExecRequest{Command: "cat " + container.BootIDPath})
+		if !form.MatchString(first.stdout) || first.stdout == string(host) {
+			t.Fatalf("boot id %q (host's %q): want a fresh random UUID", first.stdout, host)
+		}
+		if again := run(t, c, agent.ExecRequest{Command: "cat " + container.BootIDPath}); again.stdout != first.stdout {
+			t.Errorf("boot id changed within one start: %q, then %q", first.stdout, again.stdout)
+		}
+		if w := run(t, c, agent.ExecRequest{Command: "echo 00000000-0000-4000-8000-000000000000 > " + container.BootIDPath}); w.exit.Code == 0 {
+			t.Errorf("root in the container wrote its boot id")
+		}
+		if after := run(t, c, agent.ExecRequest{Command: "cat " + container.BootIDPath}); after.stdout != first.stdout {
+			t.Errorf("boot id after a write: %q, want %q", after.stdout, first.stdout)
+		}
+		if err := e.m.Stop(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(e.m.RuntimeRoot()), "boot-id", string(id))); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the stopped container's boot id file: %v, want it gone", err)
+		}
+		return first.stdout
+	}
+	one, two := bootID(), bootID()
+	if one == two {
+		t.Errorf("a restart kept boot id %q", one)
+	}
+	other, _ := e.start(t, rung.Size{})
+	if got := run(t, other, agent.ExecRequest{Command: "cat " + container.BootIDPath}); got.stdout == two || got.stdout == one {
+		t.Errorf("another sandbox's container has boot id %q too", got.stdout)
 	}
 }

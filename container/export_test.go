@@ -38,6 +38,10 @@ func RunSameBundle(ctx context.Context, m *Manager, req StartRequest, argv []str
 		return 0, err
 	}
 	defer unix.Unmount(rootfs, unix.MNT_DETACH)
+	if err := m.writeBootID(req.Sandbox); err != nil {
+		return 0, err
+	}
+	defer os.Remove(m.bootIDFile(req.Sandbox))
 	spec := m.bundleSpec(req, dir, []string{"PATH=/bin"}, m.cfg.Runtime.passesFDs())
 	spec.Process.Args = argv
 	if err := writeSpec(dir, spec); err != nil {

@@ -3,11 +3,14 @@ package container
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,11 +52,20 @@ type Manager struct {
 	cfg      Config
 	log      *slog.Logger
 	agentDir string // host directory holding the agent binary copy (a tmpfs: mounts.go)
+	// bootIDDir holds each container's boot id file, named by its
+	// sandbox (a tmpfs: mounts.go).
+	bootIDDir string
+	// mountBin is the host's mount(8) under runc and crun, which makes a
+	// start's boot id mount in a hook (bootIDMount); "" when there is
+	// none, or under runsc.
+	mountBin string
 
 	primer cgroupPrimer
 
-	agentMu    sync.Mutex // guards agentReady and the agent directory's mount
+	agentMu    sync.Mutex // guards agentReady, bootIDReady and their directories' mounts
 	agentReady bool       // the agent binary is copied and its tmpfs mounted
+	// bootIDReady: bootIDDir's tmpfs is mounted.
+	bootIDReady bool
 
 	mu         sync.Mutex                       // guards the fields below
 	containers map[rung.SandboxID]*Container    // running containers
@@ -106,7 +118,13 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = DefaultStopGrace
 	}
-	return &Manager{cfg: cfg, log: log, agentDir: agentDir,
+	mountBin := ""
+	if cfg.Runtime.Name == "runc" || cfg.Runtime.Name == "crun" {
+		if mountBin, _ = exec.LookPath("mount"); mountBin == "" {
+			log.Warn("no mount(8) on the host: containers will show the host's boot id, not one of their own", "runtime", cfg.Runtime.Name)
+		}
+	}
+	return &Manager{cfg: cfg, log: log, agentDir: agentDir, mountBin: mountBin, bootIDDir: filepath.Join(cfg.StateDir, "boot-id"),
 		containers: map[rung.SandboxID]*Container{}, stopping: map[rung.SandboxID]chan struct{}{}}, nil
 }
 
@@ -221,6 +239,9 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 		}
 	}
+	if err := m.writeBootID(req.Sandbox); err != nil {
+		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
+	}
 	if err := writeSpec(dir, m.bundleSpec(req, dir, env, listener != nil)); err != nil {
 		return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
 	}
@@ -280,12 +301,44 @@ func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedL
 	if req.CABundle != nil {
 		in.CABundle = filepath.Join(dir, "ca-bundle.crt")
 	}
+	if m.cfg.Runtime.Name == "runsc" || m.mountBin != "" {
+		in.BootID, in.MountBin = m.bootIDFile(req.Sandbox), m.mountBin
+	}
 	if m.cfg.Runtime.SeccompBPF {
 		// A profile the compiler cannot express (a test catches that)
 		// goes in the spec for the runtime to compile.
 		in.SeccompBPF, _ = defaultSeccompBPF()
 	}
 	return buildSpec(in)
+}
+
+// writeBootID gives sandbox's container start a fresh boot id, in the
+// boot id tmpfs (mounts.go), read-only.
+func (m *Manager) writeBootID(sandbox rung.SandboxID) error {
+	if err := m.prepareBootIDDir(); err != nil {
+		return err
+	}
+	f := m.bootIDFile(sandbox)
+	os.Remove(f) // an earlier start's, which a crash left
+	if err := os.WriteFile(f, newBootID(), 0o444); err != nil {
+		return fmt.Errorf("boot id: %w", err)
+	}
+	return nil
+}
+
+// bootIDFile is the host path of sandbox's boot id file.
+func (m *Manager) bootIDFile(sandbox rung.SandboxID) string {
+	return filepath.Join(m.bootIDDir, string(sandbox))
+}
+
+// newBootID is a fresh boot id as the kernel prints one: a random
+// (version 4) UUID in lower case, and a newline.
+func newBootID() []byte {
+	var u [16]byte
+	rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Appendf(nil, "%x-%x-%x-%x-%x\n", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
 // writeSpec writes spec as the bundle dir's config.json.
@@ -527,6 +580,9 @@ func (m *Manager) teardown(ctx context.Context, c *Container) error {
 			unmounted = false
 		}
 	}
+	if err := os.Remove(m.bootIDFile(c.Sandbox)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
 	// Never remove through a mount still in place: that would delete the
 	// sandbox's own files through its overlay.
 	if unmounted {
@@ -555,7 +611,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		wg.Go(func() { errs[i] = m.Stop(ctx, id) }) // ends when the container is removed
 	}
 	wg.Wait()
-	return errors.Join(append(errs, m.releaseAgentDir())...)
+	return errors.Join(append(errs, m.releaseAgentDir(), m.releaseBootIDDir())...)
 }
 
 // ReapStale removes every container, rootfs mount and state directory an
@@ -607,6 +663,11 @@ func (m *Manager) ReapStaleExcept(ctx context.Context, keep func(rung.SandboxID)
 	m.agentMu.Lock()
 	if !m.agentReady {
 		if err := unmountAll(m.agentDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !m.bootIDReady {
+		if err := unmountAll(m.bootIDDir); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -174,6 +174,47 @@ func (m *Manager) prepareAgentDir() error {
 	return nil
 }
 
+// bootIDBytes and bootIDFiles bound the boot id tmpfs: a file (one
+// page) per running container.
+const (
+	bootIDFiles = 1 << 16
+	bootIDBytes = bootIDFiles * 4096
+)
+
+// prepareBootIDDir mounts the tmpfs that holds each container's boot id
+// (Manager.writeBootID), once: a bind mount of a file there shows the
+// container only "/<sandbox id>" as its source in mountinfo, where a
+// file of the state directory would show the host's path to it. A tmpfs
+// an earlier daemon left is replaced: its containers' mounts keep it.
+func (m *Manager) prepareBootIDDir() error {
+	m.agentMu.Lock()
+	defer m.agentMu.Unlock()
+	if m.bootIDReady {
+		return nil
+	}
+	if err := unmountAll(m.bootIDDir); err != nil {
+		return fmt.Errorf("boot id: %w", err)
+	}
+	if err := os.MkdirAll(m.bootIDDir, 0o700); err != nil {
+		return fmt.Errorf("boot id: %w", err)
+	}
+	opts := "size=" + strconv.Itoa(bootIDBytes) + ",nr_inodes=" + strconv.Itoa(bootIDFiles) + ",mode=0700"
+	if err := unix.Mount("tmpfs", m.bootIDDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+		return fmt.Errorf("boot id: mount: %w", err)
+	}
+	m.bootIDReady = true
+	return nil
+}
+
+// releaseBootIDDir unmounts the boot id tmpfs; running containers keep
+// their own bind mounts of their files.
+func (m *Manager) releaseBootIDDir() error {
+	m.agentMu.Lock()
+	defer m.agentMu.Unlock()
+	m.bootIDReady = false
+	return unmountAll(m.bootIDDir)
+}
+
 // releaseAgentDir unmounts the agent directory's tmpfs. Running
 // containers keep their own bind mounts of it.
 func (m *Manager) releaseAgentDir() error {

@@ -43,7 +43,21 @@ type specInput struct {
 	// CABundle is the host path of a file bind-mounted read-only at
 	// /etc/ssl/certs/ca-certificates.crt; "" leaves the image's.
 	CABundle string
+	// BootID is the host path of a file holding this start's boot id,
+	// bind-mounted read-only over BootIDPath (see bootIDMount); ""
+	// leaves the host's (runc, crun) or none (runsc).
+	BootID string
+	// MountBin, when set, is the host's mount(8), which a createContainer
+	// hook runs to make BootID's mount (runc, crun); without it, the mount
+	// is the spec's (runsc).
+	MountBin string
 }
+
+// BootIDPath is the kernel's boot id, which changes with every boot.
+// Each container start gets its own (Manager.Start), as a VM's boot does
+// (E2B's filesystem-only resume checks it; systemd-nspawn does the same):
+// containers share the host's kernel, and with it the host's boot id.
+const BootIDPath = "/proc/sys/kernel/random/boot_id"
 
 // dockerCaps is Docker's default capability set without NET_RAW (raw
 // sockets are an escape route we close) and without MKNOD, SETFCAP and
@@ -168,7 +182,31 @@ func buildSpec(in specInput) *specs.Spec {
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: CABundlePath, Type: "bind", Source: in.CABundle,
 			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
 	}
+	bootIDMount(spec, in)
 	return spec
+}
+
+// bootIDMount puts in.BootID over BootIDPath in spec, read-only: with
+// in.MountBin by a createContainer hook, which runc and crun run in the
+// container's mount namespace after its mounts and before they pivot to
+// the root (so the host's binary and the root's host path are the ones
+// to name); otherwise as a mount of the spec, which gVisor's own /proc
+// takes. Not a spec mount under runc or crun: runc refuses any under
+// /proc, and crun makes it before its read-only remount of /proc/sys,
+// whose copy of the mount below comes out writable (a container's root
+// could then fill the host's disk through it; TestBootID writes to it).
+func bootIDMount(spec *specs.Spec, in specInput) {
+	switch {
+	case in.BootID == "":
+	case in.MountBin != "":
+		spec.Hooks = &specs.Hooks{CreateContainer: []specs.Hook{{
+			Path: in.MountBin,
+			Args: []string{"mount", "--bind", "-o", "ro,nosuid,nodev,noexec", in.BootID, in.Rootfs + BootIDPath},
+		}}}
+	default:
+		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: BootIDPath, Type: "bind", Source: in.BootID,
+			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
+	}
 }
 
 // CABundlePath is where a container finds the certificate authorities it

@@ -30,12 +30,12 @@ go test -timeout 30m -json $plain_pkgs >> "$log" || status=$?
 go test -timeout 30m -json -run '^TestParity$' ./cmd/rung >> "$log" || status=$?
 if command -v runsc >/dev/null; then
 	echo "== go test ./container under gVisor"
-	RUNG_TEST_RUNTIME=runsc go test -timeout 10m -json -run 'TestExecAndShared|TestContainment|TestOOM|TestStop|TestDeath|TestDeepStateDir|TestHostStaysOutOfReach|TestPTY$' ./container >> "$log" || status=$?
+	RUNG_TEST_RUNTIME=runsc go test -timeout 10m -json -run 'TestExecAndShared|TestContainment|TestOOM|TestStop|TestDeath|TestDeepStateDir|TestHostStaysOutOfReach|TestPTY$|TestBootID' ./container >> "$log" || status=$?
 fi
 # The daemon picks runc or crun by a start-up probe; the containment tests
 # and PTY tests run under the other one too.
 echo "== go test ./container containment under crun"
-RUNG_TEST_RUNTIME=crun go test -timeout 10m -json -run 'TestContainment$|TestHostStaysOutOfReach|TestExecAndShared|TestPTY$' ./container >> "$log" || status=$?
+RUNG_TEST_RUNTIME=crun go test -timeout 10m -json -run 'TestContainment$|TestHostStaysOutOfReach|TestExecAndShared|TestPTY$|TestBootID' ./container >> "$log" || status=$?
 # A readable summary: per-package results, then failures, then counts.
 go run ./internal/testsummary < "$log"
 exit $status

@@ -179,15 +179,23 @@ await check('connect extends the timeout', async () => {
   return [after > before, { before, after }]
 })
 
+// A pause keeps the files, not the processes: the resume boots anew,
+// with a boot id of its own (the SDK's filesystem-only resume test).
 await check('pause, then connect resumes', async () => {
+  const bootId = async (s) => (await s.commands.run('cat /proc/sys/kernel/random/boot_id')).stdout.trim()
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
   await sbx.files.write('kept.txt', 'kept')
+  const bootBefore = await bootId(sbx)
   await sbx.pause()
   const paused = await sbx.isRunning()
   const state = (await sbx.getInfo()).state
   const resumed = await Sandbox.connect(sbx.sandboxId)
   const running = await resumed.isRunning()
   const r = await resumed.commands.run('cat kept.txt')
-  return [paused === false && state === 'paused' && running && r.stdout === 'kept', { paused, state, running, stdout: r.stdout }]
+  const bootAfter = await bootId(resumed)
+  const rebooted = uuid.test(bootBefore) && uuid.test(bootAfter) && bootBefore !== bootAfter
+  return [paused === false && state === 'paused' && running && r.stdout === 'kept' && rebooted,
+    { paused, state, running, stdout: r.stdout, bootBefore, bootAfter }]
 })
 
 // terminal collects a PTY's output as text; until(s) resolves once the
