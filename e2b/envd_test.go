@@ -40,7 +40,7 @@ type envdEnv struct {
 	key     string // the tenant's E2B API key
 }
 
-func newEnvdEnv(t *testing.T) *envdEnv {
+func newEnvdEnv(t testing.TB) *envdEnv {
 	t.Helper()
 	c := controllertest.New(t, controller.Config{Tools: tools.All()})
 	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
@@ -70,7 +70,7 @@ func (e *envdEnv) auth(h http.Header) {
 
 // upload posts body to /files with query q and headers h, and returns
 // the status and the body.
-func (e *envdEnv) upload(t *testing.T, q url.Values, h http.Header, ctype string, body []byte) (int, []byte) {
+func (e *envdEnv) upload(t testing.TB, q url.Values, h http.Header, ctype string, body []byte) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), "POST", e.url+"/files?"+q.Encode(), bytes.NewReader(body))
 	if err != nil {
