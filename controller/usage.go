@@ -72,6 +72,17 @@ func (c *Controller) Usage(ctx context.Context, tenant rung.TenantID, ref string
 	return out, nil
 }
 
+// DiskUsed returns the bytes tenant's sandbox ref's files take against
+// its disk size, read now from the pool's quota. Errors: ErrNotFound,
+// ErrUnavailable (the pool keeps no quotas).
+func (c *Controller) DiskUsed(ctx context.Context, tenant rung.TenantID, ref string) (int64, error) {
+	sb, err := c.Get(ctx, tenant, ref)
+	if err != nil {
+		return 0, err
+	}
+	return c.pool.UsedBytes(ctx, string(sb.ID))
+}
+
 // CurrentUsage is one sandbox's newest usage sample.
 type CurrentUsage struct {
 	Sandbox rung.Sandbox

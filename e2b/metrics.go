@@ -23,7 +23,8 @@ type metricOut struct {
 
 // metrics serves GET /sandboxes/{id}/metrics?start=&end= (Unix seconds,
 // both optional): the samples of the sandbox's container taken in that
-// window, oldest first; none while no container has run in it.
+// window, oldest first. A running sandbox without a container (and no
+// sample in the window) has one taken now, if the window holds now.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request, c caller) error {
 	var window [2]time.Time
 	for i, name := range []string{"start", "end"} {
@@ -54,6 +55,24 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request, c caller) error
 		out = append(out, metricOut{Timestamp: smp.Time.UTC(), TimestampUnix: smp.Time.Unix(), CPUCount: cpus,
 			CPUUsedPct: smp.CPUPercent / float64(cpus), MemUsed: smp.MemoryBytes, MemTotal: sb.Size.MemoryBytes,
 			DiskUsed: smp.DiskBytes, DiskTotal: sb.Size.DiskBytes}) // -1: unknown (no quota on the pool)
+	}
+	now := time.Now()
+	if len(out) == 0 && sb.State == rung.StateReady && !paused(sb) &&
+		!now.Before(window[0]) && (window[1].IsZero() || !now.After(window[1])) {
+		// A running E2B sandbox whose commands have all run in-process
+		// has no container, so no process uses CPU or memory, and the
+		// sampler (which reads containers' cgroups) has nothing: its
+		// sample is taken now, its disk read from the pool. E2B's VM
+		// always has one; the SDK waits for a first sample.
+		disk, err := s.ctrl.DiskUsed(r.Context(), c.tenant, string(sb.ID))
+		if rung.Code(err) == rung.CodeUnavailable {
+			disk, err = -1, nil
+		}
+		if err != nil {
+			return err
+		}
+		out = append(out, metricOut{Timestamp: now.UTC(), TimestampUnix: now.Unix(), CPUCount: cpus,
+			MemTotal: sb.Size.MemoryBytes, DiskUsed: disk, DiskTotal: sb.Size.DiskBytes})
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -179,7 +179,8 @@ func TestE2BObserved(t *testing.T) {
 
 // TestE2BMetrics: getMetrics reads the samples of the sandbox's
 // container (CPU over its CPUs, memory and disk against its size), in the
-// window asked for; a bad bound is a 400.
+// window asked for, and before any container, a sample of now with no
+// CPU or memory used; a bad bound is a 400.
 func TestE2BMetrics(t *testing.T) {
 	c, d, addr := startContainerDaemonWith(t, DaemonConfig{Usage: controller.UsageConfig{Interval: 50 * time.Millisecond}})
 	e := e2bTenant(t, c, addr, "acme")
@@ -190,6 +191,27 @@ func TestE2BMetrics(t *testing.T) {
 	}
 	var sb struct{ SandboxID string }
 	json.Unmarshal(b, &sb)
+	get := func(q string) []metricSample {
+		t.Helper()
+		status, b := e.api("GET", "/sandboxes/"+sb.SandboxID+"/metrics"+q, nil)
+		if status != http.StatusOK {
+			t.Fatalf("metrics%s: %d %s", q, status, b)
+		}
+		var out []metricSample
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("metrics%s: %s: %v", q, b, err)
+		}
+		return out
+	}
+	// No container yet (a create starts none): no process uses CPU or
+	// memory, and the sample is taken now, its disk read from the pool.
+	if fresh := get(""); len(fresh) != 1 || fresh[0].CPUUsedPct != 0 || fresh[0].MemUsed != 0 || fresh[0].MemTotal <= 0 ||
+		fresh[0].DiskUsed < 0 || fresh[0].DiskTotal <= 0 || fresh[0].Timestamp.Before(before) || fresh[0].Timestamp.After(time.Now()) {
+		t.Errorf("metrics of a sandbox without a container: %+v, want one sample of now", fresh)
+	}
+	if old := get(fmt.Sprintf("?start=%d&end=%d", before.Unix()-3600, before.Unix()-3000)); len(old) != 0 {
+		t.Errorf("metrics an hour before the create, without a container: %+v", old)
+	}
 	// The container runs, then two sampler passes.
 	tok, err := c.CreateToken(t.Context(), "acme", false)
 	if err != nil {
@@ -204,18 +226,6 @@ func TestE2BMetrics(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatal("no usage sample within a minute")
 		}
-	}
-	get := func(q string) []metricSample {
-		t.Helper()
-		status, b := e.api("GET", "/sandboxes/"+sb.SandboxID+"/metrics"+q, nil)
-		if status != http.StatusOK {
-			t.Fatalf("metrics%s: %d %s", q, status, b)
-		}
-		var out []metricSample
-		if err := json.Unmarshal(b, &out); err != nil {
-			t.Fatalf("metrics%s: %s: %v", q, b, err)
-		}
-		return out
 	}
 	all := get("")
 	if len(all) == 0 {
