@@ -27,6 +27,10 @@ import (
 // neither ever reaches the sandbox: the proxy removes rung's
 // Authorization header, its cookie and its query parameter.
 
+// trafficTokenHeader carries an E2B sandbox's traffic access token
+// (Config.TrafficToken).
+const trafficTokenHeader = "E2b-Traffic-Access-Token"
+
 // shareCookie carries a share token after the first request.
 const shareCookie = "rung_share"
 
@@ -87,9 +91,10 @@ func (s *Server) newPortProxy() *httputil.ReverseProxy {
 // scrubRungCredentials removes what authenticated the caller to rung
 // from a request on its way into a sandbox.
 func scrubRungCredentials(r *http.Request) {
-	if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer rung_") {
-		r.Header.Del("Authorization")
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer rung_") || strings.HasPrefix(a, "Bearer e2b_") {
+		r.Header.Del("Authorization") // a rung token or an E2B key: the tenant's
 	}
+	r.Header.Del(trafficTokenHeader)
 	if cs := r.Cookies(); len(cs) > 0 {
 		r.Header.Del("Cookie")
 		for _, c := range cs {
@@ -137,7 +142,19 @@ func (s *Server) servePort(w http.ResponseWriter, r *http.Request, ref string, p
 		}
 	}
 	rungBearer := strings.HasPrefix(r.Header.Get("Authorization"), "Bearer rung_")
-	if tok != "" && id.Valid() && !rungBearer {
+	if traffic := r.Header.Get(trafficTokenHeader); traffic != "" {
+		// E2B's traffic access token opens every port of the one sandbox
+		// it was made for; a wrong one is 403, as E2B answers.
+		var t rung.TenantID
+		ok := false
+		if s.cfg.TrafficToken != nil && id.Valid() {
+			t, ok = s.cfg.TrafficToken(traffic, id)
+		}
+		if !ok {
+			return rung.Errorf(rung.ErrPermission, "invalid traffic access token for sandbox %s", clip(ref))
+		}
+		tenant = t
+	} else if tok != "" && id.Valid() && !rungBearer {
 		t, err := s.ctrl.CheckShare(r.Context(), tok, id, port)
 		if err != nil {
 			return err

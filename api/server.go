@@ -40,6 +40,11 @@ type Config struct {
 	// PublicURL is the API's address as clients reach it, for the URLs
 	// of shares; "" takes each request's scheme and Host.
 	PublicURL string
+	// TrafficToken, when set, checks an E2B traffic access token (the
+	// E2b-Traffic-Access-Token header of a request for a sandbox's
+	// port) and names the tenant it opens sandbox's ports for (package
+	// e2b's Server.TrafficTenant); nil refuses the header.
+	TrafficToken func(token string, sandbox rung.SandboxID) (rung.TenantID, bool)
 	// MCP, when set, is served at /mcp, outside /v1 and the route table
 	// (it authenticates its own requests: package mcp's Handler); a
 	// preview host's /mcp is still the sandbox's.

@@ -14,6 +14,9 @@ import (
 const (
 	metaPrefix    = "m."
 	templateLabel = "e2b.template" // the templateID a sandbox was created from
+	// privateTrafficLabel marks a sandbox created with allowPublicTraffic
+	// false: create and connect answer its traffic access token.
+	privateTrafficLabel = "e2b.private-traffic"
 )
 
 func metaKey(k string) (string, error) {

@@ -26,6 +26,14 @@ type networkIn struct {
 	EgressProxy json.RawMessage            `json:"egressProxy"`
 	// AllowInternetAccess is the update body's allow_internet_access.
 	AllowInternetAccess *bool `json:"allow_internet_access"`
+	// AllowPublicTraffic false at create gives the sandbox a traffic
+	// access token (secure.go). Its ports need a credential either way:
+	// rung serves no port without one (docs/API.md).
+	AllowPublicTraffic *bool `json:"allowPublicTraffic"`
+	// MaskRequestHost would be the Host header of requests to the
+	// sandbox's ports; rung's proxy sends Host: localhost:{port}, so a
+	// mask is refused rather than ignored.
+	MaskRequestHost *string `json:"maskRequestHost"`
 }
 
 // policyOf maps E2B's egress settings onto rung's network policy (see
@@ -49,6 +57,9 @@ func policyOf(allowInternet *bool, n *networkIn) (*rung.NetworkPolicy, error) {
 	}
 	if len(n.EgressProxy) > 0 && string(n.EgressProxy) != "null" {
 		return nil, rung.Errorf(rung.ErrInvalid, "egressProxy is not served by rung: its own egress proxy polices the sandbox")
+	}
+	if n.MaskRequestHost != nil && *n.MaskRequestHost != "" {
+		return nil, rung.Errorf(rung.ErrInvalid, "maskRequestHost is not served by rung: requests reach a sandbox's port with Host: localhost:{port}")
 	}
 	if allowInternet == nil && n.AllowOut == nil && n.DenyOut == nil {
 		return nil, nil

@@ -43,6 +43,9 @@ func TestPolicyOf(t *testing.T) {
 		{name: "domain denied", n: &networkIn{DenyOut: []string{"example.com"}}, err: true},
 		{name: "transform rules", n: &networkIn{Rules: map[string]json.RawMessage{"a.com": json.RawMessage(`[]`)}}, err: true},
 		{name: "egress proxy", n: &networkIn{EgressProxy: []byte(`{"address":"x"}`)}, err: true},
+		{name: "host mask", n: &networkIn{MaskRequestHost: ptr("${PORT}-app.example.com")}, err: true},
+		{name: "empty host mask", n: &networkIn{MaskRequestHost: ptr("")}, want: nil},
+		{name: "private traffic alone", n: &networkIn{AllowPublicTraffic: &no}, want: nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -62,3 +65,5 @@ func TestPolicyOf(t *testing.T) {
 		})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -118,6 +118,10 @@ func (s *Server) sandboxOutOf(sb rung.Sandbox) sandboxOut {
 	if d := s.cfg.PreviewDomain; d != "" {
 		out.Domain = &d
 	}
+	if sb.Labels[privateTrafficLabel] != "" {
+		tok := s.trafficToken(sb.Tenant, sb.ID)
+		out.TrafficAccessToken = &tok
+	}
 	return out
 }
 
@@ -193,6 +197,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, c caller) error 
 		return rung.Errorf(rung.ErrInvalid, "%v", err)
 	}
 	labels[templateLabel] = in.TemplateID
+	if in.Network != nil && in.Network.AllowPublicTraffic != nil && !*in.Network.AllowPublicTraffic {
+		labels[privateTrafficLabel] = "true"
+	}
 	ttl := defaultTimeout
 	if in.Timeout != nil {
 		if *in.Timeout <= 0 {

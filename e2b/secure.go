@@ -46,6 +46,38 @@ func (s *Server) sandboxToken(tok, id string) (rung.TenantID, bool) {
 	return tenant, subtle.ConstantTimeCompare([]byte(want), []byte(tok)) == 1
 }
 
+// trafficToken is sandbox id's traffic access token (E2B's
+// trafficAccessToken, given to a sandbox created with allowPublicTraffic
+// false): sent as the E2b-Traffic-Access-Token header, it opens the
+// sandbox's ports on the preview hosts and the ports API. Like the
+// access token, an HMAC of tenant and id, never stored; its own purpose
+// byte keeps one from passing for the other.
+func (s *Server) trafficToken(tenant rung.TenantID, id rung.SandboxID) string {
+	mac := hmac.New(sha256.New, s.tokenKey)
+	mac.Write([]byte("traffic"))
+	mac.Write([]byte{0})
+	mac.Write([]byte(tenant))
+	mac.Write([]byte{0})
+	mac.Write([]byte(id))
+	return trafficPrefix + hex.EncodeToString(mac.Sum(nil)) + "_" + string(tenant)
+}
+
+// trafficPrefix starts every traffic access token.
+const trafficPrefix = "ta_"
+
+// TrafficTenant reports the tenant whose traffic access token to
+// sandbox id tok is, comparing in constant time (api.Config's
+// TrafficToken).
+func (s *Server) TrafficTenant(tok string, id rung.SandboxID) (rung.TenantID, bool) {
+	rest, ok := strings.CutPrefix(tok, trafficPrefix)
+	if !ok || len(rest) < 66 || rest[64] != '_' || len(tok) > 256 {
+		return "", false
+	}
+	tenant := rung.TenantID(rest[65:])
+	want := s.trafficToken(tenant, id)
+	return tenant, subtle.ConstantTimeCompare([]byte(want), []byte(tok)) == 1
+}
+
 // tokenKeyOf derives the access tokens' key from the server's key, so
 // no other use of that key (sealing secrets, signing shares) can be made
 // to produce one. Without a server key the tokens last as long as the

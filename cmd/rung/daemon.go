@@ -291,7 +291,10 @@ func OpenDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 		},
 	})
 	acfg := api.Config{Controller: d.ctrl, Logger: log, PreviewDomain: cfg.PreviewDomain, PublicURL: cfg.PublicURL, MCP: d.mcp,
-		Metrics: d.metrics.Handler(), Observe: d.metrics.API, Dashboard: dashboard.Handler()}
+		Metrics: d.metrics.Handler(), Observe: d.metrics.API, Dashboard: dashboard.Handler(),
+		// E2B's traffic access tokens open ports too; d.e2b is made
+		// below, before any request.
+		TrafficToken: func(tok string, id rung.SandboxID) (rung.TenantID, bool) { return d.e2b.TrafficTenant(tok, id) }}
 	if d.tracer != nil {
 		acfg.Tracer = d.tracer
 	}

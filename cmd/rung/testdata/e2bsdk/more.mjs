@@ -174,6 +174,47 @@ await check('getHost reaches a server in the sandbox', async () => {
   return [host === `8123-${sbx.sandboxId}.preview.test` && status === 200 && body === 'served', { host, status, body }]
 })
 
+// allowPublicTraffic false: create answers a traffic access token, which
+// opens the sandbox's ports as E2B's E2b-Traffic-Access-Token header
+// (a wrong one is 403, none at all 401), and which the server inside
+// never sees; nor an E2B key that authenticated the request.
+await check('traffic access token opens the ports', async () => {
+  const priv = await Sandbox.create('base', { timeoutMs: 300_000, network: { allowPublicTraffic: false } })
+  try {
+    const echo = "import http.server as h\n" +
+      "class E(h.BaseHTTPRequestHandler):\n" +
+      "  def do_GET(self):\n" +
+      "    b = str(self.headers).encode(); self.send_response(200); self.send_header('Content-Length', str(len(b))); self.end_headers(); self.wfile.write(b)\n" +
+      "h.HTTPServer(('127.0.0.1', 8124), E).serve_forever()\n"
+    await priv.files.write('/home/user/echo.py', echo)
+    await priv.commands.run('exec python3 /home/user/echo.py', { background: true })
+    await priv.commands.run('for i in $(seq 200); do (echo > /dev/tcp/127.0.0.1/8124) 2>/dev/null && exit 0; sleep 0.05; done; exit 1')
+    const get = (headers) => new Promise((resolve, reject) => {
+      const req = http.request(process.env.RUNG_PREVIEW_URL + '/', { headers: { Host: priv.getHost(8124), ...headers } }, (res) => {
+        let body = ''
+        res.on('data', (d) => { body += d })
+        res.on('end', () => resolve({ status: res.statusCode, body }))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+    const tok = priv.trafficAccessToken
+    const good = await get({ 'E2b-Traffic-Access-Token': tok })
+    const forged = await get({ 'E2b-Traffic-Access-Token': tok.slice(0, -1) + (tok.endsWith('a') ? 'b' : 'a') })
+    const none = await get({})
+    const otherSbx = await get({ 'E2b-Traffic-Access-Token': tok, Host: `8124-${sbx.sandboxId}.preview.test` })
+    const byKey = await get({ Authorization: `Bearer ${process.env.E2B_API_KEY}` })
+    const seen = (good.body + byKey.body).toLowerCase()
+    const leaked = seen.includes('traffic-access-token') || seen.includes(tok.toLowerCase()) || seen.includes(process.env.E2B_API_KEY.toLowerCase())
+    const public_ = sbx.trafficAccessToken
+    return [typeof tok === 'string' && tok.startsWith('ta_') && good.status === 200 && good.body.includes('Host:') &&
+      forged.status === 403 && none.status === 401 && otherSbx.status === 403 && byKey.status === 200 && !leaked && public_ === undefined,
+    { tok: typeof tok, good: good.status, forged: forged.status, none: none.status, otherSbx: otherSbx.status, byKey: byKey.status, leaked, public_, body: good.body }]
+  } finally {
+    await priv.kill()
+  }
+})
+
 await check('signed upload and download URLs', async () => {
   await sbx.files.write('/home/user/signed.txt', 'signed content')
   const dl = await sbx.downloadUrl('/home/user/signed.txt')
