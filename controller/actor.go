@@ -103,10 +103,7 @@ func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref stri
 		return c.acquire(ctx, tenant, ref)
 	}
 	if a = c.actors[id]; a == nil { // no one activated it meanwhile
-		a = &actor{id: id, sb: sb, mbox: make(chan func(), c.lim.Mailbox)}
-		a.execCtx, a.execCancel = context.WithCancel(c.ctx)
-		c.actors[id] = a
-		c.wg.Go(func() { c.runActor(a) }) // stops when idle or when Close cancels c.ctx
+		a = c.activateLocked(sb)
 	}
 	if a.deleted {
 		c.mu.Unlock()
@@ -115,6 +112,28 @@ func (c *Controller) acquire(ctx context.Context, tenant rung.TenantID, ref stri
 	a.refs++
 	c.mu.Unlock()
 	return a, a.init(c)
+}
+
+// activateLocked makes sb's actor, which no one holds yet; c.mu is held.
+func (c *Controller) activateLocked(sb store.Sandbox) *actor {
+	a := &actor{id: sb.ID, sb: sb, mbox: make(chan func(), c.lim.Mailbox), lastUsed: time.Now()}
+	a.execCtx, a.execCancel = context.WithCancel(c.ctx)
+	c.actors[sb.ID] = a
+	c.wg.Go(func() { c.runActor(a) }) // stops when idle or when Close cancels c.ctx
+	return a
+}
+
+// activate makes the actor of sb, a sandbox just created, from the row
+// in hand, so that its first use (an agent's create is followed by its
+// first command at once) reads no row. Unused, it retires after
+// IdleGrace like any other.
+func (c *Controller) activate(sb store.Sandbox) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.actors[sb.ID] != nil {
+		return
+	}
+	c.activateLocked(sb)
 }
 
 // rootInfo answers the isolate tier's stat of / for sandbox id with what

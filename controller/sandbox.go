@@ -265,6 +265,9 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	if err := c.st.UpdateSandbox(ctx, sb); err != nil {
 		return undo(err)
 	}
+	// Active before anything else can learn of it (the caller, the
+	// expiry alarm), so every later change of its row goes through it.
+	c.activate(sb)
 	c.journal(ctx, sb.ID, rung.EntrySandboxCreated, SandboxCreated{Name: sb.Name, Size: sb.Size.String()})
 	if !sb.ExpiresAt.IsZero() {
 		c.poke()
