@@ -3,6 +3,8 @@ package e2b
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -146,4 +148,76 @@ func BenchmarkFilesWriteRead(b *testing.B) {
 	}
 	report("write", w)
 	report("read", r)
+}
+
+// TestStartCompression: to a client that accepts gzip (connect-go's,
+// E2B's Python SDK), a process event under gzipMinBytes goes plain and
+// a larger one compressed; both decode to the command's output.
+func TestStartCompression(t *testing.T) {
+	e := newEnvdEnv(t)
+	for _, tc := range []struct {
+		name, cmd string
+		want      string
+		gzipped   bool // the output's event
+	}{
+		{"small output", "echo hi", "hi\n", false},
+		{"large output", "seq 1000", seqOutput(1000), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, _ := json.Marshal(map[string]any{"process": map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", tc.cmd}}})
+			env := append([]byte{0, 0, 0, 0, 0}, body...)
+			binary.BigEndian.PutUint32(env[1:5], uint32(len(body)))
+			req, err := http.NewRequestWithContext(t.Context(), "POST", e.url+"/process.Process/Start", bytes.NewReader(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.auth(req.Header)
+			req.Header.Set("Content-Type", "application/connect+json")
+			req.Header.Set("Connect-Protocol-Version", "1")
+			req.Header.Set("Connect-Accept-Encoding", "gzip")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			raw, _ := io.ReadAll(res.Body)
+			var out strings.Builder
+			sawGzip := false
+			for len(raw) >= 5 {
+				flags, n := raw[0], binary.BigEndian.Uint32(raw[1:5])
+				msg := raw[5 : 5+n]
+				raw = raw[5+n:]
+				if flags&1 != 0 {
+					zr, err := gzip.NewReader(bytes.NewReader(msg))
+					if err != nil {
+						t.Fatal(err)
+					}
+					msg, _ = io.ReadAll(zr)
+				}
+				var ev struct {
+					Event struct {
+						Data *struct{ Stdout []byte }
+					}
+				}
+				json.Unmarshal(msg, &ev)
+				if ev.Event.Data != nil {
+					out.Write(ev.Event.Data.Stdout)
+					sawGzip = sawGzip || flags&1 != 0
+				} else if flags&1 != 0 && flags&2 == 0 {
+					t.Errorf("a small event went compressed: %s", msg)
+				}
+			}
+			if out.String() != tc.want || sawGzip != tc.gzipped {
+				t.Errorf("output %d bytes (want %d), compressed: %v (want %v)", out.Len(), len(tc.want), sawGzip, tc.gzipped)
+			}
+		})
+	}
+}
+
+func seqOutput(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(strconv.Itoa(i) + "\n")
+	}
+	return b.String()
 }
