@@ -194,7 +194,10 @@ func buildSpec(in specInput) *specs.Spec {
 // takes. Not a spec mount under runc or crun: runc refuses any under
 // /proc, and crun makes it before its read-only remount of /proc/sys,
 // whose copy of the mount below comes out writable (a container's root
-// could then fill the host's disk through it; TestBootID writes to it).
+// could then write the host's file, and fill the tmpfs every container's
+// boot id lives on; TestBootID writes to it). The hook's target is the
+// runtime's own proc mount: runc and crun refuse a root whose /proc is
+// a symbolic link (which a sandbox could leave in its upper directory).
 func bootIDMount(spec *specs.Spec, in specInput) {
 	switch {
 	case in.BootID == "":
