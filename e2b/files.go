@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -31,7 +32,7 @@ func (s *Server) fileError(w http.ResponseWriter, r *http.Request, err error) {
 
 // readFile is GET /files?path=: the file's bytes, gzip-encoded when the
 // client accepts it (files.read with gzip: true; Node's fetch always
-// does) and the file is at least gzipMinBytes long.
+// does) and the file is at least compressMinBytes long.
 func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 	c, err := s.filesCaller(r, "read")
 	if err != nil {
@@ -56,7 +57,7 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Vary", "Accept-Encoding")
-	if size >= gzipMinBytes && acceptsGzip(r.Header) {
+	if size >= compressMinBytes && acceptsGzip(r.Header) {
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzipWriters.Get().(*gzip.Writer)
 		zw.Reset(w)
@@ -69,11 +70,13 @@ func (s *Server) readFile(w http.ResponseWriter, r *http.Request) {
 	io.Copy(w, f)
 }
 
-// gzipMinBytes is the smallest file readFile compresses. A smaller one
-// fits in one TCP segment either way, so gzip saves no round trip and
-// costs both ends CPU: through Node's fetch a gzipped 1 KiB read took
-// 0.8-0.9 ms where the plain one took 0.4 (docs/BENCHMARKS.md).
-const gzipMinBytes = 1400
+// compressMinBytes is the smallest body envd compresses: a file readFile
+// sends, a Connect message (server.go). A smaller one fits in one TCP
+// segment either way, so gzip saves no round trip and costs both ends
+// CPU: through Node's fetch a gzipped 1 KiB read took 0.8-0.9 ms where
+// the plain one took 0.4, and compressing a Start's three small events
+// took 15% of the daemon's CPU for a Go client (docs/BENCHMARKS.md).
+const compressMinBytes = 1400
 
 // gzipWriters keeps readFile's compressors: each holds about a
 // megabyte of deflate state, too much to make per request.
@@ -88,8 +91,12 @@ func acceptsGzip(h http.Header) bool {
 			if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
 				continue
 			}
-			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+			q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+			if !ok {
+				return true
+			}
+			w, err := strconv.ParseFloat(q, 64)
+			return err != nil || w > 0 // a weight we cannot read does not refuse it
 		}
 	}
 	return false

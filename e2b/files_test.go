@@ -17,7 +17,7 @@ import (
 
 // TestFilesGzip: /files takes a gzip-encoded upload, and a read is
 // gzip-encoded when the client accepts gzip and the file is at least
-// gzipMinBytes long; a 1 KiB file, a client that does not ask and one
+// compressMinBytes long; a 1 KiB file, a client that does not ask and one
 // that refuses gzip (q=0) get the plain bytes. Reads in a row reuse the
 // pooled compressor and each decodes to its own file.
 func TestFilesGzip(t *testing.T) {
@@ -151,7 +151,7 @@ func BenchmarkFilesWriteRead(b *testing.B) {
 }
 
 // TestStartCompression: to a client that accepts gzip (connect-go's,
-// E2B's Python SDK), a process event under gzipMinBytes goes plain and
+// E2B's Python SDK), a process event under compressMinBytes goes plain and
 // a larger one compressed; both decode to the command's output.
 func TestStartCompression(t *testing.T) {
 	e := newEnvdEnv(t)

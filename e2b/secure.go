@@ -27,23 +27,13 @@ const accessPrefix = "ea_"
 
 // accessToken returns the envd access token of tenant's sandbox id.
 func (s *Server) accessToken(tenant rung.TenantID, id rung.SandboxID) string {
-	mac := hmac.New(sha256.New, s.tokenKey)
-	mac.Write([]byte(tenant))
-	mac.Write([]byte{0})
-	mac.Write([]byte(id))
-	return accessPrefix + hex.EncodeToString(mac.Sum(nil)) + "_" + string(tenant)
+	return s.sandboxMAC(accessPrefix, "", tenant, id)
 }
 
 // sandboxToken reports the tenant whose access token to sandbox id tok
 // is, comparing in constant time.
 func (s *Server) sandboxToken(tok, id string) (rung.TenantID, bool) {
-	rest, ok := strings.CutPrefix(tok, accessPrefix)
-	if !ok || len(rest) < 66 || rest[64] != '_' {
-		return "", false
-	}
-	tenant := rung.TenantID(rest[65:])
-	want := s.accessToken(tenant, rung.SandboxID(id))
-	return tenant, subtle.ConstantTimeCompare([]byte(want), []byte(tok)) == 1
+	return s.macTenant(accessPrefix, "", tok, rung.SandboxID(id))
 }
 
 // trafficToken is sandbox id's traffic access token (E2B's
@@ -51,15 +41,9 @@ func (s *Server) sandboxToken(tok, id string) (rung.TenantID, bool) {
 // false): sent as the E2b-Traffic-Access-Token header, it opens the
 // sandbox's ports on the preview hosts and the ports API. Like the
 // access token, an HMAC of tenant and id, never stored; its own purpose
-// byte keeps one from passing for the other.
+// keeps one from passing for the other.
 func (s *Server) trafficToken(tenant rung.TenantID, id rung.SandboxID) string {
-	mac := hmac.New(sha256.New, s.tokenKey)
-	mac.Write([]byte("traffic"))
-	mac.Write([]byte{0})
-	mac.Write([]byte(tenant))
-	mac.Write([]byte{0})
-	mac.Write([]byte(id))
-	return trafficPrefix + hex.EncodeToString(mac.Sum(nil)) + "_" + string(tenant)
+	return s.sandboxMAC(trafficPrefix, "traffic", tenant, id)
 }
 
 // trafficPrefix starts every traffic access token.
@@ -69,12 +53,34 @@ const trafficPrefix = "ta_"
 // sandbox id tok is, comparing in constant time (api.Config's
 // TrafficToken).
 func (s *Server) TrafficTenant(tok string, id rung.SandboxID) (rung.TenantID, bool) {
-	rest, ok := strings.CutPrefix(tok, trafficPrefix)
+	return s.macTenant(trafficPrefix, "traffic", tok, id)
+}
+
+// sandboxMAC is a token of tenant's sandbox id: prefix, the hex HMAC of
+// purpose (when not "", then a zero byte), tenant, a zero byte and id
+// under the tokens' key, "_" and the tenant. The envd access token has
+// no purpose (its tokens predate the others and must stay valid).
+func (s *Server) sandboxMAC(prefix, purpose string, tenant rung.TenantID, id rung.SandboxID) string {
+	mac := hmac.New(sha256.New, s.tokenKey)
+	if purpose != "" {
+		mac.Write([]byte(purpose))
+		mac.Write([]byte{0})
+	}
+	mac.Write([]byte(tenant))
+	mac.Write([]byte{0})
+	mac.Write([]byte(id))
+	return prefix + hex.EncodeToString(mac.Sum(nil)) + "_" + string(tenant)
+}
+
+// macTenant reports the tenant whose sandboxMAC(prefix, purpose) token
+// to sandbox id tok is, comparing in constant time.
+func (s *Server) macTenant(prefix, purpose, tok string, id rung.SandboxID) (rung.TenantID, bool) {
+	rest, ok := strings.CutPrefix(tok, prefix)
 	if !ok || len(rest) < 66 || rest[64] != '_' || len(tok) > 256 {
 		return "", false
 	}
 	tenant := rung.TenantID(rest[65:])
-	want := s.trafficToken(tenant, id)
+	want := s.sandboxMAC(prefix, purpose, tenant, id)
 	return tenant, subtle.ConstantTimeCompare([]byte(want), []byte(tok)) == 1
 }
 

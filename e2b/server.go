@@ -88,11 +88,10 @@ func New(cfg Config) *Server {
 	// Each known procedure is routed to its service; any other path,
 	// including an unknown method of a known service, gets Connect's
 	// unimplemented in its JSON shape, so the SDK never waits.
-	// A message under gzipMinBytes goes uncompressed even to a client
+	// A message under compressMinBytes goes uncompressed even to a client
 	// that accepts gzip (connect-go's and E2B's Python SDK do; the JS
-	// SDK does not): compressing a process event of a few dozen bytes
-	// took 15% of the daemon's CPU for a Go client's commands.
-	small := connect.WithCompressMinBytes(gzipMinBytes)
+	// SDK does not).
+	small := connect.WithCompressMinBytes(compressMinBytes)
 	_, ph := processconnect.NewProcessHandler(&processService{s: s}, small)
 	for _, m := range []string{processconnect.ProcessListProcedure, processconnect.ProcessConnectProcedure,
 		processconnect.ProcessStartProcedure, processconnect.ProcessUpdateProcedure, processconnect.ProcessStreamInputProcedure,
