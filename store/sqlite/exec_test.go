@@ -22,9 +22,7 @@ func TestLoseLegacyExecs(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	ctx := t.Context()
-	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
-	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-	must(t, db.CreateSandbox(ctx, sb, 0))
+	sb := acmeSandbox(t, db)
 	legacy, current := rung.NewExecID(), rung.NewExecID()
 	_, err = db.w.ExecContext(ctx, `INSERT INTO execs(id, sandbox, command, state, backend, exit_code, bytes, started, ended)
 		VALUES(?, ?, 'sleep 1', 'started', 'isolate', 0, 0, 1, 0)`, string(legacy), string(sb.ID))
@@ -116,9 +114,7 @@ func TestExecCountsMigrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
-	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-	must(t, db.CreateSandbox(ctx, sb, 0))
+	sb := acmeSandbox(t, db)
 	for _, q := range []string{
 		`ALTER TABLE sandboxes DROP COLUMN execs_isolate`,
 		`ALTER TABLE sandboxes DROP COLUMN execs_container`,
@@ -162,9 +158,7 @@ func TestEndLaterClose(t *testing.T) {
 	var mu sync.Mutex
 	var errs []error
 	db.OnLaterError(func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() })
-	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
-	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-	must(t, db.CreateSandbox(ctx, sb, 0))
+	sb := acmeSandbox(t, db)
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
 	q := db.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true})
 	e.EndedAt = time.Now()
@@ -193,9 +187,7 @@ func TestEndLaterReadsSeeAll(t *testing.T) {
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "rung.db"))
 	must(t, err)
 	defer db.Close()
-	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
-	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-	must(t, db.CreateSandbox(ctx, sb, 0))
+	sb := acmeSandbox(t, db)
 	const n = 3*maxLaterBatch + 5
 	db.wmu.Lock() // the flusher cannot commit any until all are queued
 	for range n {
@@ -222,9 +214,7 @@ func TestEndLaterErrorReported(t *testing.T) {
 	defer db.Close()
 	reported := make(chan error, 4)
 	db.OnLaterError(func(err error) { reported <- err })
-	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
-	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-	must(t, db.CreateSandbox(ctx, sb, 0))
+	sb := acmeSandbox(t, db)
 	e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "echo hi", Backend: rung.BackendIsolate, StartedAt: time.Now()}
 	other := e
 	other.ID = rung.NewExecID()
@@ -256,9 +246,7 @@ func TestEndLaterBounded(t *testing.T) {
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "rung.db"))
 	must(t, err)
 	defer db.Close()
-	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
-	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
-	must(t, db.CreateSandbox(ctx, sb, 0))
+	sb := acmeSandbox(t, db)
 	end := func() error {
 		e := store.Exec{ID: rung.NewExecID(), Sandbox: sb.ID, Command: "true", Backend: rung.BackendIsolate, StartedAt: time.Now()}
 		return db.QueueStartExec(ctx, e, store.Event{Time: e.StartedAt, Type: "exec.started", Journal: true}).End(ctx, e, nil)
@@ -298,4 +286,14 @@ func TestEndLaterBounded(t *testing.T) {
 	if len(evs) != maxLater+1 {
 		t.Errorf("%d events after %d execs, want one each", len(evs), maxLater+1)
 	}
+}
+
+// acmeSandbox makes tenant "acme" in db and a ready sandbox of it.
+func acmeSandbox(t *testing.T, db *DB) store.Sandbox {
+	t.Helper()
+	ctx := t.Context()
+	must(t, db.CreateTenant(ctx, store.Tenant{ID: "acme", CreatedAt: time.Now()}))
+	sb := store.Sandbox{Sandbox: rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "acme", State: rung.StateReady, CreatedAt: time.Now()}}
+	must(t, db.CreateSandbox(ctx, sb, 0))
+	return sb
 }
