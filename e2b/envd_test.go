@@ -42,7 +42,13 @@ type envdEnv struct {
 
 func newEnvdEnv(t testing.TB) *envdEnv {
 	t.Helper()
-	c := controllertest.New(t, controller.Config{Tools: tools.All()})
+	return newEnvdEnvWith(t, controller.Config{Tools: tools.All()})
+}
+
+// newEnvdEnvWith is newEnvdEnv over a controller of cfg.
+func newEnvdEnvWith(t testing.TB, cfg controller.Config) *envdEnv {
+	t.Helper()
+	c := controllertest.New(t, cfg)
 	if _, err := c.CreateTenant(t.Context(), "acme"); err != nil {
 		t.Fatal(err)
 	}
