@@ -55,9 +55,10 @@ type Manager struct {
 	// bootIDDir holds each container's boot id file, named by its
 	// sandbox (a tmpfs: mounts.go).
 	bootIDDir string
-	// mountBin is the host's mount(8) under runc and crun, which makes a
-	// start's boot id mount in a hook (bootIDMount); "" when there is
-	// none, or under runsc.
+	// bootIDs: each start gets a boot id of its own (writeBootID). Under
+	// runc and crun that takes mountBin, the host's mount(8), which makes
+	// the mount in a hook (bootIDMount); runsc takes a mount of the spec.
+	bootIDs  bool
 	mountBin string
 
 	primer cgroupPrimer
@@ -124,7 +125,8 @@ func NewManager(cfg Config) (*Manager, error) {
 			log.Warn("no mount(8) on the host: containers will show the host's boot id, not one of their own", "runtime", cfg.Runtime.Name)
 		}
 	}
-	return &Manager{cfg: cfg, log: log, agentDir: agentDir, mountBin: mountBin, bootIDDir: filepath.Join(cfg.StateDir, "boot-id"),
+	return &Manager{cfg: cfg, log: log, agentDir: agentDir, bootIDDir: filepath.Join(cfg.StateDir, "boot-id"),
+		bootIDs: cfg.Runtime.Name == "runsc" || mountBin != "", mountBin: mountBin,
 		containers: map[rung.SandboxID]*Container{}, stopping: map[rung.SandboxID]chan struct{}{}}, nil
 }
 
@@ -301,7 +303,7 @@ func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedL
 	if req.CABundle != nil {
 		in.CABundle = filepath.Join(dir, "ca-bundle.crt")
 	}
-	if m.cfg.Runtime.Name == "runsc" || m.mountBin != "" {
+	if m.bootIDs {
 		in.BootID, in.MountBin = m.bootIDFile(req.Sandbox), m.mountBin
 	}
 	if m.cfg.Runtime.SeccompBPF {
@@ -313,8 +315,11 @@ func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedL
 }
 
 // writeBootID gives sandbox's container start a fresh boot id, in the
-// boot id tmpfs (mounts.go), read-only.
+// boot id tmpfs (mounts.go), read-only; nothing without m.bootIDs.
 func (m *Manager) writeBootID(sandbox rung.SandboxID) error {
+	if !m.bootIDs {
+		return nil
+	}
 	if err := m.prepareBootIDDir(); err != nil {
 		return err
 	}

@@ -148,19 +148,13 @@ func (m *Manager) prepareAgentDir() error {
 	if m.agentReady {
 		return nil
 	}
-	if err := unmountAll(m.agentDir); err != nil {
-		return fmt.Errorf("agent binary: %w", err)
-	}
-	if err := os.MkdirAll(m.agentDir, 0o755); err != nil {
-		return fmt.Errorf("agent binary: %w", err)
-	}
 	fi, err := os.Stat(m.cfg.AgentBinary)
 	if err != nil {
 		return fmt.Errorf("agent binary: %w", err)
 	}
 	opts := "size=" + strconv.FormatInt(fi.Size()+1<<20, 10) + ",nr_inodes=16,mode=0755"
-	if err := unix.Mount("tmpfs", m.agentDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("agent binary: mount: %w", err)
+	if err := freshTmpfs(m.agentDir, 0o755, unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("agent binary: %w", err)
 	}
 	if err := copyFile(m.cfg.AgentBinary, filepath.Join(m.agentDir, agentBinName)); err != nil {
 		unmountAll(m.agentDir)
@@ -192,17 +186,26 @@ func (m *Manager) prepareBootIDDir() error {
 	if m.bootIDReady {
 		return nil
 	}
-	if err := unmountAll(m.bootIDDir); err != nil {
-		return fmt.Errorf("boot id: %w", err)
-	}
-	if err := os.MkdirAll(m.bootIDDir, 0o700); err != nil {
-		return fmt.Errorf("boot id: %w", err)
-	}
 	opts := "size=" + strconv.Itoa(bootIDBytes) + ",nr_inodes=" + strconv.Itoa(bootIDFiles) + ",mode=0700"
-	if err := unix.Mount("tmpfs", m.bootIDDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
-		return fmt.Errorf("boot id: mount: %w", err)
+	if err := freshTmpfs(m.bootIDDir, 0o700, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+		return fmt.Errorf("boot id: %w", err)
 	}
 	m.bootIDReady = true
+	return nil
+}
+
+// freshTmpfs mounts a new tmpfs on dir (made with perm if missing),
+// with flags and opts, in place of whatever was mounted there.
+func freshTmpfs(dir string, perm os.FileMode, flags uintptr, opts string) error {
+	if err := unmountAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", flags, opts); err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
 	return nil
 }
 
