@@ -94,6 +94,24 @@ func (e *envdEnv) upload(t testing.TB, q url.Values, h http.Header, ctype string
 	return res.StatusCode, b
 }
 
+// api calls the control plane with the tenant's E2B key and returns the
+// status and the body.
+func (e *envdEnv) api(t testing.TB, method, path string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-KEY", e.key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b
+}
+
 // multipartBody is a form with one "file" part per name.
 func multipartBody(t *testing.T, names ...string) (string, []byte) {
 	t.Helper()
@@ -342,18 +360,8 @@ func TestStartStreamCutOnKill(t *testing.T) {
 			}
 		}, false},
 		{"kill", "sleep 60", func(t *testing.T, e *envdEnv, _ uint32) {
-			req, err := http.NewRequestWithContext(t.Context(), "DELETE", e.url+"/sandboxes/"+string(e.sandbox), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("X-API-KEY", e.key)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-			if res.StatusCode != http.StatusNoContent {
-				t.Fatalf("DELETE: %d", res.StatusCode)
+			if status, _ := e.api(t, "DELETE", "/sandboxes/"+string(e.sandbox)); status != http.StatusNoContent {
+				t.Fatalf("DELETE: %d", status)
 			}
 		}, true},
 		{"deleted by the controller", "sleep 60", func(t *testing.T, e *envdEnv, _ uint32) {

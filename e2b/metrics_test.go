@@ -3,7 +3,6 @@ package e2b
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -23,19 +22,9 @@ func TestMetricsWithoutContainer(t *testing.T) {
 		Pool: storagetest.NewTestPoolConfig(t, storage.PoolConfig{Quotas: storage.QuotaOff})})
 	get := func(q string) []metricOut {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), "GET", e.url+"/sandboxes/"+string(e.sandbox)+"/metrics"+q, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("X-API-KEY", e.key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("metrics%s: %d %s", q, res.StatusCode, b)
+		status, b := e.api(t, "GET", "/sandboxes/"+string(e.sandbox)+"/metrics"+q)
+		if status != http.StatusOK {
+			t.Fatalf("metrics%s: %d %s", q, status, b)
 		}
 		var out []metricOut
 		if err := json.Unmarshal(b, &out); err != nil {
