@@ -85,13 +85,7 @@ func (e *envdEnv) upload(t testing.TB, q url.Values, h http.Header, ctype string
 	maps.Copy(req.Header, h)
 	e.auth(req.Header)
 	req.Header.Set("Content-Type", ctype)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
+	return do(t, req)
 }
 
 // api calls the control plane with the tenant's E2B key and returns the
@@ -103,6 +97,12 @@ func (e *envdEnv) api(t testing.TB, method, path string) (int, []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-API-KEY", e.key)
+	return do(t, req)
+}
+
+// do sends req and returns the status and the body.
+func do(t testing.TB, req *http.Request) (int, []byte) {
+	t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
