@@ -150,9 +150,12 @@ type StartRequest struct {
 	// interfaces before the start: gVisor takes them over as it boots
 	// (see Runtime.networked).
 	NetNS string
-	// ResolvConf, when set, is the container's /etc/resolv.conf,
-	// bind-mounted read-only (network.Link.ResolvConf).
-	ResolvConf []byte
+	// ResolvConf, when set, is the host path of the file bind-mounted
+	// read-only at the container's /etc/resolv.conf. The caller keeps it
+	// while the container runs and may rewrite it in place (not replace
+	// it: the mount holds the file it was given) when the container's
+	// network changes.
+	ResolvConf string
 	// CABundle, when set, is the container's system certificate store
 	// (CABundlePath), bind-mounted read-only: the egress proxy's
 	// certificate authority for this sandbox among the host's.
@@ -231,11 +234,6 @@ func (m *Manager) Start(ctx context.Context, req StartRequest) (_ *Container, er
 	if len(env) == 0 {
 		env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 	}
-	if req.ResolvConf != nil {
-		if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), req.ResolvConf, 0o644); err != nil {
-			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
-		}
-	}
 	if req.CABundle != nil {
 		if err := os.WriteFile(filepath.Join(dir, "ca-bundle.crt"), req.CABundle, 0o644); err != nil {
 			return nil, fmt.Errorf("start container %s: %w", req.Sandbox, err)
@@ -296,9 +294,7 @@ func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedL
 		AgentBin:  m.agentDir, RunDir: filepath.Join(dir, "run"),
 		PassedListener: passedListener,
 		NetNS:          req.NetNS,
-	}
-	if req.ResolvConf != nil {
-		in.ResolvConf = filepath.Join(dir, "resolv.conf")
+		ResolvConf:     req.ResolvConf,
 	}
 	if req.CABundle != nil {
 		in.CABundle = filepath.Join(dir, "ca-bundle.crt")

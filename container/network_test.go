@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -53,8 +54,12 @@ func TestNetworkEgress(t *testing.T) {
 	}
 	sub := subvolume(t)
 	copyExecutable(t, escapeBuild.binary(t), filepath.Join(sub, "fs/workspace/escape"))
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(resolv, link.ResolvConf(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c, err := e.m.Start(t.Context(), container.StartRequest{Sandbox: id, Subvolume: sub, Image: e.lite,
-		Size: rung.Presets["basic"], NetNS: link.NetNS, ResolvConf: link.ResolvConf()})
+		Size: rung.Presets["basic"], NetNS: link.NetNS, ResolvConf: resolv})
 	if err != nil {
 		t.Fatal(err)
 	}

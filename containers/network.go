@@ -12,9 +12,11 @@ import (
 type Network interface {
 	// Prepare readies sb's network before its container starts: the
 	// network namespace to join ("" for a new one with loopback only),
-	// the resolv.conf and the certificate store to mount (nil: the
-	// image's).
-	Prepare(ctx context.Context, sb rung.Sandbox) (netns string, resolvConf, caBundle []byte, err error)
+	// the host path of the file to mount as its resolv.conf, which the
+	// network rewrites in place when the sandbox's network changes while
+	// it runs ("": the image's), and the certificate store to mount (nil:
+	// the image's).
+	Prepare(ctx context.Context, sb rung.Sandbox) (netns, resolvConf string, caBundle []byte, err error)
 	// Started: sandbox id's container runs; its init is host pid.
 	Started(id rung.SandboxID, pid int)
 	// Stopped: sb's container is gone, or did not start after Prepare.
@@ -27,9 +29,9 @@ type Network interface {
 }
 
 // prepareNetwork runs the network's Prepare, if there is a network.
-func (t *Tier) prepareNetwork(ctx context.Context, sb rung.Sandbox) (netns string, resolvConf, caBundle []byte, err error) {
+func (t *Tier) prepareNetwork(ctx context.Context, sb rung.Sandbox) (netns, resolvConf string, caBundle []byte, err error) {
 	if t.cfg.Network == nil {
-		return "", nil, nil, nil
+		return "", "", nil, nil
 	}
 	return t.cfg.Network.Prepare(ctx, sb)
 }

@@ -19,9 +19,11 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"rung.dev/rung"
@@ -35,7 +37,8 @@ import (
 type Config struct {
 	// Dir keeps each sandbox's certificate authority (<id>.crt, <id>.key,
 	// mode 0600), so a restarted daemon intercepts for the containers it
-	// adopts with the CA they trust. Required; typically
+	// adopts with the CA they trust, and the resolv.conf its container
+	// mounts (<id>.resolv). Required; typically
 	// <data>/network/ca.
 	Dir string
 	// Links is the host side: links and packet policies. Required.
@@ -197,12 +200,12 @@ func (t *Tier) entry(sb rung.Sandbox) *sandboxNet {
 }
 
 // Prepare implements containers.Network: the sandbox's CA (made once and
-// kept), its certificate store, and in modes egress and open a link with
-// its proxy, in a namespace the container joins.
-func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, []byte, []byte, error) {
+// kept), its certificate store, its resolv.conf, and in modes egress and
+// open a link with its proxy, in a namespace the container joins.
+func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, string, []byte, error) {
 	ca, err := t.ca(sb.ID)
 	if err != nil {
-		return "", nil, nil, err
+		return "", "", nil, err
 	}
 	n := t.entry(sb)
 	t.mu.Lock()
@@ -210,7 +213,10 @@ func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, []byte, []
 	t.mu.Unlock()
 	bundle := append(append([]byte{}, t.bundle...), ca.CertPEM()...)
 	if (sb.Network.Mode == "" || sb.Network.Mode == rung.NetworkNone) && sb.Isolation != rung.IsolationGVisor {
-		return "", nil, bundle, nil
+		// Mounted in mode none too, so that a switch to egress or open
+		// while the container runs can give it its name server (Apply).
+		resolv, err := t.writeResolv(sb.ID, noResolv)
+		return "", resolv, bundle, err
 	}
 	// gVisor takes its interfaces once, as it boots: a sandbox in mode
 	// none gets a link too, which passes nothing but DNS (which resolves
@@ -223,9 +229,37 @@ func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, []byte, []
 	t.down(ctx, sb.ID) // what a container that died without a Stopped left
 	link, err := t.attach(ctx, sb.ID, n, "")
 	if err != nil {
-		return "", nil, nil, err
+		return "", "", nil, err
 	}
-	return link.NetNS, link.ResolvConf(), bundle, nil
+	resolv, err := t.writeResolv(sb.ID, link.ResolvConf())
+	if err != nil {
+		t.down(ctx, sb.ID)
+		return "", "", nil, err
+	}
+	return link.NetNS, resolv, bundle, nil
+}
+
+// noResolv is the resolv.conf of a container without a link: no name
+// server, so a lookup fails at once (the resolver's default, the
+// sandbox's own loopback, has nothing listening).
+var noResolv = []byte("# rung: network mode none: no name server\n")
+
+// writeResolv writes id's resolv.conf (<id>.resolv in Config.Dir) in
+// place, so that a container that mounted it sees the new one, and
+// returns its path.
+func (t *Tier) writeResolv(id rung.SandboxID, b []byte) (string, error) {
+	path := filepath.Join(t.cfg.Dir, string(id)+".resolv")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("resolv.conf of sandbox %s: %w", id, err)
+	}
+	return path, nil
 }
 
 // attach gives n a link in netns ("" for one the manager makes) and its
@@ -345,14 +379,22 @@ func (t *Tier) Apply(ctx context.Context, sb rung.Sandbox) error {
 		return nil // its next start prepares it
 	case mode == rung.NetworkNone && !(gvisor && link != nil):
 		t.down(ctx, sb.ID)
-		return nil
+		_, err := t.writeResolv(sb.ID, noResolv)
+		return err
 	case link == nil && gvisor:
 		// Started before its links were kept in mode none (an older
 		// daemon's container, adopted).
 		return rung.Errorf(rung.ErrConflict, "a gVisor sandbox takes its network when its container starts: the new mode %s applies from its next start (POST /v1/sandboxes/%s/stop, then any exec)", mode, sb.ID)
 	case link == nil:
-		_, err := t.attach(ctx, sb.ID, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
-		return err
+		link, err := t.attach(ctx, sb.ID, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
+		if err != nil {
+			return err
+		}
+		if _, err := t.writeResolv(sb.ID, link.ResolvConf()); err != nil {
+			t.down(ctx, sb.ID)
+			return err
+		}
+		return nil
 	}
 	if err := t.cfg.Links.SetPolicy(ctx, sb.ID, linkPolicy(t.cfg.Tenants.effective(sb.Tenant, sb.Network))); err != nil {
 		return fmt.Errorf("network of sandbox %s: %w", sb.ID, err)
@@ -400,10 +442,14 @@ func (t *Tier) Forget(id rung.SandboxID) {
 	t.mu.Lock()
 	delete(t.sbs, id)
 	t.mu.Unlock()
-	for _, ext := range []string{".crt", ".key"} {
+	for _, ext := range sandboxFiles {
 		os.Remove(filepath.Join(t.cfg.Dir, string(id)+ext))
 	}
 }
+
+// sandboxFiles are the extensions of the files Config.Dir keeps for each
+// sandbox: its CA's certificate and key, and its resolv.conf.
+var sandboxFiles = []string{".crt", ".key", ".resolv"}
 
 // Close stops every proxy; links stay for the next daemon (live restore)
 // or its Reconcile.
@@ -579,7 +625,7 @@ func (t *Tier) SweepCAs(exists func(rung.SandboxID) (bool, error)) (int, error) 
 			continue
 		}
 		ext := filepath.Ext(name)
-		if ext != ".crt" && ext != ".key" {
+		if !slices.Contains(sandboxFiles, ext) {
 			continue
 		}
 		id := rung.SandboxID(strings.TrimSuffix(name, ext))
@@ -597,7 +643,7 @@ func (t *Tier) SweepCAs(exists func(rung.SandboxID) (bool, error)) (int, error) 
 		if !g {
 			continue
 		}
-		for _, ext := range []string{".crt", ".key"} {
+		for _, ext := range sandboxFiles {
 			os.Remove(filepath.Join(t.cfg.Dir, string(id)+ext))
 		}
 		n++

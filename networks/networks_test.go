@@ -59,8 +59,11 @@ func TestCAKept(t *testing.T) {
 	tr := newTier(t, dir)
 	sb := rung.Sandbox{ID: rung.NewSandboxID(), Tenant: "a", Network: rung.NetworkPolicy{Mode: rung.NetworkNone}}
 	netns, resolv, bundle, err := tr.Prepare(t.Context(), sb)
-	if err != nil || netns != "" || resolv != nil {
+	if err != nil || netns != "" || resolv != filepath.Join(dir, "ca", string(sb.ID)+".resolv") {
 		t.Fatalf("Prepare in mode none: %q %q %v", netns, resolv, err)
+	}
+	if b, err := os.ReadFile(resolv); err != nil || strings.Contains(string(b), "nameserver") {
+		t.Errorf("mode none's resolv.conf names a server: %q, %v", b, err)
 	}
 	crt, err := os.ReadFile(filepath.Join(dir, "ca", string(sb.ID)+".crt"))
 	if err != nil || !strings.HasSuffix(string(bundle), string(crt)) {
@@ -82,8 +85,10 @@ func TestCAKept(t *testing.T) {
 		t.Errorf("a new tier made another CA: %v", err)
 	}
 	again.Forget(sb.ID)
-	if _, err := os.Stat(filepath.Join(dir, "ca", string(sb.ID)+".key")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("Forget left the key: %v", err)
+	for _, ext := range []string{".key", ".crt", ".resolv"} {
+		if _, err := os.Stat(filepath.Join(dir, "ca", string(sb.ID)+ext)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Forget left the %s: %v", ext, err)
+		}
 	}
 }
 
@@ -107,7 +112,7 @@ func TestSweepCAs(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("SweepCAs = %d, %v; want 1 sandbox's files removed", n, err)
 	}
-	for _, ext := range []string{".crt", ".key"} {
+	for _, ext := range []string{".crt", ".key", ".resolv"} {
 		if _, err := os.Stat(filepath.Join(dir, "ca", string(gone.ID)+ext)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the deleted sandbox's %s stayed: %v", ext, err)
 		}

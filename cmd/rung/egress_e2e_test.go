@@ -334,6 +334,19 @@ func TestEgress(t *testing.T) {
 		t.Error("no network.updated entry")
 	}
 
+	// A container started in mode none (plain's, above) gets its name
+	// server with its link: names resolve once it switches to egress.
+	runPlain := containerRunner(t, c, string(plain.ID))
+	if res := runPlain("nslookup api.example.test"); res.ExitCode == 0 {
+		t.Errorf("mode none resolved a name: %q", res.Stdout)
+	}
+	if _, err := c.Update(ctx, string(plain.ID), client.UpdateRequest{Network: &policy}); err != nil {
+		t.Fatal(err)
+	}
+	if res := runPlain(fmt.Sprintf("wget -q -O - http://api.example.test:%d/from-none", port)); res.ExitCode != 0 || !strings.Contains(res.Stdout, "/from-none") {
+		t.Errorf("from none to egress on a running container: exit %d %q %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
 	// Bad policies are refused naming the rule; open needs the tenant's
 	// permission.
 	bad := rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, CIDR: "10.0.0.1/8"}}}
