@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -108,8 +109,9 @@ func (w *warmPool) changedLocked() {
 }
 
 // Claim takes a live spare of image ref ("" for the default image, a
-// name, or name@sha256:…) and size; see [controller.Spares].
-func (w *warmPool) Claim(ref string, size rung.Size) (rung.SandboxID, string, bool) {
+// name, or name@sha256:…), size and linked directory; see
+// [controller.Spares].
+func (w *warmPool) Claim(ref string, size rung.Size, link string) (rung.SandboxID, string, bool) {
 	name, digest, err := image.ParseRef(ref)
 	if ref == "" {
 		name, digest, err = w.t.defaultImage(), "", nil
@@ -117,7 +119,7 @@ func (w *warmPool) Claim(ref string, size rung.Size) (rung.SandboxID, string, bo
 	if err != nil {
 		return "", "", false
 	}
-	sp, taken := w.take(name, digest, size)
+	sp, taken := w.take(name, digest, size, link)
 	if taken {
 		time.AfterFunc(refillDelay, w.poke) // refill what was taken, destroy what was discarded
 	}
@@ -194,16 +196,16 @@ func (w *warmPool) Wait(ctx context.Context) error {
 }
 
 // take pops spec's first live spare of image name (and digest, unless
-// "") and size; spares found dead or stale go to the discard list. taken
-// reports whether the pool changed.
-func (w *warmPool) take(name, digest string, size rung.Size) (sp *spare, taken bool) {
+// ""), size and linked directory; spares found dead or stale go to the
+// discard list. taken reports whether the pool changed.
+func (w *warmPool) take(name, digest string, size rung.Size, link string) (sp *spare, taken bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil, false
 	}
 	for i, s := range w.specs {
-		if s.Image != name || !sameSize(s.Size, size) {
+		if s.Image != name || !sameSize(s.Size, size) || s.LinkWorkspace != link {
 			continue
 		}
 		for len(w.ready[i]) > 0 {
@@ -307,7 +309,7 @@ func (w *warmPool) fill(ctx context.Context) error {
 	for i, s := range w.specs {
 		im := ims[i]
 		for ctx.Err() == nil && w.reserve(i) {
-			sp, err := w.start(ctx, im, s.Size)
+			sp, err := w.start(ctx, im, s)
 			w.mu.Lock()
 			w.making = -1
 			if err == nil {
@@ -366,26 +368,32 @@ func (w *warmPool) heldLocked(i int) int {
 	return n
 }
 
-// start makes one spare: subvolume, quota, container. On failure nothing
-// is left behind.
-func (w *warmPool) start(ctx context.Context, im image.Image, size rung.Size) (*spare, error) {
+// start makes one spare of spec s: subvolume, quota, the linked
+// directory, container. On failure nothing is left behind.
+func (w *warmPool) start(ctx context.Context, im image.Image, s controller.WarmSpec) (*spare, error) {
 	id := rung.NewSandboxID()
 	if err := w.pool.Create(ctx, string(id)); err != nil {
 		return nil, err
 	}
-	err := w.pool.SetQuota(ctx, string(id), size.DiskBytes)
+	err := w.pool.SetQuota(ctx, string(id), s.Size.DiskBytes)
 	if errors.Is(err, rung.ErrUnavailable) {
 		err = nil // quotas are off on this pool, as for any sandbox
 	}
+	if err == nil && s.LinkWorkspace != "" {
+		subvol := w.pool.Path(string(id))
+		err = w.t.LinkWorkspace(im.Ref(), s.LinkWorkspace, filepath.Join(subvol, "rootfs", "upper"), filepath.Join(subvol, "fs", "workspace"))
+	}
 	var ctr *container.Container
+	var resolv string
 	var bundle []byte
 	if err == nil {
-		// A spare's sandbox has network none; its certificate store is
-		// the one a later switch to egress needs.
-		_, _, bundle, err = w.t.prepareNetwork(ctx, rung.Sandbox{ID: id, Network: rung.NetworkPolicy{Mode: rung.NetworkNone}})
+		// A spare's sandbox has network none; its certificate store and
+		// resolv.conf are the ones a later switch to egress needs.
+		_, resolv, bundle, err = w.t.prepareNetwork(ctx, rung.Sandbox{ID: id, Network: rung.NetworkPolicy{Mode: rung.NetworkNone}})
 	}
 	if err == nil {
-		ctr, err = w.t.cfg.Runc.Start(ctx, container.StartRequest{Sandbox: id, Subvolume: w.pool.Path(string(id)), Image: im, Size: size, CABundle: bundle})
+		ctr, err = w.t.cfg.Runc.Start(ctx, container.StartRequest{Sandbox: id, Subvolume: w.pool.Path(string(id)), Image: im, Size: s.Size,
+			ResolvConf: resolv, CABundle: bundle})
 	}
 	if err != nil {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -42,9 +42,10 @@ type CreateRequest struct {
 	// /home/user, becomes /workspace for the sandbox's container: a
 	// symbolic link to it, whose contents in the image are copied into
 	// /workspace first (see [ContainerImages].LinkWorkspace). It is done
-	// at create, host-side, so no container starts for it, and the
-	// create takes no warm spare (whose root is already mounted). A
-	// restore or fork keeps what its snapshot holds.
+	// at create, host-side, so no container starts for it, unless the
+	// create claims a warm spare whose [WarmSpec] linked the same
+	// directory before its container started. A restore or fork keeps
+	// what its snapshot holds.
 	LinkWorkspace string `json:"link_workspace,omitempty"`
 }
 
@@ -131,8 +132,8 @@ func (c *Controller) checkCreate(tenant rung.TenantID, req CreateRequest) (rung.
 	if err := checkEnv(req.Env); err != nil {
 		return rung.Size{}, err
 	}
-	if d := req.LinkWorkspace; d != "" && (len(d) > 255 || !path.IsAbs(d) || path.Clean(d) != d || d == "/" || under(d, "/workspace") || under(d, "/tmp")) {
-		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "invalid link_workspace %q: want a clean absolute directory outside /workspace and /tmp", clip(d))
+	if err := checkLinkWorkspace(req.LinkWorkspace); err != nil {
+		return rung.Size{}, err
 	}
 	if req.Image != "" && (len(req.Image) > 255 || !rung.ValidName(req.Image) && !validImageRef(req.Image)) {
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "invalid image %q", clip(req.Image))
@@ -149,6 +150,16 @@ func (c *Controller) checkCreate(tenant rung.TenantID, req CreateRequest) (rung.
 		return rung.Size{}, rung.Errorf(rung.ErrInvalid, "idle_timeout and ttl must not be negative")
 	}
 	return req.Size.Resolve(c.cfg.Sizes.For(tenant))
+}
+
+// checkLinkWorkspace validates a CreateRequest's or a WarmSpec's
+// LinkWorkspace: "" or a clean absolute directory outside /workspace and
+// /tmp.
+func checkLinkWorkspace(d string) error {
+	if d != "" && (len(d) > 255 || !path.IsAbs(d) || path.Clean(d) != d || d == "/" || under(d, "/workspace") || under(d, "/tmp")) {
+		return rung.Errorf(rung.ErrInvalid, "invalid link_workspace %q: want a clean absolute directory outside /workspace and /tmp", clip(d))
+	}
+	return nil
 }
 
 // validImageRef accepts name@sha256:<hex>.
@@ -223,11 +234,7 @@ func (c *Controller) Create(ctx context.Context, tenant rung.TenantID, req Creat
 	// A matching spare gives the sandbox its id, subvolume and running
 	// container (warm.go).
 	claimed := time.Now()
-	spareImage := ""
-	if req.LinkWorkspace == "" {
-		spareImage = c.claimSpare(&sb)
-	}
-	if spareImage != "" {
+	if spareImage := c.claimSpare(&sb, req.LinkWorkspace); spareImage != "" {
 		return c.createOnSpare(ctx, sb, who, spareImage, claimed)
 	}
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant); err != nil {

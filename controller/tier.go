@@ -133,10 +133,11 @@ type ContainerRestore interface {
 type Spares interface {
 	// Run refills the pool until ctx ends, then destroys every spare.
 	Run(ctx context.Context)
-	// Claim takes a live spare of image ref and size off the pool and
-	// returns its id and the image reference it runs; the caller then
-	// calls Attach, Return or Destroy.
-	Claim(ref string, size rung.Size) (id rung.SandboxID, image string, ok bool)
+	// Claim takes a live spare of image ref and size, whose spec linked
+	// directory link to /workspace ("": none), off the pool and returns
+	// its id and the image reference it runs; the caller then calls
+	// Attach, Return or Destroy.
+	Claim(ref string, size rung.Size, link string) (id rung.SandboxID, image string, ok bool)
 	// Return gives back a claimed spare whose create failed before its
 	// sandbox existed.
 	Return(ctx context.Context, id rung.SandboxID)

@@ -241,10 +241,36 @@ type fakeSpares struct {
 	}
 	mu                         sync.Mutex // guards the fields below
 	attached, returned, killed []rung.SandboxID
+	links                      []string // each Claim's link
+}
+
+// fakeNetwork is a network tier that records what Apply is asked and
+// fails it for the sandboxes whose policy has a rule for failing.test.
+type fakeNetwork struct {
+	mu      sync.Mutex // guards applied
+	applied []rung.SandboxID
+}
+
+func (n *fakeNetwork) Check(rung.TenantID, rung.NetworkPolicy) error { return nil }
+func (n *fakeNetwork) Env(rung.Sandbox) map[string]string            { return nil }
+func (n *fakeNetwork) Forget(rung.SandboxID)                         {}
+func (n *fakeNetwork) Apply(ctx context.Context, sb rung.Sandbox) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.applied = append(n.applied, sb.ID)
+	for _, r := range sb.Network.Rules {
+		if r.Domain == "failing.test" {
+			return errors.New("no address left")
+		}
+	}
+	return nil
 }
 
 func (f *fakeSpares) Run(ctx context.Context) { <-ctx.Done() }
-func (f *fakeSpares) Claim(ref string, size rung.Size) (rung.SandboxID, string, bool) {
+func (f *fakeSpares) Claim(ref string, size rung.Size, link string) (rung.SandboxID, string, bool) {
+	f.mu.Lock()
+	f.links = append(f.links, link)
+	f.mu.Unlock()
 	id := rung.NewSandboxID()
 	if err := f.pool.Create(context.Background(), string(id)); err != nil {
 		return "", "", false
@@ -345,5 +371,54 @@ func TestCreateOnSpare(t *testing.T) {
 	}
 	if uid := owner(spares.returned[0]); uid != 0 {
 		t.Errorf("workspace of the returned spare owned by %d, want root's again", uid)
+	}
+}
+
+// TestCreateOnSpareNetwork: a create in mode egress claims a spare (whose
+// container runs without network) and gets its network applied as the
+// claim ends; when that fails the sandbox stays, its container stopped
+// with reason "network" for its next start to prepare. A create's
+// LinkWorkspace goes with its claim.
+func TestCreateOnSpareNetwork(t *testing.T) {
+	spares := &fakeSpares{}
+	tier := userTier{fakeTier: &fakeTier{running: map[rung.SandboxID]bool{}}, spares: spares}
+	pool := storagetest.NewTestPool(t)
+	spares.pool = pool
+	net := &fakeNetwork{}
+	e := &env{pool: pool, db: filepath.Join(t.TempDir(), "rung.db")}
+	e.open(t, controller.Config{Warm: []controller.WarmSpec{{Image: "lite", Count: 1, LinkWorkspace: "/home/user"}},
+		Network: func(controller.NetworkEvents) controller.NetworkTier { return net },
+		Container: func(ev controller.ContainerEvents) controller.ContainerTier {
+			tier.ev = ev
+			return tier
+		}})
+	if err := e.st.CreateTenant(t.Context(), store.Tenant{ID: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	egress := func(domain string) rung.NetworkPolicy {
+		return rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, Domain: domain}}}
+	}
+
+	sb, err := e.c.Create(ctx, "acme", controller.CreateRequest{User: "user", Network: egress("api.test"), LinkWorkspace: "/home/user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.State != rung.StateRunning || len(net.applied) != 1 || net.applied[0] != sb.ID || len(tier.stopped) != 0 {
+		t.Fatalf("egress create on a spare: state %s, applied %v, stopped %v", sb.State, net.applied, tier.stopped)
+	}
+	if len(spares.links) != 1 || spares.links[0] != "/home/user" {
+		t.Errorf("claims' links %q, want the create's /home/user", spares.links)
+	}
+
+	failed, err := e.c.Create(ctx, "acme", controller.CreateRequest{User: "user", Network: egress("failing.test")})
+	if err != nil {
+		t.Fatalf("a create whose claimed spare's network failed: %v; want the sandbox, its container stopped", err)
+	}
+	if len(tier.stopped) != 1 || tier.stopped[0] != "network" {
+		t.Errorf("container stops %q, want one with reason network", tier.stopped)
+	}
+	if got, err := e.c.Get(ctx, "acme", string(failed.ID)); err != nil || got.Network.Mode != rung.NetworkEgress {
+		t.Errorf("the sandbox after its network failed: %+v, %v", got, err)
 	}
 }

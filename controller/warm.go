@@ -25,7 +25,10 @@ import (
 
 // WarmSpec asks for spare sandboxes of one image and size. A create
 // claims a spare when its image, size, isolation ("container") and
-// network ("none") match; any other create starts cold.
+// LinkWorkspace match; any other create starts cold. A spare's container
+// starts without network: a create in mode egress or open that claims it
+// gets its link as the claim ends, as a running sandbox whose network
+// changes does (about 10 ms; see [NetworkTier].Apply).
 type WarmSpec struct {
 	// Image is an image name in the image store ("lite", "debian");
 	// "" is the container tier's default image. A spare runs the
@@ -39,18 +42,28 @@ type WarmSpec struct {
 	Size rung.Size
 	// Count is how many spares are kept ready; 0 keeps none.
 	Count int
+	// LinkWorkspace is what a create's CreateRequest.LinkWorkspace must
+	// be to claim one of these spares: the image's directory made a link
+	// to /workspace before the spare's container starts (E2B's creates
+	// link /home/user). "" serves creates that link nothing.
+	LinkWorkspace string
 }
 
-// String returns the spec in [ParseWarm]'s form.
+// String returns the spec in [ParseWarm]'s form, followed by the linked
+// directory when it has one.
 func (s WarmSpec) String() string {
 	img := s.Image
 	if img == "" {
 		img = "default"
 	}
-	if s.Size == (rung.Size{}) {
-		return img + "=" + strconv.Itoa(s.Count)
+	if s.Size != (rung.Size{}) {
+		img += ":" + s.Size.String()
 	}
-	return img + ":" + s.Size.String() + "=" + strconv.Itoa(s.Count)
+	img += "=" + strconv.Itoa(s.Count)
+	if s.LinkWorkspace != "" {
+		img += " (" + s.LinkWorkspace + " linked)"
+	}
+	return img
 }
 
 // ParseWarm parses IMAGE[:SIZE]=COUNT, the form of `rung serve --warm`:
@@ -82,6 +95,9 @@ func ParseWarm(s string) (WarmSpec, error) {
 func (c *Controller) spares() (Spares, error) {
 	var specs []WarmSpec
 	for _, s := range c.cfg.Warm {
+		if err := checkLinkWorkspace(s.LinkWorkspace); err != nil {
+			return nil, fmt.Errorf("warm pool %s: %w", s, err)
+		}
 		if s.Count > 0 {
 			specs = append(specs, s)
 		}
@@ -116,13 +132,14 @@ func (c *Controller) WaitWarm(ctx context.Context) error {
 	return c.warm.Wait(ctx)
 }
 
-// claimSpare takes a spare that matches sb for its create and gives sb
-// its id; "" when there is none, else the image the spare runs.
-func (c *Controller) claimSpare(sb *store.Sandbox) (image string) {
-	if c.warm == nil || sb.Isolation != rung.IsolationContainer || sb.Network.Mode != "none" {
+// claimSpare takes a spare that matches sb for its create, with link
+// linked (CreateRequest.LinkWorkspace), and gives sb its id; "" when
+// there is none, else the image the spare runs.
+func (c *Controller) claimSpare(sb *store.Sandbox, link string) (image string) {
+	if c.warm == nil || sb.Isolation != rung.IsolationContainer || sb.Network.Mode != rung.NetworkNone && c.net == nil {
 		return ""
 	}
-	id, image, ok := c.warm.Claim(sb.Image, sb.Size)
+	id, image, ok := c.warm.Claim(sb.Image, sb.Size, link)
 	if !ok {
 		return ""
 	}
@@ -166,12 +183,38 @@ func (c *Controller) createOnSpare(ctx context.Context, sb store.Sandbox, who Id
 	if err := c.st.CreateSandbox(ctx, sb, c.lim.SandboxesPerTenant, created, started); err != nil {
 		return giveBack(err)
 	}
+	c.activate(sb)
 	c.notify(sb.ID)
 	c.warm.Attach(sb.ID)
 	c.poke() // the idle alarm (and the TTL's, when it has one)
+	if sb.Network.Mode != rung.NetworkNone {
+		c.spareNetwork(ctx, sb.Sandbox)
+	}
 	took := time.Since(claimed)
 	c.observeStart(true, took)
 	_, digest, _ := strings.Cut(image, "@")
 	c.traceStart(ctx, sb.ID, true, ContainerStart{Image: image, Digest: digest, Took: took})
 	return sb.Sandbox, nil
+}
+
+// spareNetwork gives the container of sb, created on a spare (which runs
+// without network), the network sb's policy says, on sb's actor as an
+// update's would be. When that fails the container stops (reason
+// "network"): the sandbox stays, and its next start prepares its
+// network as a cold start does, or fails naming why.
+func (c *Controller) spareNetwork(ctx context.Context, sb rung.Sandbox) {
+	a, err := c.acquire(ctx, sb.Tenant, string(sb.ID))
+	if err == nil {
+		err = c.do(ctx, a, func() error { return c.net.Apply(ctx, sb) })
+		c.release(a)
+	}
+	if err == nil {
+		return
+	}
+	c.log.WarnContext(ctx, "a claimed spare's network: its container stops", "sandbox", sb.ID, "err", err)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := c.tier.Stop(sctx, sb.ID, "network"); err != nil {
+		c.log.WarnContext(ctx, "stop a claimed spare's container", "sandbox", sb.ID, "err", err)
+	}
 }

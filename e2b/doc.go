@@ -16,7 +16,8 @@
 // E2B's home directory, /home/user, is the sandbox's /workspace: a new
 // sandbox whose image has /home/user gets it replaced by a symbolic link
 // to /workspace (its dotfiles copied over; controller.CreateRequest's
-// LinkWorkspace, done at create without a container), so a file written through
+// LinkWorkspace, done at create without a container, or before a warm
+// spare's container starts: see Home), so a file written through
 // /files at /home/user/x is the file a command sees there, and relative
 // paths resolve against it. See docs/API.md, "E2B compatibility", for what
 // is not served yet.

@@ -12,6 +12,11 @@ const (
 	workspace = "/workspace"
 )
 
+// Home is E2B's home directory, which every create of the E2B API links
+// to /workspace (controller.CreateRequest.LinkWorkspace): warm spares for
+// its creates are a controller.WarmSpec with this LinkWorkspace.
+const Home = home
+
 // sandboxPath maps an E2B path to the controller's: "" and "~" are the
 // home; relative paths and "~/" resolve against it; the home is
 // /workspace. Other absolute paths pass through (the controller refuses

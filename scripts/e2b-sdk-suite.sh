@@ -25,7 +25,11 @@
 # everything else is made fresh each run and removed at the end. The exit
 # status is 0 when every test that ran passed.
 # RUNG_E2B_SUITE_PORT (default 7480) and the port after it are the API's
-# and the E2B port's. Extra vitest flags: RUNG_E2B_SUITE_VITEST.
+# and the E2B port's. Extra vitest flags: RUNG_E2B_SUITE_VITEST. The
+# daemon keeps RUNG_E2B_SUITE_WARM (default 3) warm spares for E2B creates
+# of base (`--e2b-warm`), as a deployment that wants its first PTY or
+# container command fast would; 0 keeps none, so that every sandbox's first
+# container command starts its container cold.
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ ! -f "$1/packages/js-sdk/package.json" ]; then
@@ -181,8 +185,10 @@ echo "== starting rung serve on $api (E2B surface on $e2b; log $results/serve.lo
 # The network tier on a table and range of its own (E2B sandboxes have
 # internet access by default: mode egress, which needs it), apart from
 # any other daemon's on the host. RUNG_E2B_SUITE_NET overrides the range.
+warm=()
+[ "${RUNG_E2B_SUITE_WARM:-3}" = 0 ] || warm=(--e2b-warm "base=${RUNG_E2B_SUITE_WARM:-3}")
 "$rung" serve --addr "$api" --e2b-addr "$e2b" --data "$data" --network-table rung_e2bsuite \
-	--network-range "${RUNG_E2B_SUITE_NET:-10.239.0.0/16}" >"$results/serve.log" 2>&1 &
+	--network-range "${RUNG_E2B_SUITE_NET:-10.239.0.0/16}" "${warm[@]}" >"$results/serve.log" 2>&1 &
 daemon=$!
 export RUNG_ADDR=$api
 # No deadline: a first start builds base before it serves.

@@ -23,6 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"rung.dev/rung/client"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/e2b"
 	"rung.dev/rung/internal/testenv"
 )
 
@@ -229,6 +232,29 @@ func BenchmarkE2BSDK(b *testing.B) {
 	for b.Loop() {
 		steps = runSDKScript(b, sdk, "bench.mjs", "E2B_API_URL=http://"+addr+"/e2b/api", "E2B_SANDBOX_URL=http://"+addr+"/e2b/envd", "E2B_API_KEY="+key)
 	}
+	reportSDKSteps(b, steps)
+}
+
+// BenchmarkE2BSDKWarmPool is BenchmarkE2BSDK's creates against a daemon
+// that keeps two warm spares for E2B creates (`rung serve --e2b-warm
+// base=2`): each timed create claims one.
+func BenchmarkE2BSDKWarmPool(b *testing.B) {
+	const spares = 2
+	sdk := e2bSDK(b)
+	ensureBase(b)
+	c, d, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache,
+		Warm: []controller.WarmSpec{{Image: "base", Count: spares, LinkWorkspace: e2b.Home}}})
+	key := e2bKey(b, c, "acme")
+	var steps []sdkStep
+	for b.Loop() {
+		steps = runSDKScript(b, sdk, "bench.mjs", "E2B_API_URL=http://"+addr+"/e2b/api", "E2B_SANDBOX_URL=http://"+addr+"/e2b/envd", "E2B_API_KEY="+key,
+			"RUNG_BENCH_WARM_SPARES="+strconv.Itoa(spares), "RUNG_BENCH_METRICS_URL=http://"+addr+"/metrics", "RUNG_BENCH_TOKEN="+d.Token)
+	}
+	reportSDKSteps(b, steps)
+}
+
+// reportSDKSteps reports bench.mjs's measures as the benchmark's metrics.
+func reportSDKSteps(b *testing.B, steps []sdkStep) {
 	for _, s := range steps {
 		var q struct {
 			P50 float64 `json:"p50_ms"`
@@ -329,12 +355,17 @@ func BenchmarkE2BWire(b *testing.B) {
 func e2bBenchDaemon(b *testing.B) (addr, key string) {
 	ensureBase(b)
 	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
-	if _, err := c.CreateTenant(b.Context(), "acme"); err != nil {
+	return addr, e2bKey(b, c, "acme")
+}
+
+// e2bKey creates tenant and returns an E2B key of it.
+func e2bKey(b *testing.B, c *client.Client, tenant string) string {
+	if _, err := c.CreateTenant(b.Context(), tenant); err != nil {
 		b.Fatal(err)
 	}
-	k, err := c.CreateE2BKey(b.Context(), "acme")
+	k, err := c.CreateE2BKey(b.Context(), tenant)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return addr, k.Token
+	return k.Token
 }

@@ -18,6 +18,7 @@ import (
 	"rung.dev/rung/agent"
 	"rung.dev/rung/container"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/e2b"
 	"rung.dev/rung/network"
 	"rung.dev/rung/shell/tools"
 	"rung.dev/rung/tracing"
@@ -25,7 +26,7 @@ import (
 
 func newServe(g *globals) *cobra.Command {
 	var data, poolMount, level, memLimit string
-	var warm []string
+	var warm, e2bWarm []string
 	var stopGrace time.Duration
 	var defaultImage string
 	var liveRestore bool
@@ -62,6 +63,14 @@ func newServe(g *globals) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("--warm: %w", err)
 				}
+				specs = append(specs, spec)
+			}
+			for _, w := range e2bWarm {
+				spec, err := controller.ParseWarm(w)
+				if err != nil {
+					return fmt.Errorf("--e2b-warm: %w", err)
+				}
+				spec.LinkWorkspace = e2b.Home
 				specs = append(specs, spec)
 			}
 			limit := defaultMemoryLimit()
@@ -146,6 +155,7 @@ func newServe(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&memLimit, "memory-limit", "", "the daemon's memory limit (Go's soft limit; half of it caps what isolate execs hold together): bytes with an optional K, M, G or T suffix, or off (default 75% of the host's or the daemon's cgroup's memory, whichever is lower)")
 	cmd.Flags().DurationVar(&stopGrace, "stop-grace", container.DefaultStopGrace, "how long a stopping container's commands get after SIGTERM before they are killed (like docker stop's -t)")
 	cmd.Flags().StringArrayVar(&warm, "warm", nil, "keep COUNT spare sandboxes of IMAGE (at size preset SIZE, default "+rung.DefaultPreset+") started, so a matching create skips the container's cold start: IMAGE[:SIZE]=COUNT, repeatable (e.g. --warm base=2 --warm lite:basic=1)")
+	cmd.Flags().StringArrayVar(&e2bWarm, "e2b-warm", nil, "keep COUNT spare sandboxes for the E2B API's creates of template IMAGE (E2B's default template is base), their /home/user already linked to /workspace: IMAGE[:SIZE]=COUNT, repeatable (e.g. --e2b-warm base=2)")
 	cmd.Flags().BoolVar(&liveRestore, "live-restore", false, "leave sandboxes' containers and background processes running when the daemon stops, for the next start to adopt (as docker's live-restore; off, a stop journals container.stopped with reason daemon_stop). A daemon that is killed leaves them either way, and the next start adopts them")
 	cmd.Flags().BoolVar(&noNetwork, "no-network", false, "run without the network tier: every sandbox's network is none (loopback only), and modes egress and open are unavailable")
 	cmd.Flags().StringVar(&netRange, "network-range", "", "IPv4 range carved into one /30 per sandbox link (default "+network.DefaultRange.String()+"); two daemons on one host need ranges that do not overlap")

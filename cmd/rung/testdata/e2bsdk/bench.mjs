@@ -2,6 +2,11 @@
 // BenchmarkE2BSDK runs it (same environment as smoke.mjs; RUNG_BENCH_N
 // iterations, default 200). Prints one JSON line per measure:
 // {"step", "ok": true, "data": {"n", "p50_ms", "p99_ms"}}.
+//
+// With RUNG_BENCH_WARM_SPARES=N (BenchmarkE2BSDKWarmPool: a daemon with
+// that many warm spares for E2B creates) it measures only the creates,
+// each once the pool holds N spares again, read from the daemon's
+// metrics (RUNG_BENCH_METRICS_URL, RUNG_BENCH_TOKEN).
 import { createRequire } from 'node:module'
 import path from 'node:path'
 
@@ -46,6 +51,71 @@ async function measure(step, count, fn) {
     await s.files.read(`/home/user/warm/${j % 16}.txt`)
   }
   await s.kill()
+}
+
+const warmSpares = Number(process.env.RUNG_BENCH_WARM_SPARES || 0)
+
+// poolFull waits until the daemon's warm pool holds warmSpares spares,
+// so every timed create can claim one (the refill of the last claim is a
+// container start in the background).
+async function poolFull() {
+  if (!warmSpares) return
+  for (;;) {
+    const res = await fetch(process.env.RUNG_BENCH_METRICS_URL, { headers: { Authorization: `Bearer ${process.env.RUNG_BENCH_TOKEN}` } })
+    const m = (await res.text()).match(/^rung_warm_spares_ready (\d+)/m)
+    if (m && Number(m[1]) >= warmSpares) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+// measureCreate is measure for a step that creates a sandbox: each
+// iteration waits for a full pool first (not timed) and kills its
+// sandbox after (not timed).
+async function measureCreate(step, count, fn) {
+  const ms = []
+  for (let i = 0; i < count; i++) {
+    await poolFull()
+    const t0 = performance.now()
+    const s = await fn()
+    ms.push(performance.now() - t0)
+    await s.kill()
+  }
+  console.log(JSON.stringify({ step, ok: true, data: quantiles(ms) }))
+}
+
+// A command that only the container runs (python3), and a PTY's first
+// output, on a new sandbox: the container's start is in these, unless a
+// warm spare's container was claimed.
+const creates = Math.max(3, Math.floor(n / 20))
+await measureCreate('create_to_container_result', creates, async () => {
+  const s = await Sandbox.create('base', { timeoutMs: 300_000 })
+  const r = await s.commands.run('python3 -c "print(6*7)"')
+  if (r.stdout !== '42\n') throw new Error(`python3: ${JSON.stringify(r)}`)
+  return s
+})
+await measureCreate('create_to_pty_output', creates, async () => {
+  const s = await Sandbox.create('base', { timeoutMs: 300_000 })
+  let out = ''
+  let seen
+  const got = new Promise((resolve) => { seen = resolve })
+  const dec = new TextDecoder()
+  const h = await s.pty.create({ cols: 80, rows: 24, timeoutMs: 60_000, onData: (d) => {
+    out += dec.decode(d)
+    if (out.includes('42')) seen()
+  } })
+  await s.pty.sendInput(h.pid, new TextEncoder().encode('echo $((6*7))\n'))
+  await got
+  return s
+})
+if (warmSpares) {
+  await measureCreate('create_to_first_result', creates, async () => {
+    const s = await Sandbox.create('base', { timeoutMs: 300_000 })
+    const r = await s.commands.run('echo ready')
+    if (r.stdout !== 'ready\n') throw new Error(`first command: ${JSON.stringify(r)}`)
+    return s
+  })
+  console.log(JSON.stringify({ step: 'done', ok: true }))
+  process.exit(0)
 }
 
 // Sandbox.create until the first command's result, then kill (not timed).
