@@ -47,11 +47,19 @@ type specInput struct {
 	// bind-mounted read-only over BootIDPath (see bootIDMount); ""
 	// leaves the host's (runc, crun) or none (runsc).
 	BootID string
-	// MountBin, when set, is the host's mount(8), which a createContainer
-	// hook runs to make BootID's mount (runc, crun); without it, the mount
-	// is the spec's (runsc).
-	MountBin string
+	// HookTools, when set, are the host's programs a createContainer hook
+	// runs to make BootID's mount (runc, crun); without them, the mount is
+	// the spec's (runsc).
+	HookTools *hookTools
 }
+
+// hookTools are the host's programs (absolute paths) that the boot id's
+// createContainer hook runs: sh, which runs cat to read the container's
+// state from its standard input to the end, then mount(8). crun writes
+// the state after it starts the hook and fails the start ("writing to
+// pipe: Broken pipe") when the hook has exited without reading it; runc
+// ignores that.
+type hookTools struct{ sh, cat, mount string }
 
 // BootIDPath is the kernel's boot id, which changes with every boot.
 // Each container start gets its own (Manager.Start), as a VM's boot does
@@ -187,7 +195,7 @@ func buildSpec(in specInput) *specs.Spec {
 }
 
 // bootIDMount puts in.BootID over BootIDPath in spec, read-only: with
-// in.MountBin by a createContainer hook, which runc and crun run in the
+// in.HookTools by a createContainer hook, which runc and crun run in the
 // container's mount namespace after its mounts and before they pivot to
 // the root (so the host's binary and the root's host path are the ones
 // to name); otherwise as a mount of the spec, which gVisor's own /proc
@@ -201,10 +209,13 @@ func buildSpec(in specInput) *specs.Spec {
 func bootIDMount(spec *specs.Spec, in specInput) {
 	switch {
 	case in.BootID == "":
-	case in.MountBin != "":
+	case in.HookTools != nil:
+		// sh -c SCRIPT CAT MOUNT ARGS...: $0 is cat, "$@" the mount.
+		t := in.HookTools
 		spec.Hooks = &specs.Hooks{CreateContainer: []specs.Hook{{
-			Path: in.MountBin,
-			Args: []string{"mount", "--bind", "-o", "ro,nosuid,nodev,noexec", in.BootID, in.Rootfs + BootIDPath},
+			Path: t.sh,
+			Args: []string{"sh", "-c", `"$0" >/dev/null && exec "$@"`, t.cat,
+				t.mount, "--bind", "-o", "ro,nosuid,nodev,noexec", in.BootID, in.Rootfs + BootIDPath},
 		}}}
 	default:
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: BootIDPath, Type: "bind", Source: in.BootID,
