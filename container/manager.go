@@ -56,10 +56,10 @@ type Manager struct {
 	// sandbox (a tmpfs: mounts.go).
 	bootIDDir string
 	// bootIDs: each start gets a boot id of its own (writeBootID). Under
-	// runc and crun that takes hookTools, the host's programs that make
-	// the mount in a hook (bootIDMount); runsc takes a mount of the spec.
-	bootIDs   bool
-	hookTools *hookTools
+	// runc that takes mountBin, the host's mount(8), which makes the mount
+	// in a hook (bootIDMount); crun and runsc take a mount of the spec.
+	bootIDs  bool
+	mountBin string
 
 	primer cgroupPrimer
 
@@ -119,34 +119,15 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = DefaultStopGrace
 	}
-	var tools *hookTools
-	if cfg.Runtime.Name == "runc" || cfg.Runtime.Name == "crun" {
-		var err error
-		if tools, err = lookHookTools(); err != nil {
-			log.Warn("containers will show the host's boot id, not one of their own", "runtime", cfg.Runtime.Name, "err", err)
+	mountBin := ""
+	if cfg.Runtime.Name == "runc" {
+		if mountBin, _ = exec.LookPath("mount"); mountBin == "" {
+			log.Warn("no mount(8) on the host: containers will show the host's boot id, not one of their own", "runtime", cfg.Runtime.Name)
 		}
 	}
 	return &Manager{cfg: cfg, log: log, agentDir: agentDir, bootIDDir: filepath.Join(cfg.StateDir, "boot-id"),
-		bootIDs: cfg.Runtime.Name == "runsc" || tools != nil, hookTools: tools,
+		bootIDs: cfg.Runtime.Name != "runc" || mountBin != "", mountBin: mountBin,
 		containers: map[rung.SandboxID]*Container{}, stopping: map[rung.SandboxID]chan struct{}{}}, nil
-}
-
-// lookHookTools finds the hook's programs on the host's PATH.
-func lookHookTools() (*hookTools, error) {
-	var t hookTools
-	for _, p := range []struct {
-		dst  *string
-		name string
-	}{{&t.sh, "sh"}, {&t.cat, "cat"}, {&t.mount, "mount"}} {
-		path, err := exec.LookPath(p.name)
-		if err != nil {
-			return nil, err
-		}
-		if *p.dst, err = filepath.Abs(path); err != nil {
-			return nil, err
-		}
-	}
-	return &t, nil
 }
 
 // RuntimeName is the OCI runtime's name: "runc", "crun" or "runsc".
@@ -319,7 +300,7 @@ func (m *Manager) bundleSpec(req StartRequest, dir string, env []string, passedL
 		in.CABundle = filepath.Join(dir, "ca-bundle.crt")
 	}
 	if m.bootIDs {
-		in.BootID, in.HookTools = m.bootIDFile(req.Sandbox), m.hookTools
+		in.BootID, in.MountBin = m.bootIDFile(req.Sandbox), m.mountBin
 	}
 	if m.cfg.Runtime.SeccompBPF {
 		// A profile the compiler cannot express (a test catches that)

@@ -47,19 +47,11 @@ type specInput struct {
 	// bind-mounted read-only over BootIDPath (see bootIDMount); ""
 	// leaves the host's (runc, crun) or none (runsc).
 	BootID string
-	// HookTools, when set, are the host's programs a createContainer hook
-	// runs to make BootID's mount (runc, crun); without them, the mount is
-	// the spec's (runsc).
-	HookTools *hookTools
+	// MountBin, when set, is the host's mount(8), which a createContainer
+	// hook runs to make BootID's mount (runc); without it, the mount is
+	// the spec's (crun, runsc).
+	MountBin string
 }
-
-// hookTools are the host's programs (absolute paths) that the boot id's
-// createContainer hook runs: sh, which runs cat to read the container's
-// state from its standard input to the end, then mount(8). crun writes
-// the state after it starts the hook and fails the start ("writing to
-// pipe: Broken pipe") when the hook has exited without reading it; runc
-// ignores that.
-type hookTools struct{ sh, cat, mount string }
 
 // BootIDPath is the kernel's boot id, which changes with every boot.
 // Each container start gets its own (Manager.Start), as a VM's boot does
@@ -194,32 +186,35 @@ func buildSpec(in specInput) *specs.Spec {
 	return spec
 }
 
-// bootIDMount puts in.BootID over BootIDPath in spec, read-only: with
-// in.HookTools by a createContainer hook, which runc and crun run in the
-// container's mount namespace after its mounts and before they pivot to
+// bootIDMount puts in.BootID over BootIDPath, read-only. Under runc
+// (in.MountBin set) by a createContainer hook, which runc runs in the
+// container's mount namespace after its mounts and before it pivots to
 // the root (so the host's binary and the root's host path are the ones
-// to name); otherwise as a mount of the spec, which gVisor's own /proc
-// takes. Not a spec mount under runc or crun: runc refuses any under
-// /proc, and crun makes it before its read-only remount of /proc/sys,
-// whose copy of the mount below comes out writable (a container's root
-// could then write the host's file, and fill the tmpfs every container's
-// boot id lives on; TestBootID writes to it). The hook's target is the
-// runtime's own proc mount: runc and crun refuse a root whose /proc is
-// a symbolic link (which a sandbox could leave in its upper directory).
+// to name): runc refuses every mount of the spec under /proc. Under crun
+// and runsc as a mount of the spec, also listed in readonlyPaths: crun
+// makes it before its read-only remount of /proc/sys, whose recursive
+// copy of it comes out writable (a container's root could then write the
+// host's file, and fill the tmpfs every container's boot id lives on;
+// TestBootID writes to it), and the readonlyPaths entry, after /proc/sys,
+// remounts that copy read-only. Not a hook under crun: crun writes the
+// container's state to a hook's standard input after starting it and
+// fails the start ("writing to pipe: Broken pipe") when the hook has
+// exited without reading it, as mount(8) does when it is quick. The
+// hook's target is the runtime's own proc mount: runc refuses a root
+// whose /proc is a symbolic link (which a sandbox could leave in its
+// upper directory).
 func bootIDMount(spec *specs.Spec, in specInput) {
 	switch {
 	case in.BootID == "":
-	case in.HookTools != nil:
-		// sh -c SCRIPT CAT MOUNT ARGS...: $0 is cat, "$@" the mount.
-		t := in.HookTools
+	case in.MountBin != "":
 		spec.Hooks = &specs.Hooks{CreateContainer: []specs.Hook{{
-			Path: t.sh,
-			Args: []string{"sh", "-c", `"$0" >/dev/null && exec "$@"`, t.cat,
-				t.mount, "--bind", "-o", "ro,nosuid,nodev,noexec", in.BootID, in.Rootfs + BootIDPath},
+			Path: in.MountBin,
+			Args: []string{"mount", "--bind", "-o", "ro,nosuid,nodev,noexec", in.BootID, in.Rootfs + BootIDPath},
 		}}}
 	default:
 		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: BootIDPath, Type: "bind", Source: in.BootID,
 			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
+		spec.Linux.ReadonlyPaths = append(spec.Linux.ReadonlyPaths, BootIDPath)
 	}
 }
 
