@@ -149,6 +149,45 @@ func TestAttachProcessNamespace(t *testing.T) {
 	}
 }
 
+// A link the kernel deletes while Detach looks at it (its namespace went
+// with the container's last process) is detached all the same: its rules
+// and record go, and its subnet is free for the next Attach.
+func TestDetachLinkGoneMeanwhile(t *testing.T) {
+	e := newEnv(t)
+	ns := processNamespace(t)
+	l, err := e.m.Attach(t.Context(), rung.NewSandboxID(), ns, egress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network.SetBeforeLinkDown(func(iface string) {
+		link, err := netlink.LinkByName(iface)
+		if err == nil {
+			err = netlink.LinkDel(link)
+		}
+		if err != nil {
+			t.Errorf("delete %s under Detach: %v", iface, err)
+		}
+	})
+	defer network.SetBeforeLinkDown(nil)
+	if err := e.m.Detach(t.Context(), l.Sandbox); err != nil {
+		t.Fatalf("Detach of a link deleted meanwhile: %v", err)
+	}
+	network.SetBeforeLinkDown(nil)
+	if slices.ContainsFunc(e.m.Links(), func(x network.Link) bool { return x.Sandbox == l.Sandbox }) {
+		t.Error("the detached sandbox's link is still recorded")
+	}
+	chains, err := network.SandboxChains(e.m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chains) != 0 {
+		t.Errorf("chains left after Detach: %v", chains)
+	}
+	if _, err := e.m.Attach(t.Context(), rung.NewSandboxID(), processNamespace(t), egress); err != nil {
+		t.Errorf("Attach after: %v", err)
+	}
+}
+
 // processNamespace starts a process in a network namespace of its own,
 // stopped when the test ends, and returns the namespace's path.
 func processNamespace(t testing.TB) string {

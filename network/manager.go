@@ -561,7 +561,8 @@ func (m *Manager) Detach(ctx context.Context, id rung.SandboxID) error {
 // teardown removes what r describes: the link first, so that no packet
 // of the sandbox's passes without its rules, then the rules, the
 // namespace the manager made, and the record. Whatever is gone already is
-// fine. The link is only taken down here: nothing crosses a veth pair
+// fine, including a link the kernel deletes while teardown looks at it
+// (its namespace went with its container's last process). The link is only taken down here: nothing crosses a veth pair
 // with an end down, in either direction. Deleting it waits out an RCU
 // grace period (15-25 ms measured here), so it is left to the caller
 // (release), which need not wait.
@@ -573,7 +574,14 @@ func (m *Manager) teardown(r record) (netlink.Link, error) {
 	case err != nil:
 		return nil, err
 	default:
-		if err := m.host.LinkSetDown(l); err != nil {
+		if beforeLinkDown != nil {
+			beforeLinkDown(r.hostIface())
+		}
+		err := m.host.LinkSetDown(l)
+		switch {
+		case errors.Is(err, unix.ENODEV):
+			l = nil // deleted since LinkByName
+		case err != nil:
 			return nil, fmt.Errorf("take %s down: %w", r.hostIface(), err)
 		}
 	}
@@ -587,6 +595,10 @@ func (m *Manager) teardown(r record) (netlink.Link, error) {
 	}
 	return l, m.removeRecord(r.Sandbox)
 }
+
+// beforeLinkDown, set by tests only, runs in teardown between finding a
+// link and taking it down.
+var beforeLinkDown func(iface string)
 
 func isLinkNotFound(err error) bool {
 	_, ok := errors.AsType[netlink.LinkNotFoundError](err)
