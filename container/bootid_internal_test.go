@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
-	"rung.dev/rung"
 )
 
 // The boot id's mount is a runc hook and, under crun and runsc, a mount of
@@ -14,8 +13,8 @@ import (
 // a start when a hook exits before it has written the container's state
 // to the hook's input, which mount(8) does when it is quick.
 func TestBootIDSpec(t *testing.T) {
-	in := specInput{ID: rung.NewSandboxID(), Rootfs: "/r", Workspace: "/w", Tmp: "/t", AgentBin: "/a", RunDir: "/run",
-		Env: []string{"PATH=/bin"}, Size: rung.Presets["basic"], Hostname: "rung", PassedListener: true, BootID: "/ids/sbx"}
+	in := plainSpecInput()
+	in.BootID = "/ids/sbx"
 	spec := buildSpec(in) // crun, runsc
 	if spec.Hooks != nil {
 		t.Errorf("hooks %+v without mount(8): want none", spec.Hooks)

@@ -14,8 +14,7 @@ import (
 // two things differ: the network namespace's path and a read-only
 // resolv.conf.
 func TestSpecNetwork(t *testing.T) {
-	in := specInput{ID: rung.NewSandboxID(), Rootfs: "/r", Workspace: "/w", Tmp: "/t", AgentBin: "/a", RunDir: "/run",
-		Env: []string{"PATH=/bin"}, Size: rung.Presets["basic"], Hostname: "rung", PassedListener: true}
+	in := plainSpecInput()
 	plain := buildSpec(in)
 	for _, ns := range plain.Linux.Namespaces {
 		if ns.Path != "" {
@@ -67,4 +66,11 @@ func TestNetworkedRuntime(t *testing.T) {
 	if !cmp.Equal(g, GVisor("runsc")) {
 		t.Errorf("networked changed the runtime it was called on: %+v", g)
 	}
+}
+
+// plainSpecInput is a container's spec input without network, boot id or
+// certificate store, for tests that add one of them.
+func plainSpecInput() specInput {
+	return specInput{ID: rung.NewSandboxID(), Rootfs: "/r", Workspace: "/w", Tmp: "/t", AgentBin: "/a", RunDir: "/run",
+		Env: []string{"PATH=/bin"}, Size: rung.Presets["basic"], Hostname: "rung", PassedListener: true}
 }

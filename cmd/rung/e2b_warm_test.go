@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -12,9 +11,7 @@ import (
 	"rung.dev/rung/client"
 	"rung.dev/rung/controller"
 	"rung.dev/rung/e2b"
-	"rung.dev/rung/internal/nettest"
 	"rung.dev/rung/internal/testenv"
-	"rung.dev/rung/network"
 )
 
 // TestE2BWarm: with warm spares for the E2B API (`rung serve --e2b-warm
@@ -26,12 +23,8 @@ import (
 // same image, which links nothing, does not take the E2B spare.
 func TestE2BWarm(t *testing.T) {
 	ensureBase(t)
-	lease := nettest.Take(t)
-	up := newUpstreamNet(t, lease)
-	c, d, addr := startContainerDaemonWith(t, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache,
-		Network:     &network.Config{Range: lease.Range, Table: lease.Table},
-		netResolver: namesTo{names: map[string]netip.Addr{"api.example.test": up.addr.Addr()}},
-		Warm:        []controller.WarmSpec{{Image: "base", Count: 1, LinkWorkspace: e2b.Home}}})
+	c, d, addr, _, up := egressDaemonWith(t, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache,
+		Warm: []controller.WarmSpec{{Image: "base", Count: 1, LinkWorkspace: e2b.Home}}}, "api.example.test")
 	ctx := t.Context()
 	if _, err := c.CreateTenant(ctx, "acme"); err != nil {
 		t.Fatal(err)

@@ -168,16 +168,22 @@ func (n namesTo) LookupNetIP(ctx context.Context, network, host string) ([]netip
 // to.
 func egressDaemon(t *testing.T, names ...string) (*client.Client, *Daemon, string, nettest.Lease, *upstreamNet) {
 	t.Helper()
+	return egressDaemonWith(t, DaemonConfig{}, names...)
+}
+
+// egressDaemonWith is egressDaemon with the rest of the daemon's
+// configuration from cfg.
+func egressDaemonWith(t *testing.T, cfg DaemonConfig, names ...string) (*client.Client, *Daemon, string, nettest.Lease, *upstreamNet) {
+	t.Helper()
 	lease := nettest.Take(t)
 	up := newUpstreamNet(t, lease)
 	resolve := map[string]netip.Addr{}
 	for _, n := range names {
 		resolve[n] = up.addr.Addr()
 	}
-	c, d, addr := startContainerDaemonWith(t, DaemonConfig{
-		Network:     &network.Config{Range: lease.Range, Table: lease.Table},
-		netResolver: namesTo{names: resolve},
-	})
+	cfg.Network = &network.Config{Range: lease.Range, Table: lease.Table}
+	cfg.netResolver = namesTo{names: resolve}
+	c, d, addr := startContainerDaemonWith(t, cfg)
 	return c, d, addr, lease, up
 }
 
