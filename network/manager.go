@@ -562,10 +562,11 @@ func (m *Manager) Detach(ctx context.Context, id rung.SandboxID) error {
 // of the sandbox's passes without its rules, then the rules, the
 // namespace the manager made, and the record. Whatever is gone already is
 // fine, including a link the kernel deletes while teardown looks at it
-// (its namespace went with its container's last process). The link is only taken down here: nothing crosses a veth pair
-// with an end down, in either direction. Deleting it waits out an RCU
-// grace period (15-25 ms measured here), so it is left to the caller
-// (release), which need not wait.
+// (its namespace went with its container's last process). The link is
+// only taken down here: nothing crosses a veth pair with an end down, in
+// either direction. Deleting it waits out an RCU grace period (15-25 ms
+// measured here), so it is left to the caller (release), which need not
+// wait.
 func (m *Manager) teardown(r record) (netlink.Link, error) {
 	l, err := m.host.LinkByName(r.hostIface())
 	switch {

@@ -604,8 +604,8 @@ func (s secretSource) Bindings(ctx context.Context) ([]egress.Secret, error) {
 	return out, nil
 }
 
-// SweepCAs removes the certificate authorities kept on disk for sandboxes
-// that no longer exist (deleted while no daemon ran, or by a daemon that
+// SweepCAs removes the certificate authorities (and resolv.conf files)
+// kept on disk for sandboxes that no longer exist (deleted while no daemon ran, or by a daemon that
 // died before it removed them), and temporary files a write left; exists
 // answers for one sandbox. A CA is a signing key: none outlives its
 // sandbox. It returns how many sandboxes' files it removed.
