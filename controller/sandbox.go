@@ -509,6 +509,7 @@ func (c *Controller) Update(ctx context.Context, tenant rung.TenantID, ref strin
 		}
 		p := sb.Network
 		c.journal(ctx, sb.ID, rung.EntryNetworkUpdated, NetworkUpdated{Headers: len(p.Headers), Mode: p.Mode, Rules: len(p.Rules)})
+		c.fault("network.row") // the row says the new network, the container has the old one
 		if c.net != nil {
 			if err := c.net.Apply(ctx, sb.Sandbox); err != nil {
 				return fmt.Errorf("apply the network policy of sandbox %s: %w", sb.ID, err)

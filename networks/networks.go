@@ -418,12 +418,35 @@ func (t *Tier) Adopted(ctx context.Context, sb rung.Sandbox, pid int) error {
 	}
 	t.mu.Lock()
 	n.ca, n.pid, n.adopted = ca, pid, true
+	gvisor := n.gvisor
 	t.mu.Unlock()
+	none := sb.Network.Mode == "" || sb.Network.Mode == rung.NetworkNone
 	link, err := t.cfg.Links.Adopt(ctx, sb.ID)
-	if errors.Is(err, rung.ErrNotFound) {
-		return nil // loopback only
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, rung.ErrNotFound) && (none || gvisor):
+		return nil // loopback only (gVisor takes a link only as it boots)
+	case errors.Is(err, rung.ErrNotFound):
+		// The row says egress or open and the container has no link: the
+		// daemon died between writing the row and attaching the link (an
+		// update's, or a warm spare's claim). Attach it now, as Apply does.
+		l, err := t.attach(ctx, sb.ID, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
+		if err != nil {
+			return err
+		}
+		if _, err := t.writeResolv(sb.ID, l.ResolvConf()); err != nil {
+			t.down(ctx, sb.ID)
+			return err
+		}
+		return nil
+	case err != nil:
+		return err
+	case none && !gvisor:
+		// The other way: the row says none, and the daemon died before
+		// the link went.
+		if err := t.cfg.Links.Detach(ctx, sb.ID); err != nil {
+			return err
+		}
+		_, err := t.writeResolv(sb.ID, noResolv)
 		return err
 	}
 	proxy, err := t.serve(sb.ID, n, link)

@@ -55,8 +55,9 @@ type Store interface {
 	// sandbox is in is absent.
 	SandboxStates(ctx context.Context) (map[rung.State]int, error)
 	// UpdateSandbox replaces the mutable fields (name, labels, state,
-	// idle timeout, TTL, alarms, updated time, origin) of an existing sandbox, or
-	// returns ErrNotFound. A name clash is ErrExists.
+	// idle timeout, TTL, alarms, updated time, origin, network policy) of
+	// an existing sandbox, or returns ErrNotFound. A name clash is
+	// ErrExists.
 	UpdateSandbox(ctx context.Context, s Sandbox) error
 	// DeleteSandbox removes a sandbox and everything that belongs to it
 	// (execs, events, effects). Its snapshots stay. Missing is ErrNotFound.

@@ -429,6 +429,73 @@ func TestEgressGVisorSwitch(t *testing.T) {
 	}
 }
 
+// TestEgressUpdateCrash kills the daemon between a network update's row
+// and its container's change ($RUNG_FAULT=network.row), both ways: after
+// a restart the adopted container has the network its row says, a link
+// and a name server for egress, none for none.
+func TestEgressUpdateCrash(t *testing.T) {
+	lease := nettest.Take(t)
+	up := newUpstreamNet(t, lease)
+	bin := rungBinary(t)
+	data := t.TempDir()
+	flags := []string{"--network-range", lease.Range.String(), "--network-table", lease.Table}
+	// armed starts a daemon that kills itself at network.row.
+	armed := func() *serveProc {
+		t.Setenv("RUNG_FAULT", "network.row")
+		defer t.Setenv("RUNG_FAULT", "")
+		return startServe(t, bin, data, flags...)
+	}
+	p := armed()
+	ctx := t.Context()
+	sb, err := client.New(p.addr, client.WithToken(p.token)).Create(ctx, client.CreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := string(sb.ID)
+	probe := func(p *serveProc) client.ExecResult {
+		t.Helper()
+		res, err := client.New(p.addr, client.WithToken(p.token)).Exec(ctx, id, client.ExecRequest{
+			Command: fmt.Sprintf("grep -c nameserver /etc/resolv.conf; wget -q -O - http://%s/crash", up.addr), Backend: rung.BackendContainer, TimeoutMS: 30000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := probe(p); strings.Contains(res.Stdout, "hello") {
+		t.Fatalf("mode none reached out: %q", res.Stdout)
+	}
+	egress := rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, CIDR: up.addr.Addr().String() + "/32"}}}
+	none := rung.NetworkPolicy{Mode: rung.NetworkNone}
+	for i, step := range []struct {
+		policy rung.NetworkPolicy
+		want   string // the probe's output after the restart
+	}{{egress, "1\nhello from upstream GET /crash\n"}, {none, "0\n"}} {
+		if i > 0 {
+			p.cmd.Process.Kill() // the container stays, for the armed daemon to adopt
+			<-p.done
+			p = armed()
+		}
+		if _, err := client.New(p.addr, client.WithToken(p.token)).Update(ctx, id, client.UpdateRequest{Network: &step.policy}); err == nil {
+			t.Fatalf("update to %s: the daemon did not die at network.row", step.policy.Mode)
+		}
+		<-p.done
+		p = startServe(t, bin, data, flags...)
+		c := client.New(p.addr, client.WithToken(p.token))
+		if got, err := c.Get(ctx, id); err != nil || got.Network.Mode != step.policy.Mode {
+			t.Fatalf("after the crash the row says %+v, %v; want mode %s", got.Network, err, step.policy.Mode)
+		}
+		if res := probe(p); res.Stdout != step.want {
+			t.Errorf("mode %s after a crash between the row and the container: %q (stderr %q), want %q\n%s", step.policy.Mode, res.Stdout, res.Stderr, step.want, p.logs)
+		}
+		// Adopted after each crash, and by each armed daemon after the
+		// first (it started over a running container).
+		if n := count(journalTypes(t, c, id), "container.adopted"); n != 2*i+1 {
+			t.Errorf("journal %v: want the container adopted by every daemon after the first", journalTypes(t, c, id))
+		}
+	}
+	p.stop(t)
+}
+
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {

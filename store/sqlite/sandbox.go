@@ -210,7 +210,8 @@ func (db *DB) UpdateSandbox(ctx context.Context, s store.Sandbox) error {
 		n.Name, n.Labels, n.State = s.Name, s.Labels, s.State
 		n.IdleTimeout, n.TTL, n.UpdatedAt = s.IdleTimeout, s.TTL, s.UpdatedAt
 		n.ExpiresAt, n.IdleAt = s.ExpiresAt, s.IdleAt
-		n.Origin = s.Origin // a rollback changes where the files came from
+		n.Origin = s.Origin   // a rollback changes where the files came from
+		n.Network = s.Network // changed on the running sandbox (PATCH, E2B's updateNetwork)
 		doc, labels, err := encodeSandbox(n)
 		if err != nil {
 			return err

@@ -156,11 +156,15 @@ func testSandboxCRUD(t *testing.T, s store.Store) {
 	got.State = rung.StateRunning
 	got.IdleTimeout = time.Minute
 	got.UpdatedAt = t0.Add(time.Hour)
+	got.Network = rung.NetworkPolicy{Mode: rung.NetworkEgress, Rules: []rung.NetworkRule{{Action: rung.RuleAllow, Domain: "api.example.com"}}}
 	must(t, s.UpdateSandbox(ctx, got))
 	again, err := s.GetSandbox(ctx, "acme", sb.ID)
 	must(t, err)
 	if again.Labels["team"] != "y" || again.State != rung.StateRunning || again.IdleTimeout != time.Minute || !again.UpdatedAt.Equal(got.UpdatedAt) {
 		t.Errorf("after update = %+v", again)
+	}
+	if again.Network.Mode != rung.NetworkEgress || len(again.Network.Rules) != 1 || again.Network.Rules[0].Domain != "api.example.com" {
+		t.Errorf("network after update = %+v, want the update's", again.Network)
 	}
 	missing := got
 	missing.ID = rung.NewSandboxID()
