@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 
+	"golang.org/x/sys/unix"
 	"rung.dev/rung"
 	"rung.dev/rung/router"
 )
@@ -177,6 +178,24 @@ func (c *Controller) ownWorkspace(id rung.SandboxID, who Identity) error {
 		return fmt.Errorf("give /workspace to user %s: %w", who.User, err)
 	}
 	return nil
+}
+
+// workspaceOwner returns the owner of sandbox id's /workspace.
+func (c *Controller) workspaceOwner(id rung.SandboxID) (uid, gid uint32, err error) {
+	root, err := c.pool.Root(string(id))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer root.Close()
+	fi, err := root.Lstat("/workspace")
+	if err != nil {
+		return 0, 0, err
+	}
+	st, ok := fi.Sys().(*unix.Stat_t)
+	if !ok {
+		return 0, 0, fmt.Errorf("owner of /workspace: no stat")
+	}
+	return st.Uid, st.Gid, nil
 }
 
 // chownWorkspace sets the owner of sandbox id's /workspace.

@@ -238,7 +238,9 @@ func TestContainerUsedIdle(t *testing.T) {
 type fakeSpares struct {
 	pool interface {
 		Create(ctx context.Context, name string) error
+		Path(name string) string
 	}
+	owner                      uint32     // of each spare's workspace (uid and gid), as a linked home's
 	mu                         sync.Mutex // guards the fields below
 	attached, returned, killed []rung.SandboxID
 	links                      []string // each Claim's link
@@ -273,6 +275,9 @@ func (f *fakeSpares) Claim(ref string, size rung.Size, link string) (rung.Sandbo
 	f.mu.Unlock()
 	id := rung.NewSandboxID()
 	if err := f.pool.Create(context.Background(), string(id)); err != nil {
+		return "", "", false
+	}
+	if err := os.Lchown(filepath.Join(f.pool.Path(string(id)), "fs", "workspace"), int(f.owner), int(f.owner)); err != nil {
 		return "", "", false
 	}
 	return id, "lite@sha256:feed", true
@@ -314,9 +319,9 @@ func (u userTier) Spares([]controller.WarmSpec) (controller.Spares, error) { ret
 // TestCreateOnSpare checks a create that claims a warm spare: one write
 // makes the row running with its first two journal entries, the
 // workspace belongs to the sandbox's user, and a create refused after
-// its claim gives the spare back with the workspace root's again.
+// its claim gives the spare back, its workspace owned as before the claim.
 func TestCreateOnSpare(t *testing.T) {
-	spares := &fakeSpares{}
+	spares := &fakeSpares{owner: 1234} // a linked home's owner
 	tier := userTier{fakeTier: &fakeTier{running: map[rung.SandboxID]bool{}}, spares: spares}
 	pool := storagetest.NewTestPool(t)
 	spares.pool = pool
@@ -369,8 +374,8 @@ func TestCreateOnSpare(t *testing.T) {
 	if len(spares.returned) != 1 || len(spares.killed) != 0 {
 		t.Fatalf("refused create: returned %v, destroyed %v; want the spare returned", spares.returned, spares.killed)
 	}
-	if uid := owner(spares.returned[0]); uid != 0 {
-		t.Errorf("workspace of the returned spare owned by %d, want root's again", uid)
+	if uid := owner(spares.returned[0]); uid != spares.owner {
+		t.Errorf("workspace of the returned spare owned by %d, want %d again, as before its claim", uid, spares.owner)
 	}
 }
 

@@ -155,18 +155,25 @@ func (c *Controller) claimSpare(sb *store.Sandbox, link string) (image string) {
 // (sandbox.created, container.started). A crash before that write
 // leaves a spare for start-up reconciliation to remove; after it, a
 // running sandbox. When the write fails (a name taken, the tenant's
-// limit) the spare goes back to the pool, its workspace back to root,
-// or is destroyed when that fails.
+// limit) the spare goes back to the pool, its workspace back to the
+// owner it had (root's, or a linked home's), or is destroyed when that
+// fails.
 func (c *Controller) createOnSpare(ctx context.Context, sb store.Sandbox, who Identity, image string, claimed time.Time) (rung.Sandbox, error) {
+	uid, gid, ownerErr := c.workspaceOwner(sb.ID)
 	giveBack := func(cause error) (rung.Sandbox, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := c.chownWorkspace(sb.ID, 0, 0); err != nil {
+		if ownerErr != nil {
+			c.warm.Destroy(cctx, sb.ID)
+		} else if err := c.chownWorkspace(sb.ID, uid, gid); err != nil {
 			c.warm.Destroy(cctx, sb.ID)
 		} else {
 			c.warm.Return(cctx, sb.ID)
 		}
 		return rung.Sandbox{}, fmt.Errorf("create sandbox: %w", cause)
+	}
+	if ownerErr != nil {
+		return giveBack(ownerErr)
 	}
 	if err := c.ownWorkspace(sb.ID, who); err != nil {
 		return giveBack(err)
