@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"maps"
 
-	"golang.org/x/sys/unix"
 	"rung.dev/rung"
 	"rung.dev/rung/router"
+	"rung.dev/rung/storage"
 )
 
 // Identity is who a sandbox's command runs as, and everything that
@@ -191,11 +191,11 @@ func (c *Controller) workspaceOwner(id rung.SandboxID) (uid, gid uint32, err err
 	if err != nil {
 		return 0, 0, err
 	}
-	st, ok := fi.Sys().(*unix.Stat_t)
+	uid, gid, ok := storage.FileOwner(fi)
 	if !ok {
-		return 0, 0, fmt.Errorf("owner of /workspace: no stat")
+		return 0, 0, fmt.Errorf("owner of /workspace: not a file of the pool")
 	}
-	return st.Uid, st.Gid, nil
+	return uid, gid, nil
 }
 
 // chownWorkspace sets the owner of sandbox id's /workspace.

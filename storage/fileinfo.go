@@ -28,6 +28,16 @@ func (fi *fileInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
 func (fi *fileInfo) IsDir() bool        { return fi.st.Mode&unix.S_IFMT == unix.S_IFDIR }
 func (fi *fileInfo) Sys() any           { return &fi.st }
 
+// FileOwner returns the owner of a file the pool's views stat (an
+// [fs.FileInfo] of [Root]'s); ok is false for any other FileInfo.
+func FileOwner(fi fs.FileInfo) (uid, gid uint32, ok bool) {
+	st, ok := fi.Sys().(*unix.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return st.Uid, st.Gid, true
+}
+
 // FileMode converts a stat(2) st_mode into an fs.FileMode.
 func FileMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
