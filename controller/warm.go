@@ -28,7 +28,7 @@ import (
 // LinkWorkspace match; any other create starts cold. A spare's container
 // starts without network: a create in mode egress or open that claims it
 // gets its link as the claim ends, as a running sandbox whose network
-// changes does (about 10 ms; see [NetworkTier].Apply).
+// changes does (a few milliseconds; see [NetworkTier].Apply).
 type WarmSpec struct {
 	// Image is an image name in the image store ("lite", "debian");
 	// "" is the container tier's default image. A spare runs the

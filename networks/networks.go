@@ -386,15 +386,7 @@ func (t *Tier) Apply(ctx context.Context, sb rung.Sandbox) error {
 		// daemon's container, adopted).
 		return rung.Errorf(rung.ErrConflict, "a gVisor sandbox takes its network when its container starts: the new mode %s applies from its next start (POST /v1/sandboxes/%s/stop, then any exec)", mode, sb.ID)
 	case link == nil:
-		link, err := t.attach(ctx, sb.ID, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
-		if err != nil {
-			return err
-		}
-		if _, err := t.writeResolv(sb.ID, link.ResolvConf()); err != nil {
-			t.down(ctx, sb.ID)
-			return err
-		}
-		return nil
+		return t.attachRunning(ctx, sb.ID, n, pid)
 	}
 	if err := t.cfg.Links.SetPolicy(ctx, sb.ID, linkPolicy(t.cfg.Tenants.effective(sb.Tenant, sb.Network))); err != nil {
 		return fmt.Errorf("network of sandbox %s: %w", sb.ID, err)
@@ -404,6 +396,20 @@ func (t *Tier) Apply(ctx context.Context, sb rung.Sandbox) error {
 		tenant := n.tenant
 		t.mu.Unlock()
 		return proxy.SetPolicy(t.cfg.Tenants.effective(tenant, sb.Network))
+	}
+	return nil
+}
+
+// attachRunning gives the running container whose init is host pid a
+// link in its own namespace, and its name server.
+func (t *Tier) attachRunning(ctx context.Context, id rung.SandboxID, n *sandboxNet, pid int) error {
+	link, err := t.attach(ctx, id, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
+	if err != nil {
+		return err
+	}
+	if _, err := t.writeResolv(id, link.ResolvConf()); err != nil {
+		t.down(ctx, id)
+		return err
 	}
 	return nil
 }
@@ -429,15 +435,7 @@ func (t *Tier) Adopted(ctx context.Context, sb rung.Sandbox, pid int) error {
 		// The row says egress or open and the container has no link: the
 		// daemon died between writing the row and attaching the link (an
 		// update's, or a warm spare's claim). Attach it now, as Apply does.
-		l, err := t.attach(ctx, sb.ID, n, "/proc/"+strconv.Itoa(pid)+"/ns/net")
-		if err != nil {
-			return err
-		}
-		if _, err := t.writeResolv(sb.ID, l.ResolvConf()); err != nil {
-			t.down(ctx, sb.ID)
-			return err
-		}
-		return nil
+		return t.attachRunning(ctx, sb.ID, n, pid)
 	case err != nil:
 		return err
 	case none && !gvisor:
