@@ -429,16 +429,21 @@ func TestEgressGVisorSwitch(t *testing.T) {
 	}
 }
 
+// egressServeSetup is what a test of `rung serve` with the network tier
+// needs: an upstream of its own, the binary, a data directory, and the
+// flags giving the daemon its own range and table.
+func egressServeSetup(t *testing.T) (up *upstreamNet, bin, data string, flags []string) {
+	t.Helper()
+	lease := nettest.Take(t)
+	return newUpstreamNet(t, lease), rungBinary(t), t.TempDir(), []string{"--network-range", lease.Range.String(), "--network-table", lease.Table}
+}
+
 // TestEgressUpdateCrash kills the daemon between a network update's row
 // and its container's change ($RUNG_FAULT=network.row), both ways: after
 // a restart the adopted container has the network its row says, a link
 // and a name server for egress, none for none.
 func TestEgressUpdateCrash(t *testing.T) {
-	lease := nettest.Take(t)
-	up := newUpstreamNet(t, lease)
-	bin := rungBinary(t)
-	data := t.TempDir()
-	flags := []string{"--network-range", lease.Range.String(), "--network-table", lease.Table}
+	up, bin, data, flags := egressServeSetup(t)
 	// armed starts a daemon that kills itself at network.row.
 	armed := func() *serveProc {
 		t.Setenv("RUNG_FAULT", "network.row")
@@ -510,11 +515,7 @@ func contains(ss []string, s string) bool {
 // served again with the CA the container trusts, and the policy holds.
 // A sandbox whose container was gone loses its link at the restart.
 func TestEgressLiveRestore(t *testing.T) {
-	lease := nettest.Take(t)
-	up := newUpstreamNet(t, lease)
-	bin := rungBinary(t)
-	data := t.TempDir()
-	flags := []string{"--network-range", lease.Range.String(), "--network-table", lease.Table}
+	up, bin, data, flags := egressServeSetup(t)
 	p := startServe(t, bin, data, flags...)
 	c := client.New(p.addr, client.WithToken(p.token))
 	ctx := t.Context()
