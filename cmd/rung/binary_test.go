@@ -101,6 +101,14 @@ func startServe(t testing.TB, bin, data string, flags ...string) *serveProc {
 		t.Fatal(err)
 	}
 	go func() { p.cmd.Wait(); close(p.done) }() // ends when the process exits
+	// A test that failed before it stopped its daemon leaves it to this.
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.stop(t)
+		}
+	})
 	deadline := time.Now().Add(time.Minute)
 	for {
 		select {

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -451,6 +452,15 @@ func TestEgressUpdateCrash(t *testing.T) {
 		return startServe(t, bin, data, flags...)
 	}
 	p := armed()
+	t.Cleanup(func() {
+		// The test kills daemons and leaves the container for the next
+		// one; when it ends on a killed one, a last daemon stops it.
+		// (startServe's own cleanup stops one still running.)
+		<-p.done
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			startServe(t, bin, data, flags...).stop(t)
+		}
+	})
 	ctx := t.Context()
 	sb, err := client.New(p.addr, client.WithToken(p.token)).Create(ctx, client.CreateRequest{})
 	if err != nil {
