@@ -175,15 +175,18 @@ func buildSpec(in specInput) *specs.Spec {
 		}
 	}
 	if in.ResolvConf != "" {
-		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: in.ResolvConf,
-			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
+		spec.Mounts = append(spec.Mounts, hostFileMount("/etc/resolv.conf", in.ResolvConf))
 	}
 	if in.CABundle != "" {
-		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: CABundlePath, Type: "bind", Source: in.CABundle,
-			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
+		spec.Mounts = append(spec.Mounts, hostFileMount(CABundlePath, in.CABundle))
 	}
 	bootIDMount(spec, in)
 	return spec
+}
+
+// hostFileMount bind-mounts the host's file src read-only at dst.
+func hostFileMount(dst, src string) specs.Mount {
+	return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}}
 }
 
 // bootIDMount puts in.BootID over BootIDPath, read-only. Under runc
@@ -212,8 +215,7 @@ func bootIDMount(spec *specs.Spec, in specInput) {
 			Args: []string{"mount", "--bind", "-o", "ro,nosuid,nodev,noexec", in.BootID, in.Rootfs + BootIDPath},
 		}}}
 	default:
-		spec.Mounts = append(spec.Mounts, specs.Mount{Destination: BootIDPath, Type: "bind", Source: in.BootID,
-			Options: []string{"rbind", "ro", "nosuid", "nodev", "noexec"}})
+		spec.Mounts = append(spec.Mounts, hostFileMount(BootIDPath, in.BootID))
 		spec.Linux.ReadonlyPaths = append(spec.Linux.ReadonlyPaths, BootIDPath)
 	}
 }
