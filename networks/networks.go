@@ -212,7 +212,7 @@ func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, string, []
 	n.ca = ca
 	t.mu.Unlock()
 	bundle := append(append([]byte{}, t.bundle...), ca.CertPEM()...)
-	if (sb.Network.Mode == "" || sb.Network.Mode == rung.NetworkNone) && sb.Isolation != rung.IsolationGVisor {
+	if noNetwork(sb.Network) && sb.Isolation != rung.IsolationGVisor {
 		// Mounted in mode none too, so that a switch to egress or open
 		// while the container runs can give it its name server (Apply).
 		resolv, err := t.writeResolv(sb.ID, noResolv)
@@ -237,6 +237,19 @@ func (t *Tier) Prepare(ctx context.Context, sb rung.Sandbox) (string, string, []
 		return "", "", nil, err
 	}
 	return link.NetNS, resolv, bundle, nil
+}
+
+// noNetwork reports whether p is mode none ("" is none too).
+func noNetwork(p rung.NetworkPolicy) bool {
+	return p.Mode == "" || p.Mode == rung.NetworkNone
+}
+
+// unlink leaves id's running container loopback only: its link and
+// proxy go, and its resolv.conf names no server.
+func (t *Tier) unlink(ctx context.Context, id rung.SandboxID) error {
+	t.down(ctx, id)
+	_, err := t.writeResolv(id, noResolv)
+	return err
 }
 
 // noResolv is the resolv.conf of a container without a link: no name
@@ -377,10 +390,8 @@ func (t *Tier) Apply(ctx context.Context, sb rung.Sandbox) error {
 	switch {
 	case pid == 0:
 		return nil // its next start prepares it
-	case mode == rung.NetworkNone && !(gvisor && link != nil):
-		t.down(ctx, sb.ID)
-		_, err := t.writeResolv(sb.ID, noResolv)
-		return err
+	case noNetwork(sb.Network) && !(gvisor && link != nil):
+		return t.unlink(ctx, sb.ID)
 	case link == nil && gvisor:
 		// Started before its links were kept in mode none (an older
 		// daemon's container, adopted).
@@ -415,7 +426,9 @@ func (t *Tier) attachRunning(ctx context.Context, id rung.SandboxID, n *sandboxN
 }
 
 // Adopted implements containers.Network: a restarted daemon serves the
-// proxy of an adopted container's link again, with the CA it trusts.
+// proxy of an adopted container's link again, with the CA it trusts, and
+// makes the container's network what sb's row says when a crash came
+// between recording a change and applying it.
 func (t *Tier) Adopted(ctx context.Context, sb rung.Sandbox, pid int) error {
 	n := t.entry(sb)
 	ca, err := t.ca(sb.ID)
@@ -426,7 +439,7 @@ func (t *Tier) Adopted(ctx context.Context, sb rung.Sandbox, pid int) error {
 	n.ca, n.pid, n.adopted = ca, pid, true
 	gvisor := n.gvisor
 	t.mu.Unlock()
-	none := sb.Network.Mode == "" || sb.Network.Mode == rung.NetworkNone
+	none := noNetwork(sb.Network)
 	link, err := t.cfg.Links.Adopt(ctx, sb.ID)
 	switch {
 	case errors.Is(err, rung.ErrNotFound) && (none || gvisor):
@@ -441,11 +454,10 @@ func (t *Tier) Adopted(ctx context.Context, sb rung.Sandbox, pid int) error {
 	case none && !gvisor:
 		// The other way: the row says none, and the daemon died before
 		// the link went.
-		if err := t.cfg.Links.Detach(ctx, sb.ID); err != nil {
-			return err
-		}
-		_, err := t.writeResolv(sb.ID, noResolv)
-		return err
+		t.mu.Lock()
+		n.link = &link
+		t.mu.Unlock()
+		return t.unlink(ctx, sb.ID)
 	}
 	proxy, err := t.serve(sb.ID, n, link)
 	if err != nil {
@@ -626,9 +638,9 @@ func (s secretSource) Bindings(ctx context.Context) ([]egress.Secret, error) {
 }
 
 // SweepCAs removes the certificate authorities (and resolv.conf files)
-// kept on disk for sandboxes that no longer exist (deleted while no daemon ran, or by a daemon that
-// died before it removed them), and temporary files a write left; exists
-// answers for one sandbox. A CA is a signing key: none outlives its
+// kept on disk for sandboxes that no longer exist (deleted while no
+// daemon ran, or by a daemon that died before it removed them), and
+// temporary files a write left; exists answers for one sandbox. A CA is a signing key: none outlives its
 // sandbox. It returns how many sandboxes' files it removed.
 func (t *Tier) SweepCAs(exists func(rung.SandboxID) (bool, error)) (int, error) {
 	ents, err := os.ReadDir(t.cfg.Dir)
