@@ -159,13 +159,13 @@ func (c *Controller) claimSpare(sb *store.Sandbox, link string) (image string) {
 // owner it had (root's, or a linked home's), or is destroyed when that
 // fails.
 func (c *Controller) createOnSpare(ctx context.Context, sb store.Sandbox, who Identity, image string, claimed time.Time) (rung.Sandbox, error) {
+	// The owner it had goes back with a spare given back (root's, or a
+	// linked home's); a spare whose owner cannot be read is destroyed.
 	uid, gid, ownerErr := c.workspaceOwner(sb.ID)
 	giveBack := func(cause error) (rung.Sandbox, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if ownerErr != nil {
-			c.warm.Destroy(cctx, sb.ID)
-		} else if err := c.chownWorkspace(sb.ID, uid, gid); err != nil {
+		if ownerErr != nil || c.chownWorkspace(sb.ID, uid, gid) != nil {
 			c.warm.Destroy(cctx, sb.ID)
 		} else {
 			c.warm.Return(cctx, sb.ID)

@@ -69,3 +69,23 @@ func TestWarmNeedsContainers(t *testing.T) {
 	}
 	c.Close()
 }
+
+// A warm spec's linked directory is checked as a create's is: New
+// refuses one that is not a clean absolute directory outside /workspace
+// and /tmp, before it asks for a container tier.
+func TestWarmLinkChecked(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "rung.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, link := range []string{"home/user", "/home/../etc", "/workspace/x", "/"} {
+		cfg := controller.Config{Store: st, Pool: storagetest.NewTestPool(t), Warm: []controller.WarmSpec{{Image: "base", Count: 1, LinkWorkspace: link}}}
+		if c, _, err := controller.New(t.Context(), cfg); !errors.Is(err, rung.ErrInvalid) {
+			if c != nil {
+				c.Close()
+			}
+			t.Errorf("New with a spare linking %q: %v, want invalid_argument", link, err)
+		}
+	}
+}

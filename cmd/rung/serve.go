@@ -57,21 +57,9 @@ func newServe(g *globals) *cobra.Command {
 			if _, err := tracing.Endpoint(otlpEndpoint, os.Getenv); err != nil {
 				return err
 			}
-			var specs []controller.WarmSpec
-			for _, w := range warm {
-				spec, err := controller.ParseWarm(w)
-				if err != nil {
-					return fmt.Errorf("--warm: %w", err)
-				}
-				specs = append(specs, spec)
-			}
-			for _, w := range e2bWarm {
-				spec, err := controller.ParseWarm(w)
-				if err != nil {
-					return fmt.Errorf("--e2b-warm: %w", err)
-				}
-				spec.LinkWorkspace = e2b.Home
-				specs = append(specs, spec)
+			specs, err := warmSpecs(warm, e2bWarm)
+			if err != nil {
+				return err
 			}
 			limit := defaultMemoryLimit()
 			if memLimit != "" {
@@ -189,4 +177,24 @@ func serveMetrics(d *Daemon, addr string, log *slog.Logger) (at string, stop fun
 	}()
 	log.Info("metrics serving", "addr", ln.Addr().String())
 	return ln.Addr().String(), func() { srv.Close(); <-done }, nil
+}
+
+// warmSpecs parses --warm's specs and --e2b-warm's, whose spares have
+// E2B's home linked to /workspace for the E2B API's creates.
+func warmSpecs(warm, e2bWarm []string) ([]controller.WarmSpec, error) {
+	var specs []controller.WarmSpec
+	for _, f := range []struct {
+		flag, link string
+		values     []string
+	}{{"--warm", "", warm}, {"--e2b-warm", e2b.Home, e2bWarm}} {
+		for _, w := range f.values {
+			spec, err := controller.ParseWarm(w)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.flag, err)
+			}
+			spec.LinkWorkspace = f.link
+			specs = append(specs, spec)
+		}
+	}
+	return specs, nil
 }

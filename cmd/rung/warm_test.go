@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"rung.dev/rung"
 	"rung.dev/rung/client"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/e2b"
 	"rung.dev/rung/internal/testenv"
 	"rung.dev/rung/shell/tools"
 )
@@ -290,5 +292,21 @@ func waitSpareLogs(t *testing.T, p *serveProc, n int) []string {
 			t.Fatalf("%d spares never ready; logs:\n%s", n, p.logs)
 		}
 		time.Sleep(50 * time.Millisecond) // polling a subprocess's log; nothing to wait on
+	}
+}
+
+// rung serve's --warm spares link nothing and --e2b-warm's link E2B's
+// home; a bad spec names its flag.
+func TestWarmSpecsFlags(t *testing.T) {
+	specs, err := warmSpecs([]string{"lite=2"}, []string{"base:basic=1"})
+	want := []controller.WarmSpec{{Image: "lite", Count: 2}, {Image: "base", Size: rung.Size{Preset: "basic"}, Count: 1, LinkWorkspace: e2b.Home}}
+	if err != nil || !slices.Equal(specs, want) {
+		t.Errorf("warmSpecs = %+v, %v; want %+v", specs, err, want)
+	}
+	if _, err := warmSpecs(nil, []string{"base=x"}); err == nil || !strings.HasPrefix(err.Error(), "--e2b-warm: ") || !errors.Is(err, rung.ErrInvalid) {
+		t.Errorf("a bad --e2b-warm spec: %v, want invalid_argument naming the flag", err)
+	}
+	if _, err := warmSpecs([]string{"lite"}, nil); err == nil || !strings.HasPrefix(err.Error(), "--warm: ") {
+		t.Errorf("a bad --warm spec: %v, want an error naming the flag", err)
 	}
 }
