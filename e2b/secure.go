@@ -25,6 +25,10 @@ import (
 // tenant's API key, for clients that send that.
 const accessPrefix = "ea_"
 
+// trafficPrefix starts every traffic access token (trafficToken), made
+// the same way under its own purpose.
+const trafficPrefix = "ta_"
+
 // accessToken returns the envd access token of tenant's sandbox id.
 func (s *Server) accessToken(tenant rung.TenantID, id rung.SandboxID) string {
 	return s.sandboxMAC(accessPrefix, "", tenant, id)
@@ -45,9 +49,6 @@ func (s *Server) sandboxToken(tok, id string) (rung.TenantID, bool) {
 func (s *Server) trafficToken(tenant rung.TenantID, id rung.SandboxID) string {
 	return s.sandboxMAC(trafficPrefix, "traffic", tenant, id)
 }
-
-// trafficPrefix starts every traffic access token.
-const trafficPrefix = "ta_"
 
 // TrafficTenant reports the tenant whose traffic access token to
 // sandbox id tok is, comparing in constant time (api.Config's
