@@ -43,9 +43,9 @@ func SandboxChains(m *Manager) ([]string, error) {
 	return names, nil
 }
 
-// SetBeforeLinkDown sets a function teardown runs between finding a link
-// and taking it down; nil removes it.
-func SetBeforeLinkDown(f func(iface string)) { beforeLinkDown = f }
+// SetBeforeLinkDown sets a function m's teardown runs between finding a
+// link and taking it down; nil removes it.
+func SetBeforeLinkDown(m *Manager, f func(iface string)) { m.beforeLinkDown = f }
 
 // Settle waits until the links Detach took down are deleted.
 func Settle(m *Manager) { m.settle() }

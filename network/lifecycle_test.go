@@ -159,7 +159,7 @@ func TestDetachLinkGoneMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	network.SetBeforeLinkDown(func(iface string) {
+	network.SetBeforeLinkDown(e.m, func(iface string) {
 		link, err := netlink.LinkByName(iface)
 		if err == nil {
 			err = netlink.LinkDel(link)
@@ -168,11 +168,10 @@ func TestDetachLinkGoneMeanwhile(t *testing.T) {
 			t.Errorf("delete %s under Detach: %v", iface, err)
 		}
 	})
-	defer network.SetBeforeLinkDown(nil)
 	if err := e.m.Detach(t.Context(), l.Sandbox); err != nil {
 		t.Fatalf("Detach of a link deleted meanwhile: %v", err)
 	}
-	network.SetBeforeLinkDown(nil)
+	network.SetBeforeLinkDown(e.m, nil)
 	if slices.ContainsFunc(e.m.Links(), func(x network.Link) bool { return x.Sandbox == l.Sandbox }) {
 		t.Error("the detached sandbox's link is still recorded")
 	}

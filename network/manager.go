@@ -106,6 +106,9 @@ type Manager struct {
 	host *netlink.Handle
 	// forwarding turns on IPv4 forwarding, host-wide, once.
 	forwarding func() error
+	// beforeLinkDown, set by tests only (before any operation), runs in
+	// teardown between finding a link and taking it down.
+	beforeLinkDown func(iface string)
 
 	mu    sync.Mutex                // guards the fields below
 	links map[rung.SandboxID]*entry // attached, being attached, or found in records
@@ -575,8 +578,8 @@ func (m *Manager) teardown(r record) (netlink.Link, error) {
 	case err != nil:
 		return nil, err
 	default:
-		if beforeLinkDown != nil {
-			beforeLinkDown(r.hostIface())
+		if m.beforeLinkDown != nil {
+			m.beforeLinkDown(r.hostIface())
 		}
 		err := m.host.LinkSetDown(l)
 		switch {
@@ -596,10 +599,6 @@ func (m *Manager) teardown(r record) (netlink.Link, error) {
 	}
 	return l, m.removeRecord(r.Sandbox)
 }
-
-// beforeLinkDown, set by tests only, runs in teardown between finding a
-// link and taking it down.
-var beforeLinkDown func(iface string)
 
 func isLinkNotFound(err error) bool {
 	_, ok := errors.AsType[netlink.LinkNotFoundError](err)
