@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/image"
 )
 
 // Identity implements [controller.ContainerImages]: user against the
@@ -64,4 +66,33 @@ func (t *Tier) LinkWorkspace(ref, dir, upper, workspace string) error {
 		return err
 	}
 	return t.cfg.Images.LinkDir(im, upper, dir, "/workspace")
+}
+
+// LoginFiles returns what a login shell reads of the root file system
+// of a container of image ref ("" for the default image) whose overlay
+// upper directory is upper, as [image.Store.LoginFiles] does: an error,
+// of any kind, leaves login shells to the container.
+func (t *Tier) LoginFiles(ref, upper string) ([]image.RootFile, error) {
+	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
+	}
+	return t.cfg.Images.LoginFiles(im, upper)
+}
+
+// HomeLink returns the target of the symbolic link at home (absolute:
+// "/home/user") that the overlay upper directory upper of a container of
+// image ref ("" for the default image) holds, as [Tier.LinkWorkspace] makes
+// it; "" when upper holds no link there ([image.Store.UpperLink]). A
+// home that is not a clean absolute path is rung.ErrInvalid.
+func (t *Tier) HomeLink(ref, upper, home string) (string, error) {
+	name, ok := strings.CutPrefix(home, "/")
+	if !ok {
+		return "", rung.Errorf(rung.ErrInvalid, "home %q: want an absolute path", home)
+	}
+	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
+	}
+	return t.cfg.Images.UpperLink(im, upper, name)
 }

@@ -166,9 +166,9 @@ func readInRoot(dir, name string) (b []byte, found bool, err error) {
 // overlay's upper directory: the upper directory's copy when the
 // container changed the file, nil when it removed it, else the image's.
 // What only the merged mount could answer (a symlink on the way in the
-// upper directory, or an opaque /etc there) is an error, and so is any
-// other name. Every lookup stays inside its directory, as in layerFile.
-// It is safe for concurrent use.
+// upper directory, or an opaque /etc there) is an error wrapping
+// [ErrMerged], and any other name is rung.ErrInvalid. Every lookup stays
+// inside its directory, as in layerFile. It is safe for concurrent use.
 func (s *Store) AccountFile(im Image, upper, name string) ([]byte, error) {
 	if name != "etc/passwd" && name != "etc/group" {
 		return nil, rung.Errorf(rung.ErrInvalid, "read /%s of an image: not an account file", name)
@@ -186,8 +186,11 @@ func (s *Store) AccountFile(im Image, upper, name string) ([]byte, error) {
 	return acc, nil
 }
 
-// errMerged is what readUpper cannot tell without the merged mount.
-var errMerged = errors.New("needs the container's merged root")
+// ErrMerged is what [Store.AccountFile], [Store.LoginFiles] and
+// [Store.UpperLink] cannot tell from an overlay's upper directory
+// without the container's merged mount: the caller asks the container
+// instead.
+var ErrMerged = errors.New("needs the container's merged root")
 
 // readUpper reads etc/NAME of an overlay's upper directory: found is
 // false when the upper directory does not have it (the lower layers'
@@ -206,7 +209,7 @@ func readUpper(upper, name string) (b []byte, found bool, err error) {
 	case unix.ENOENT:
 		return nil, false, nil
 	default:
-		return nil, false, fmt.Errorf("upper /etc: %w", errMerged)
+		return nil, false, fmt.Errorf("upper /etc: %w", ErrMerged)
 	}
 	defer unix.Close(etc)
 	var st unix.Stat_t
@@ -214,10 +217,10 @@ func readUpper(upper, name string) (b []byte, found bool, err error) {
 		return nil, false, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return nil, false, fmt.Errorf("upper /etc is not a directory: %w", errMerged)
+		return nil, false, fmt.Errorf("upper /etc is not a directory: %w", ErrMerged)
 	}
 	if v, err := fgetxattrPath(etc, "trusted.overlay.opaque"); err == nil && v == "y" {
-		return nil, false, fmt.Errorf("upper /etc is opaque: %w", errMerged)
+		return nil, false, fmt.Errorf("upper /etc is opaque: %w", ErrMerged)
 	}
 	fd, err := unix.Openat2(etc, name[len("etc/"):], how)
 	switch err {
@@ -225,7 +228,7 @@ func readUpper(upper, name string) (b []byte, found bool, err error) {
 	case unix.ENOENT:
 		return nil, false, nil
 	default:
-		return nil, false, fmt.Errorf("upper /%s: %w", name, errMerged)
+		return nil, false, fmt.Errorf("upper /%s: %w", name, ErrMerged)
 	}
 	defer unix.Close(fd)
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -237,9 +240,9 @@ func readUpper(upper, name string) (b []byte, found bool, err error) {
 		if st.Rdev == 0 {
 			return nil, true, nil // a whiteout: the container removed it
 		}
-		return nil, false, fmt.Errorf("upper /%s is a device: %w", name, errMerged)
+		return nil, false, fmt.Errorf("upper /%s is a device: %w", name, ErrMerged)
 	default:
-		return nil, false, fmt.Errorf("upper /%s is not a regular file: %w", name, errMerged)
+		return nil, false, fmt.Errorf("upper /%s is not a regular file: %w", name, ErrMerged)
 	}
 	f, err := os.Open("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil {

@@ -52,6 +52,7 @@ type Store struct {
 	openLock *os.File // held shared from Open until Close
 
 	accountCache accountCache // images' parsed account files (accounts.go)
+	loginCache   loginCache   // images' login shell files (login.go)
 
 	mu        sync.Mutex // serialises this process's writers, guards the field below
 	writeLock *os.File   // flocked exclusively by the holder of mu; nil once closed

@@ -1,0 +1,69 @@
+package containers_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"rung.dev/rung"
+	"rung.dev/rung/containers"
+	"rung.dev/rung/controller"
+	"rung.dev/rung/image"
+	"rung.dev/rung/internal/testenv"
+)
+
+// The tier resolves "" to its default image for LoginFiles and HomeLink,
+// and HomeLink takes the absolute home the sandbox's user has.
+func TestLoginFilesAndHomeLink(t *testing.T) {
+	testenv.Require(t, "root")
+	s, err := image.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	digest := "sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	layer := s.LayerDir(digest)
+	for _, d := range []string{"etc", "home/user"} {
+		if err := os.MkdirAll(filepath.Join(layer, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(layer, "etc/profile"), []byte("# profile\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	im, err := s.Put("login", []string{digest}, image.Config{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tier := containers.New(containers.Config{Images: s, DefaultImage: "login"}, controller.ContainerEvents{})
+	upper := t.TempDir()
+	if err := s.LinkDir(im, upper, "/home/user", "/workspace"); err != nil {
+		t.Fatal(err)
+	}
+
+	files, err := tier.LoginFiles("", upper)
+	if err != nil || len(files) != 1 || files[0].Path != "/etc/profile" || string(files[0].Data) != "# profile\n" {
+		t.Errorf("LoginFiles(default image) = %v, %v; want /etc/profile", files, err)
+	}
+	if _, err := tier.LoginFiles("missing", upper); !errors.Is(err, rung.ErrNotFound) {
+		t.Errorf("LoginFiles(missing image): %v, want ErrNotFound", err)
+	}
+	tests := []struct {
+		name, ref, home, want string
+		err                   error
+	}{
+		{"default image", "", "/home/user", "/workspace", nil},
+		{"named image", "login", "/home/user", "/workspace", nil},
+		{"no link", "", "/home/other", "", nil},
+		{"relative home", "", "home/user", "", rung.ErrInvalid},
+		{"root", "", "/", "", rung.ErrInvalid},
+		{"missing image", "missing", "/home/user", "", rung.ErrNotFound},
+	}
+	for _, tc := range tests {
+		got, err := tier.HomeLink(tc.ref, upper, tc.home)
+		if got != tc.want || (tc.err == nil) != (err == nil) || !errors.Is(err, tc.err) {
+			t.Errorf("%s: HomeLink(%q, %q) = %q, %v; want %q, %v", tc.name, tc.ref, tc.home, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -1,0 +1,415 @@
+package image
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rung.dev/rung"
+	"rung.dev/rung/storage"
+)
+
+// What [Store.LoginFiles] hands out is bounded: an imported image is
+// untrusted, and its files stay in memory while it is cached. Debian's
+// come to a few KiB.
+const (
+	maxLoginFile    = 1 << 20 // bytes of one file
+	maxLoginEntries = 256     // names in /etc/profile.d, whiteouts included
+	maxLoginBytes   = 4 << 20 // bytes of one image's files together
+)
+
+// RootFile is a file or directory of a container's root file system, as
+// [Store.LoginFiles] returns it.
+type RootFile struct {
+	Path     string      // absolute: "/etc/profile", "/etc/profile.d", "/etc/profile.d/gawk.sh"
+	Mode     fs.FileMode // type bits (fs.ModeDir for the directory), permission, set-id and sticky bits
+	UID, GID uint32
+	Size     int64 // bytes of Data; a directory's size in its layer
+	ModTime  time.Time
+	Data     []byte // a regular file's content; nil for the directory
+}
+
+// LoginFiles returns what `bash -l` reads of the root file system of a
+// running container of im whose overlay upper directory is upper ("" for
+// none), as that container sees it: /etc/profile, the directory
+// /etc/profile.d followed by its entries sorted by path, and
+// /etc/bash.bash_logout. Layers merge as in [Store.CopyDir]; a path with
+// no entry, or a whiteout, is not in the list.
+//
+// It refuses, with an error, what a login shell might read differently
+// in the container: at /etc and /etc/profile.d anything but a directory,
+// at the two files and in /etc/profile.d anything but a regular file (a
+// symbolic link, say); a file others may not read, an /etc they may not
+// search or an /etc/profile.d they may not list and search; and more
+// than 1 MiB in one file, 4 MiB in all, or 256 names in /etc/profile.d,
+// whiteouts included (rung.ErrLimit).
+//
+// The upper directory is only checked, never merged: an entry of any
+// kind there at etc/profile, etc/profile.d or etc/bash.bash_logout, or an
+// etc that is not a plain directory (a symbolic link, a whiteout, opaque,
+// or redirected to another directory), is an error wrapping [ErrMerged].
+//
+// The layers' part never changes, so it is read once per image digest
+// and cached, refusals included: a call then costs only the check of
+// upper (one system call when it has no etc, seven when it has). Every
+// caller shares the Data slices, which must not be modified. It is safe
+// for concurrent use.
+func (s *Store) LoginFiles(im Image, upper string) ([]RootFile, error) {
+	if upper != "" {
+		if err := checkUpperLogin(upper); err != nil {
+			return nil, fmt.Errorf("login files of image %s: %w", im.Name, err)
+		}
+	}
+	set, err := s.loginFiles(im)
+	if err == nil {
+		err = set.refused
+	}
+	if err != nil {
+		return nil, fmt.Errorf("login files of image %s: %w", im.Name, err)
+	}
+	return slices.Clone(set.files), nil
+}
+
+// loginSet is an image's login files as its layers hold them.
+type loginSet struct {
+	files   []RootFile
+	refused error // why the layers' files are not handed out; nil if they are
+	bytes   int   // of the files' Data
+}
+
+// loginCache holds the login files of recently used images by digest,
+// as accountCache holds their accounts.
+type loginCache struct {
+	mu    sync.Mutex // guards the fields below
+	byDig map[string]*loginSet
+	bytes int // of the cached files' Data
+}
+
+// The cache starts over past either bound.
+const (
+	maxCachedLogins     = 64       // images
+	maxCachedLoginBytes = 32 << 20 // bytes of Data
+)
+
+// loginFiles returns im's login files from the cache, reading and
+// caching them on a miss. A refusal is cached like files (it follows from
+// the layers), an error reading them is not.
+func (s *Store) loginFiles(im Image) (*loginSet, error) {
+	c := &s.loginCache
+	c.mu.Lock()
+	set := c.byDig[im.Digest]
+	c.mu.Unlock()
+	if set != nil {
+		return set, nil
+	}
+	files, err := s.readLoginFiles(im)
+	if _, ok := errors.AsType[*refusal](err); err != nil && !ok {
+		return nil, err
+	}
+	set = &loginSet{files: files, refused: err}
+	for _, f := range files {
+		set.bytes += len(f.Data)
+	}
+	if im.Digest == "" {
+		return set, nil // a hand-made Image: nothing to key it by
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cached := c.byDig[im.Digest]; cached != nil {
+		return cached, nil // read meanwhile by another caller
+	}
+	if c.byDig == nil || len(c.byDig) >= maxCachedLogins || c.bytes+set.bytes > maxCachedLoginBytes {
+		c.byDig, c.bytes = map[string]*loginSet{}, 0
+	}
+	c.byDig[im.Digest] = set
+	c.bytes += set.bytes
+	return set, nil
+}
+
+// refusal is why an image's login files are not handed out: a property
+// of its layers, unlike an error reading them.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+func refuse(format string, args ...any) error {
+	return &refusal{fmt.Errorf(format, args...)}
+}
+
+// readLoginFiles reads im's login files from its layers; an error that
+// is a *refusal says why they are not handed out.
+func (s *Store) readLoginFiles(im Image) ([]RootFile, error) {
+	root, err := s.mergedDir(im, "/")
+	if err != nil {
+		return nil, err
+	}
+	defer root.close()
+	etc, err := loginDir(root, "/etc")
+	if err != nil || etc == nil {
+		return nil, err
+	}
+	defer etc.close()
+	if etc.st.Mode&0o001 == 0 {
+		return nil, refuse("/etc is not searchable by others")
+	}
+	var files []RootFile
+	if files, err = appendTopFile(files, etc, "/etc/profile"); err != nil {
+		return nil, err
+	}
+	d, err := loginDir(etc, "/etc/profile.d")
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		defer d.close()
+		if d.st.Mode&0o005 != 0o005 {
+			return nil, refuse("/etc/profile.d is not readable and searchable by others")
+		}
+		files = append(files, rootFile("/etc/profile.d", &d.st, nil))
+		ents, err := profileD(d)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, ents...)
+	}
+	if files, err = appendTopFile(files, etc, "/etc/bash.bash_logout"); err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, f := range files {
+		total += len(f.Data)
+	}
+	if total > maxLoginBytes {
+		return nil, &refusal{rung.Errorf(rung.ErrLimit, "login files hold more than %d MiB", maxLoginBytes>>20)}
+	}
+	return files, nil
+}
+
+// top finds name in the merged directory m as overlayfs shows it: the
+// layer directory that holds its topmost entry, and that entry's
+// attributes. ok is false when no layer has it or that entry is a
+// whiteout.
+func (m *merged) top(name string) (layer int, st unix.Stat_t, ok bool, err error) {
+	for _, fd := range m.fds {
+		err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.ENOENT {
+			continue
+		}
+		if err != nil {
+			return -1, st, false, err
+		}
+		return fd, st, !whiteout(&st), nil
+	}
+	return -1, st, false, nil
+}
+
+// loginDir is the directory abs, a child of m, merged; nil when absent.
+func loginDir(m *merged, abs string) (*merged, error) {
+	name := path.Base(abs)
+	_, st, ok, err := m.top(name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, refuse("%s is %s, not a directory", abs, kind(&st))
+	}
+	d, err := m.child(name)
+	if err == nil && d == nil {
+		err = fmt.Errorf("%s vanished", abs)
+	}
+	return d, err
+}
+
+// appendTopFile appends the regular file abs, a child of etc, to files
+// unless it is absent.
+func appendTopFile(files []RootFile, etc *merged, abs string) ([]RootFile, error) {
+	name := path.Base(abs)
+	fd, st, ok, err := etc.top(name)
+	if err != nil || !ok {
+		return files, err
+	}
+	f, err := readLoginFile(fd, name, abs, &st)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, f), nil
+}
+
+// profileD reads the entries of /etc/profile.d, merged, sorted by path.
+func profileD(d *merged) ([]RootFile, error) {
+	seen := map[string]bool{}
+	var out []RootFile
+	for _, fd := range d.fds {
+		names, err := readNames(fd)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			if seen[name] {
+				continue // a higher layer's entry hides it
+			}
+			seen[name] = true
+			if len(seen) > maxLoginEntries {
+				return nil, &refusal{rung.Errorf(rung.ErrLimit, "/etc/profile.d holds more than %d names", maxLoginEntries)}
+			}
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return nil, err
+			}
+			if whiteout(&st) {
+				continue
+			}
+			f, err := readLoginFile(fd, name, "/etc/profile.d/"+name, &st)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b RootFile) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// readLoginFile reads name of the layer directory fd, shown at abs, whose
+// attributes are st.
+func readLoginFile(fd int, name, abs string, st *unix.Stat_t) (RootFile, error) {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return RootFile{}, refuse("%s is %s, not a regular file", abs, kind(st))
+	}
+	if st.Mode&0o004 == 0 {
+		return RootFile{}, refuse("%s is not readable by others", abs)
+	}
+	if st.Size > maxLoginFile {
+		return RootFile{}, &refusal{rung.Errorf(rung.ErrLimit, "%s is larger than %d MiB", abs, maxLoginFile>>20)}
+	}
+	in, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return RootFile{}, fmt.Errorf("%s: %w", abs, err)
+	}
+	f := os.NewFile(uintptr(in), abs)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxLoginFile+1))
+	if err != nil {
+		return RootFile{}, err
+	}
+	if len(b) > maxLoginFile { // it grew since Fstatat
+		return RootFile{}, &refusal{rung.Errorf(rung.ErrLimit, "%s is larger than %d MiB", abs, maxLoginFile>>20)}
+	}
+	return rootFile(abs, st, b), nil
+}
+
+func rootFile(abs string, st *unix.Stat_t, data []byte) RootFile {
+	size := st.Size
+	if data != nil {
+		size = int64(len(data))
+	}
+	return RootFile{Path: abs, Mode: storage.FileMode(st.Mode), UID: st.Uid, GID: st.Gid, Size: size, ModTime: time.Unix(st.Mtim.Unix()), Data: data}
+}
+
+// kind names the type of file st describes, for errors.
+func kind(st *unix.Stat_t) string {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "a regular file"
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	case unix.S_IFCHR:
+		if whiteout(st) {
+			return "a whiteout"
+		}
+		return "a device"
+	case unix.S_IFBLK:
+		return "a device"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	default:
+		return "a socket"
+	}
+}
+
+// checkUpperLogin checks that the overlay upper directory upper changes
+// none of the login files: it has no entry at their paths, and an etc
+// that overlayfs merges plainly with the layers' /etc, if any. It runs
+// before every login shell, and a system call costs a microsecond on a
+// virtual machine, so it makes few: one when upper has no etc, seven
+// when it has.
+func checkUpperLogin(upper string) error {
+	// Only the last component comes from the container, and O_NOFOLLOW
+	// with O_DIRECTORY opens nothing but a directory there: a symbolic
+	// link fails with ELOOP, anything else with ENOTDIR.
+	etc, err := unix.Open(upper+"/etc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	switch err {
+	case nil:
+	case unix.ENOENT:
+		return nil
+	case unix.ELOOP, unix.ENOTDIR:
+		return fmt.Errorf("upper /etc is not a directory: %w", ErrMerged)
+	default:
+		return fmt.Errorf("upper /etc: %w", err)
+	}
+	defer unix.Close(etc)
+	var st unix.Stat_t
+	if err := unix.Fstat(etc, &st); err != nil {
+		return fmt.Errorf("upper /etc: %w", err)
+	}
+	if err := mergesPlainly(etc); err != nil {
+		return fmt.Errorf("upper /etc %w", err)
+	}
+	if st.Mode&0o001 == 0 {
+		return errors.New("upper /etc is not searchable by others")
+	}
+	for _, name := range []string{"profile", "profile.d", "bash.bash_logout"} {
+		err := unix.Fstatat(etc, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == nil {
+			return fmt.Errorf("upper /etc/%s is %s: %w", name, kind(&st), ErrMerged)
+		}
+		if err != unix.ENOENT {
+			return fmt.Errorf("upper /etc/%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// mergesPlainly returns an error wrapping [ErrMerged] when the upper
+// directory dir (opened for reading) is opaque or redirected: a
+// directory renamed under redirect_dir=on carries its origin, and
+// overlayfs merges that lower directory under it instead; on by default,
+// redirect_always_follow honours it even when the mount makes none.
+// Copied-up directories carry other overlay attributes (origin, impure),
+// so it reads the list of names, one system call, and a value only when
+// the list names it.
+func mergesPlainly(dir int) error {
+	// Names end with a NUL; the one before the first lets a name be
+	// matched whole.
+	var buf [1024]byte
+	n, err := unix.Flistxattr(dir, buf[1:])
+	if err != nil && err != unix.ERANGE {
+		return fmt.Errorf("list attributes: %w", err)
+	}
+	list := buf[:1+n]
+	if err == unix.ERANGE { // longer than any overlayfs sets: ask
+		list = []byte("\x00trusted.overlay.opaque\x00trusted.overlay.redirect\x00")
+	}
+	if bytes.Contains(list, []byte("\x00trusted.overlay.opaque\x00")) && opaque(dir) {
+		return fmt.Errorf("is opaque: %w", ErrMerged)
+	}
+	if bytes.Contains(list, []byte("\x00trusted.overlay.redirect\x00")) {
+		if _, err := unix.Fgetxattr(dir, "trusted.overlay.redirect", nil); err != unix.ENODATA {
+			return fmt.Errorf("is redirected: %w", ErrMerged)
+		}
+	}
+	return nil
+}
