@@ -439,8 +439,15 @@ func (r *runner) heredocBody(w *syntax.Word) string {
 func hasMeta(s string, ext bool) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			// As bash's glob_pattern_p: a bracket that no ] follows is
+			// an ordinary character ([ x ] globs nothing, even with
+			// nullglob).
+			if strings.IndexByte(s[i+1:], ']') >= 0 {
+				return true
+			}
 		case '+', '@', '!':
 			if ext && i+1 < len(s) && s[i+1] == '(' {
 				return true

@@ -96,6 +96,11 @@ var fidelityCases = concat(
 	group("brace",
 		"echo {001..3} {1..-2} {10..1..4} {a..Z} x{Z..\\\\}y",
 	),
+	group("glob",
+		// A bracket no ] follows is not a pattern (bash's glob_pattern_p):
+		// nullglob leaves it, and [ ... ] needs no directory read.
+		"shopt -s nullglob; echo [ x ]; echo a[b; [ -d / ] && echo dir; echo a[b]",
+	),
 	group("arrays",
 		"a=(3 1 2); a=(\"${a[@]}\" 4); echo \"${a[@]}\"; b=(\"${a[@]:1}\"); declare -p b; unset a; echo \"[${a[@]}]\"",
 		"declare -A m=([k]=v); m=([k]=\"${m[k]}x\" [j]=y); declare -p m",
