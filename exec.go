@@ -20,6 +20,11 @@ type ExecRequest struct {
 	// its stdin, stdout and stderr are the terminal, so its output is one
 	// stream (stdout), and only the container tier has terminals.
 	PTY *TermSize `json:"pty,omitempty"`
+	// Login runs the command as a login shell's (bash -l -c): after
+	// /etc/profile and the user's ~/.profile (or ~/.bash_profile,
+	// ~/.bash_login), so with the PATH and the variables they set. Both
+	// tiers do; the isolate tier runs the startup files itself.
+	Login bool `json:"login,omitempty"`
 }
 
 // TermSize is a terminal's size in character cells.

@@ -15,7 +15,7 @@ func (s *Server) execRequest(req ExecRequest) (rung.ExecRequest, error) {
 	if err != nil {
 		return rung.ExecRequest{}, err
 	}
-	return rung.ExecRequest{Command: req.Command, Env: req.Env, Dir: req.Cwd, Stdin: []byte(req.Stdin), Backend: req.Backend, User: req.User, Timeout: timeout, PTY: req.PTY}, nil
+	return rung.ExecRequest{Command: req.Command, Env: req.Env, Dir: req.Cwd, Stdin: []byte(req.Stdin), Backend: req.Backend, User: req.User, Timeout: timeout, PTY: req.PTY, Login: req.Login}, nil
 }
 
 // exec runs a command to completion and returns its result, or, with

@@ -9,7 +9,7 @@ import (
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
-	"rung.dev/rung/image"
+	"rung.dev/rung/shell"
 )
 
 // Identity implements [controller.ContainerImages]: user against the
@@ -68,16 +68,30 @@ func (t *Tier) LinkWorkspace(ref, dir, upper, workspace string) error {
 	return t.cfg.Images.LinkDir(im, upper, dir, "/workspace")
 }
 
-// LoginFiles returns what a login shell reads of the root file system
-// of a container of image ref ("" for the default image) whose overlay
-// upper directory is upper, as [image.Store.LoginFiles] does: an error,
-// of any kind, leaves login shells to the container.
-func (t *Tier) LoginFiles(ref, upper string) ([]image.RootFile, error) {
+// LoginFiles implements [controller.ContainerImages]: what a login shell
+// reads of the root file system of a container of image ref ("" for the
+// default image) whose overlay upper directory is upper, as
+// [image.Store.LoginFiles] does, and the PATH of the image's environment.
+// An error, of any kind, leaves login shells to the container.
+func (t *Tier) LoginFiles(ref, upper string) (controller.ImageLogin, error) {
 	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
 	if err != nil {
-		return nil, fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
+		return controller.ImageLogin{}, fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
 	}
-	return t.cfg.Images.LoginFiles(im, upper)
+	files, err := t.cfg.Images.LoginFiles(im, upper)
+	if err != nil {
+		return controller.ImageLogin{}, err
+	}
+	il := controller.ImageLogin{Files: make([]shell.SystemFile, len(files))}
+	for i, f := range files {
+		il.Files[i] = shell.SystemFile{Path: f.Path, Mode: f.Mode, UID: f.UID, GID: f.GID, ModTime: f.ModTime, Data: f.Data}
+	}
+	for _, kv := range im.Config.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			il.Path = v
+		}
+	}
+	return il, nil
 }
 
 // HomeLink returns the target of the symbolic link at home (absolute:

@@ -32,7 +32,7 @@ func TestLoginFilesAndHomeLink(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(layer, "etc/profile"), []byte("# profile\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	im, err := s.Put("login", []string{digest}, image.Config{}, 0)
+	im, err := s.Put("login", []string{digest}, image.Config{Env: []string{"HOME=/root", "PATH=/usr/bin:/bin"}}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +42,9 @@ func TestLoginFilesAndHomeLink(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	files, err := tier.LoginFiles("", upper)
-	if err != nil || len(files) != 1 || files[0].Path != "/etc/profile" || string(files[0].Data) != "# profile\n" {
-		t.Errorf("LoginFiles(default image) = %v, %v; want /etc/profile", files, err)
+	il, err := tier.LoginFiles("", upper)
+	if files := il.Files; err != nil || len(files) != 1 || files[0].Path != "/etc/profile" || string(files[0].Data) != "# profile\n" || il.Path != "/usr/bin:/bin" {
+		t.Errorf("LoginFiles(default image) = %v, %v; want /etc/profile and the image's PATH", il, err)
 	}
 	if _, err := tier.LoginFiles("missing", upper); !errors.Is(err, rung.ErrNotFound) {
 		t.Errorf("LoginFiles(missing image): %v, want ErrNotFound", err)

@@ -9,6 +9,7 @@ package containers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -303,6 +304,11 @@ func (t *Tier) Exec(ctx context.Context, sb rung.Sandbox, req controller.TierReq
 	// spare's container was started before its sandbox (and env) existed.
 	areq := agent.ExecRequest{Command: req.Command, Env: execEnv(c.Image.Config.Env, req.Env), Dir: req.Dir,
 		User: credential(req.User), Stdin: inline, MaxOutput: req.MaxOutput}
+	if req.Login {
+		// The image's shell as a login shell: it reads /etc/profile and
+		// ~/.profile first.
+		areq.Argv, areq.Command = []string{cmp.Or(c.Image.Config.Shell, "/bin/sh"), "-l", "-c", req.Command}, ""
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		areq.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
 	}

@@ -263,7 +263,7 @@ func (c *Controller) runContainer(ctx context.Context, a *actor, sb store.Sandbo
 		return outcome{}, err
 	}
 	x, err := c.tier.Exec(ctx, sb.Sandbox, TierRequest{Command: req.Command, Dir: req.Dir, Env: commandEnv(who, c.envOf(sb.Sandbox), req.Env), User: who,
-		Stdin: in.stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes, PTY: req.PTY, Input: in.input})
+		Stdin: in.stdin, Stdout: stdout, Stderr: stderr, MaxOutput: c.lim.OutputBytes, PTY: req.PTY, Input: in.input, Login: req.Login})
 	switch {
 	case errors.Is(err, ErrOutputLimit):
 		out.limitReached(fmt.Sprintf("rung: exec ended: output limit (%d bytes) reached\n", c.lim.OutputBytes))

@@ -62,7 +62,8 @@ func (c *Controller) runChecked(ctx context.Context, a *actor, sb store.Sandbox,
 	sctx, sp := c.startTierSpan(ctx, rung.BackendIsolate)
 	res := a.sh.Run(sctx, shell.Request{Program: d.Program, StopUnsupported: true, Dir: req.Dir,
 		Env: isolateEnv(c.envOf(sb.Sandbox), req.Env), Stdin: stdin, Stdout: hold.writer("stdout"), Stderr: hold.writer("stderr"),
-		Lease: r.lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a), BeforeChange: r.gate})
+		Lease: r.lease, Tenant: string(sb.Tenant), Sandbox: string(sb.ID), ShellName: c.isolateShellName(a), BeforeChange: r.gate,
+		Login: d.Login})
 	if !res.Stopped {
 		hold.release()
 		o := isolateOutcome(res)

@@ -144,7 +144,8 @@ func (c *Controller) route(a *actor, req rung.ExecRequest, liveStdin bool) (rout
 		return router.Decision{}, err
 	}
 	rr := router.Request{Script: req.Command, Backend: req.Backend, ContainerAvailable: c.tier != nil,
-		Dir: req.Dir, Env: isolateEnv(c.envOf(c.sandbox(a).Sandbox), req.Env), LookPath: c.imageLookPath(a), PTY: req.PTY != nil, LiveStdin: liveStdin}
+		Dir: req.Dir, Env: isolateEnv(c.envOf(c.sandbox(a).Sandbox), req.Env), LookPath: c.imageLookPath(a), PTY: req.PTY != nil, LiveStdin: liveStdin,
+		Login: req.Login}
 	why, err := routeUser(a, who, &rr)
 	if err != nil {
 		return router.Decision{}, err
@@ -152,6 +153,15 @@ func (c *Controller) route(a *actor, req rung.ExecRequest, liveStdin bool) (rout
 	d := router.Route(rr, a.sh)
 	if why != "" && d.Err == nil && !rr.PTY {
 		d.Reason, d.Class = why, router.ClassUser
+	}
+	if req.Login && d.Program != nil && c.tier != nil {
+		// (Without a container tier there is no image, so no startup
+		// file: the isolate tier runs the command as it is.)
+		if d.Login, err = c.loginShell(a, who); err != nil {
+			// The container runs the login shell itself.
+			d = router.Decision{Backend: rung.BackendContainer, Class: router.ClassUnsupported,
+				Reason: "a login shell the isolate tier cannot start: " + err.Error()}
+		}
 	}
 	return d, nil
 }

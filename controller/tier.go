@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"rung.dev/rung"
+	"rung.dev/rung/shell"
 )
 
 // ContainerTier is the container tier as the controller uses it: the
@@ -111,6 +112,24 @@ type ContainerImages interface {
 	// upper directory, not mounted yet) gets dir as a symbolic link to
 	// /workspace. An image with no directory at dir is left alone.
 	LinkWorkspace(ref, dir, upper, workspace string) error
+	// LoginFiles is what a login shell of image ref reads outside the
+	// sandbox's view before its command, as a container whose overlay
+	// upper directory is upper sees it; an error means it cannot tell
+	// (the container then runs login shells).
+	LoginFiles(ref, upper string) (ImageLogin, error)
+	// HomeLink is the target of the symbolic link home (absolute) is in
+	// a container of image ref whose overlay upper directory is upper
+	// (LinkWorkspace's), or "" when home is not one there.
+	HomeLink(ref, upper, home string) (string, error)
+}
+
+// ImageLogin is what a login shell of an image reads outside the view.
+type ImageLogin struct {
+	// Files are /etc/profile, /etc/profile.d and its entries, and
+	// /etc/bash.bash_logout, those that exist.
+	Files []shell.SystemFile
+	// Path is PATH in the image's environment, "" when it sets none.
+	Path string
 }
 
 // ContainerRestore is live restore: taking over, or removing, what an
@@ -197,6 +216,8 @@ type TierRequest struct {
 	// all output goes to Stdout.
 	PTY   *rung.TermSize
 	Input <-chan TermInput // a PTY's input; nil: none
+	// Login runs Command under a login shell (the image's shell with -l).
+	Login bool
 }
 
 // TierProcess is a background process as the container tier starts it.

@@ -34,25 +34,26 @@ const defaultProcessTimeout = 60 * time.Second
 
 // commandLine turns E2B's process config into one shell command line.
 // The SDK runs commands as /bin/bash -l -c CMD: that is CMD, which the
-// router reads; anything else is its argv, quoted.
-func commandLine(cfg *pb.ProcessConfig) (string, error) {
+// router reads, run as a login shell's (login); anything else is its
+// argv, quoted.
+func commandLine(cfg *pb.ProcessConfig) (line string, login bool, err error) {
 	cmd, args := cfg.GetCmd(), cfg.GetArgs()
 	if cmd == "" {
-		return "", rung.Errorf(rung.ErrInvalid, "process has no cmd")
+		return "", false, rung.Errorf(rung.ErrInvalid, "process has no cmd")
 	}
-	if cmd == "/bin/bash" || cmd == "bash" || cmd == "/bin/sh" || cmd == "sh" {
+	if cmd == "/bin/bash" || cmd == "bash" {
 		switch {
-		case len(args) == 3 && args[0] == "-l" && args[1] == "-c":
-			return args[2], nil
-		case len(args) == 2 && (args[0] == "-c" || args[0] == "-lc"):
-			return args[1], nil
+		case len(args) == 3 && args[0] == "-l" && args[1] == "-c", len(args) == 2 && args[0] == "-lc":
+			return args[len(args)-1], true, nil
+		case len(args) == 2 && args[0] == "-c":
+			return args[1], false, nil
 		}
 	}
 	parts := []string{shellQuote(cmd)}
 	for _, a := range args {
 		parts = append(parts, shellQuote(a))
 	}
-	return strings.Join(parts, " "), nil
+	return strings.Join(parts, " "), false, nil
 }
 
 func shellQuote(s string) string {
@@ -69,7 +70,7 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 		return s.rpcError(ctx, err)
 	}
 	cfg := req.Msg.GetProcess()
-	line, err := commandLine(cfg)
+	line, login, err := commandLine(cfg)
 	if err != nil {
 		return s.rpcError(ctx, err)
 	}
@@ -78,7 +79,7 @@ func (p *processService) Start(ctx context.Context, req *connect.Request[pb.Star
 	// sandbox's. Another user's command runs in the container, and root
 	// starts in /root, as envd starts each user in its home.
 	user := envdUser(req.Header())
-	ereq := rung.ExecRequest{Command: line, Env: maps.Clone(cfg.GetEnvs()), Dir: workspace, User: user}
+	ereq := rung.ExecRequest{Command: line, Env: maps.Clone(cfg.GetEnvs()), Dir: workspace, User: user, Login: login}
 	if user == "root" {
 		ereq.Dir = "/root"
 	}

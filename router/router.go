@@ -34,6 +34,9 @@ type Request struct {
 	// client that reads the output meanwhile (the E2B SDK's stdin
 	// commands), not whole before it starts.
 	LiveStdin bool
+	// Login says the script is a login shell's command (see
+	// shell.CheckRequest.Login).
+	Login bool
 }
 
 // Decision is the router's answer. When Err is non-nil the exec must not
@@ -51,6 +54,10 @@ type Decision struct {
 	// chose the isolate tier. An exec run from it stops at a refusal at
 	// run time, so the caller can run it in the container instead.
 	Program *shell.Program
+	// Login is what the isolate tier runs a login shell's startup files
+	// from (shell.Request.Login), for a Request.Login exec it runs; the
+	// caller sets it, as reading it is I/O.
+	Login *shell.Login
 }
 
 // The reason classes of a [Decision]: a bounded set, unlike its Reason.
@@ -99,7 +106,7 @@ func Route(req Request, isolate Checker) Decision {
 		if req.LiveStdin && req.ContainerAvailable {
 			return Decision{Backend: rung.BackendContainer, Reason: liveStdinReason, Class: ClassLiveStdin}
 		}
-		p, err := isolate.CheckProgram(shell.CheckRequest{Script: req.Script, Dir: req.Dir, Env: req.Env, LookPath: req.LookPath})
+		p, err := isolate.CheckProgram(shell.CheckRequest{Script: req.Script, Dir: req.Dir, Env: req.Env, LookPath: req.LookPath, Login: req.Login})
 		if err == nil {
 			return Decision{Backend: rung.BackendIsolate, Reason: "isolate tier runs every command of this script", Class: ClassChecked, Program: p}
 		}

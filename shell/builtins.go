@@ -1,9 +1,11 @@
 package shell
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mvdan.cc/sh/v3/syntax"
 	"path"
 	"reflect"
@@ -128,6 +130,11 @@ func numArg(r *runner, name string, args []string, def int) (int, bool) {
 }
 
 func biExit(r *runner, args []string) int {
+	if r.sh.track.login != nil && r.logoutFiles() {
+		// A login shell's exit runs the logout files: the container's.
+		r.sh.setUnsupported(fmt.Errorf("exit in a login shell (it runs the logout files): %w", ErrUnsupported))
+		return ExitUnsupported
+	}
 	code := r.status
 	if len(args) > 1 {
 		n, err := strconv.ParseInt(strings.TrimSpace(args[1]), 10, 64)
@@ -278,7 +285,12 @@ func biSource(r *runner, args []string) int {
 		}
 	}()
 	r.status = 0
-	st := r.evalString(string(data), name)
+	var st int
+	if r.sh.startup {
+		st = r.startupEval(string(data), name)
+	} else {
+		st = r.evalString(string(data), name)
+	}
 	if r.returning {
 		r.returning = false
 	}
@@ -293,7 +305,16 @@ func (r *runner) readFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(limitReader(rc, r.sh.limits.StringBytes))
+	var buf bytes.Buffer
+	if st, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		// One read for the whole file (a script sourced, a startup
+		// file), not a buffer doubling from 512 bytes.
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < r.sh.limits.StringBytes {
+			buf.Grow(int(fi.Size()) + bytes.MinRead)
+		}
+	}
+	_, err = buf.ReadFrom(limitReader(rc, r.sh.limits.StringBytes))
+	data := buf.Bytes()
 	if err != nil {
 		var pe interface{ Unwrap() error }
 		if errors.As(err, &pe) || errors.Is(err, syscall.EISDIR) {
@@ -754,6 +775,10 @@ func (r *runner) letClause(c *syntax.LetClause) int {
 
 // biLogout is logout in a shell that is never a login shell.
 func biLogout(r *runner, args []string) int {
+	if r.sh.track.login != nil {
+		r.sh.setUnsupported(fmt.Errorf("logout in a login shell: %w", ErrUnsupported))
+		return ExitUnsupported
+	}
 	r.errorf("logout: not login shell: use `exit'")
 	return 1
 }

@@ -28,6 +28,11 @@ type CheckRequest struct {
 	// Nil means every tool of the shell's set is at /usr/bin/NAME and no
 	// other program exists, as in a sandbox with no container tier.
 	LookPath func(name string) string
+	// Login says the script is a login shell's command (Request.Login):
+	// the run checks it again after the startup files, and this check
+	// only admits what a login shell's command may run (shopt -q
+	// login_shell, no logout).
+	Login bool
 }
 
 // Program is a script that [Shell.CheckProgram] parsed and admitted: pass
@@ -85,7 +90,7 @@ func (s *Shell) CheckProgram(req CheckRequest) (*Program, error) {
 	if dir == "" {
 		dir = "/workspace"
 	}
-	c := &checker{sh: s, lookPath: req.LookPath, dir: dir, logicalDir: logicalDir(req.Env, dir)}
+	c := &checker{sh: s, lookPath: req.LookPath, dir: dir, logicalDir: logicalDir(req.Env, dir), login: req.Login}
 	c.file(f)
 	if c.err != nil {
 		return nil, c.err
@@ -138,6 +143,37 @@ type checker struct {
 	depth int
 	// seen are the script files already checked, by path.
 	seen map[string]bool
+
+	// startup checks a login shell's startup file (login.go) as the run
+	// reaches it: what it sources is checked then too, it may read and
+	// set PATH and read the few variables its branches test, and a
+	// function whose body is not admitted only marks the function
+	// (tainted) instead of refusing the file; it must not change files,
+	// the working directory, or exit.
+	startup bool
+	tainted map[string]bool
+	// login checks a login shell's command after its startup files ran:
+	// logout (and exit, when logout says a logout file exists, which exit
+	// would run) go to the container, and so does a call of a function
+	// of refuseFuncs (the startup files' tainted ones).
+	login, logout bool
+	refuseFuncs   map[string]bool
+	// probe, when set, records what the check consulted beyond the
+	// script's text (startupEval caches a result that consulted neither).
+	probe *checkProbe
+}
+
+// checkProbe is what one check consulted: the PATH lookup, or a name
+// found among the functions.
+type checkProbe struct{ lookPath, funcHit bool }
+
+// isFunc reports whether name is a function the check knows.
+func (c *checker) isFunc(name string) bool {
+	ok := c.funcs[name]
+	if ok && c.probe != nil {
+		c.probe.funcHit = true
+	}
+	return ok
 }
 
 // maxCheckDepth bounds nested scripts the check follows; deeper nesting
@@ -205,6 +241,10 @@ func (c *checker) node(n syntax.Node) bool {
 	case *syntax.FuncDecl:
 		if len(n.Names) > 0 {
 			c.fail("function with several names")
+		}
+		if c.startup && n.Name != nil {
+			c.startupFunc(n)
+			return false
 		}
 		switch n.Body.Cmd.(type) {
 		case *syntax.Block, *syntax.Subshell, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause,

@@ -46,6 +46,21 @@ func (c *checker) call(ce *syntax.CallExpr) {
 // variable assignments before it.
 func (c *checker) command(args []string, prefixed bool) {
 	name := args[0]
+	if c.startup && c.startupCommand(args) {
+		return
+	}
+	if c.login {
+		switch {
+		case name == "logout", name == "exit" && c.logout:
+			c.fail("%s in a login shell (it runs the logout files)", name)
+			return
+		case c.refuseFuncs[name]:
+			// Even where the command defines its own: a call before
+			// the definition runs the startup file's.
+			c.fail("function %s of a startup file", name)
+			return
+		}
+	}
 	switch {
 	case name == Unknown:
 		c.fail("command name only known at run time")
@@ -56,7 +71,7 @@ func (c *checker) command(args []string, prefixed bool) {
 	case strings.Contains(name, "/"):
 		c.pathCommand(args)
 		return
-	case c.funcs[name]:
+	case c.isFunc(name):
 		c.pathArgs(args[1:])
 		return
 	}
@@ -187,6 +202,11 @@ var rootDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib
 // those two. Words that are not paths but look like one are refused too,
 // which only sends more to the container.
 func (c *checker) pathArgs(args []string) {
+	if c.startup {
+		// A startup file has no effect before the run refuses a path
+		// outside the view (trackFS): its words need not be guessed at.
+		return
+	}
 	for _, a := range args {
 		if a == Unknown {
 			continue
@@ -239,6 +259,16 @@ func sharedPath(p string) bool {
 // redirect admits a redirection: descriptors 0-2 only, to a file in
 // /workspace or /tmp or a device both tiers treat alike.
 func (c *checker) redirect(rd *syntax.Redirect) {
+	if c.startup {
+		switch rd.Op {
+		case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn, syntax.DplOut:
+		default:
+			if staticWord(rd.Word) != "/dev/null" {
+				c.fail("redirection %s in a startup file", rd.Op)
+				return
+			}
+		}
+	}
 	if rd.N != nil {
 		if strings.HasPrefix(rd.N.Value, "{") {
 			c.fail("redirection to a {variable} descriptor")

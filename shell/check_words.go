@@ -70,6 +70,9 @@ func arithName(s string) string {
 
 // readVar admits reading variable name.
 func (c *checker) readVar(name string) {
+	if c.startup && startupVars[name] {
+		return
+	}
 	if why, ok := tierVars[name]; ok {
 		c.fail("$%s (%s differs between the tiers)", name, why)
 	}
@@ -139,6 +142,9 @@ func (c *checker) assign(a *syntax.Assign) {
 		return
 	}
 	name := a.Name.Value
+	if c.startup && name == "PATH" {
+		return
+	}
 	if tierAssigns[name] {
 		c.fail("assignment to %s", name)
 		return
@@ -147,7 +153,9 @@ func (c *checker) assign(a *syntax.Assign) {
 		// a+=x and a[i]=x read the variable too.
 		c.readVar(name)
 	}
-	if _, ok := tierVars[name]; ok {
+	if _, ok := tierVars[name]; ok && !c.startup {
+		// A startup file may set one (/etc/profile's PS1): the command
+		// after it is still refused reading it.
 		c.fail("assignment to %s", name)
 	}
 }

@@ -64,6 +64,14 @@ func checkSource(c *checker, args []string) {
 		return // bash's usage error, which the tier reproduces
 	}
 	name := args[1]
+	if c.startup {
+		// A startup file's source is read and checked when the run
+		// reaches it (verifyScript), like the startup file itself.
+		if name != Unknown && !strings.Contains(name, "/") {
+			c.fail("%s %s (a name bash looks up in PATH)", args[0], name)
+		}
+		return
+	}
 	if name == Unknown {
 		c.fail("%s of a file only known at run time", args[0])
 		return
@@ -337,7 +345,7 @@ func (c *checker) lookups(cmd, names []string) {
 		switch {
 		case n == Unknown:
 			c.fail("%s of a name only known at run time", cmd[0])
-		case keywords[n] || c.funcs[n]:
+		case keywords[n] || c.isFunc(n):
 		case builtins[n] != nil:
 			if _, ok := builtinChecks[n]; !ok && unsupportedBuiltins[n] {
 				c.fail("%s %s", cmd[0], n)

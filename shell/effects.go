@@ -26,6 +26,9 @@ type trackFS struct {
 	// root: 0 not probed yet, 1 the view holds the container's root
 	// file system (read-only outside /workspace and /tmp), 2 it does not.
 	root atomic.Int32
+	// login, for a login shell's exec, serves the system files its
+	// startup files read and its home (login.go); nil otherwise.
+	login *loginFiles
 }
 
 // statfser is the optional disk-usage query du and df make of a view.
@@ -113,6 +116,13 @@ func (t *trackFS) missed(op, name string, err error) error {
 	if err == nil || t.seesRoot() || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	if d := path.Dir(name); (d == "/workspace" || d == "/tmp") && path.Clean(name) == name {
+		// Nothing of the name in a shared directory itself (which is
+		// never a link): no link to follow elsewhere.
+		if _, lerr := t.FS.Lstat(name); errors.Is(lerr, fs.ErrNotExist) {
+			return err
+		}
+	}
 	if real, rerr := t.FS.RealPath(name); rerr == nil && !inside(real) {
 		return t.refuse(op, name, syscall.ENOENT)
 	}
@@ -137,11 +147,39 @@ func (t *trackFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.Fil
 		f, err := t.FS.OpenFile(name, flag, perm)
 		return f, t.missed("open", name, t.done(err))
 	}
+	if f, ok := t.login.file(name); ok {
+		if f == nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOENT}
+		}
+		return t.login.open(f, name), nil
+	}
+	if m, ok := t.login.home(name); ok {
+		f, err := t.OpenFile(m, flag, perm)
+		return f, renamed(err, name)
+	}
 	if err := t.read("open", name); err != nil {
 		return nil, err
 	}
 	f, err := t.FS.OpenFile(name, flag, perm)
 	return f, t.missed("open", name, err)
+}
+
+// sysStat answers a stat of a system file a login serves (nil: none).
+func sysStat(f *SystemFile, op, name string) (fs.FileInfo, error) {
+	if f == nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: syscall.ENOENT}
+	}
+	return f.info(), nil
+}
+
+// renamed gives a path error the name the caller used (a path under a
+// login shell's home looked up in the view).
+func renamed(err error, name string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path != name {
+		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+	}
+	return err
 }
 
 // rootInfo answers a stat of / in a view without the container's root
@@ -184,6 +222,13 @@ func (t *trackFS) rootFile(name string) (b []byte, ok bool, err error) {
 }
 
 func (t *trackFS) Stat(name string) (fs.FileInfo, error) {
+	if f, ok := t.login.file(name); ok {
+		return sysStat(f, "stat", name)
+	}
+	if m, ok := t.login.home(name); ok {
+		fi, err := t.Stat(m)
+		return fi, renamed(err, name)
+	}
 	if fi, ok, err := t.rootInfo("stat", name); ok {
 		return fi, err
 	}
@@ -195,6 +240,13 @@ func (t *trackFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 func (t *trackFS) Lstat(name string) (fs.FileInfo, error) {
+	if f, ok := t.login.file(name); ok {
+		return sysStat(f, "lstat", name)
+	}
+	if m, ok := t.login.home(name); ok {
+		fi, err := t.Lstat(m)
+		return fi, renamed(err, name)
+	}
 	if fi, ok, err := t.rootInfo("lstat", name); ok {
 		return fi, err
 	}
@@ -206,6 +258,16 @@ func (t *trackFS) Lstat(name string) (fs.FileInfo, error) {
 }
 
 func (t *trackFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if f, ok := t.login.file(name); ok {
+		if f == nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOENT}
+		}
+		return t.login.open(f, name).ReadDir(-1)
+	}
+	if m, ok := t.login.home(name); ok {
+		ents, err := t.ReadDir(m)
+		return ents, renamed(err, name)
+	}
 	if err := t.read("open", name); err != nil {
 		return nil, err
 	}
@@ -214,6 +276,17 @@ func (t *trackFS) ReadDir(name string) ([]fs.DirEntry, error) {
 }
 
 func (t *trackFS) Readlink(name string) (string, error) {
+	if f, ok := t.login.file(name); ok {
+		err := syscall.EINVAL // not a symbolic link
+		if f == nil {
+			err = syscall.ENOENT
+		}
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	if m, ok := t.login.home(name); ok {
+		l, err := t.Readlink(m)
+		return l, renamed(err, name)
+	}
 	if err := t.read("readlink", name); err != nil {
 		return "", err
 	}
@@ -221,6 +294,13 @@ func (t *trackFS) Readlink(name string) (string, error) {
 }
 
 func (t *trackFS) RealPath(name string) (string, error) {
+	if f, ok := t.login.file(name); ok && f != nil {
+		return f.Path, nil
+	}
+	if m, ok := t.login.home(name); ok {
+		p, err := t.RealPath(m)
+		return p, renamed(err, name)
+	}
 	if err := t.read("realpath", name); err != nil {
 		return "", err
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // This file holds what one exec's runners share, and the limits they
@@ -48,6 +50,14 @@ type shared struct {
 	// program is the checked program the exec runs, or nil: script files
 	// the run reads are checked as it was (see verifyScript).
 	program *Program
+	// startup is set while a login shell's startup files run (login.go):
+	// the files they source are checked as startup files.
+	startup bool
+	// tainted are the functions the startup files defined whose bodies
+	// the check did not admit, and taintedBodies their bodies once the
+	// startup files ran: calling one refuses the exec.
+	tainted       map[string]bool
+	taintedBodies map[*syntax.Stmt]string
 
 	// funcSrc maps a function's body (*syntax.Stmt) to the file bash
 	// names in errors inside it: where it was defined (see funcSource).

@@ -31,7 +31,9 @@ func (r *runner) program(p *Program) {
 // caller returns status.
 func (r *runner) verifyScript(src, name string) (ok bool, status int) {
 	p := r.sh.program
-	if p == nil {
+	if p == nil || r.sh.startup {
+		// A startup file is checked a command at a time as it runs
+		// (startupEval).
 		return true, 0
 	}
 	c := &checker{sh: r.sh.sh, lookPath: p.lookPath, dir: r.dir, logicalDir: logicalDir(p.env, r.dir)}

@@ -138,6 +138,12 @@ type Request struct {
 	// caller can tell from Result.Changed and the output it received
 	// whether the exec had any effect, and run it elsewhere if not.
 	StopUnsupported bool
+	// Login, when set, runs Program as a login shell (bash -l -c) would:
+	// after the startup files, which are checked as the run reaches
+	// them, and checked again against the PATH they leave (see [Login]).
+	// It needs Program; what the tier cannot follow refuses the exec
+	// (Result.Unsupported) before it has any effect of its own.
+	Login *Login
 	// BeforeChange, when set, is called before the exec's first change
 	// to a file, and the change waits for it; an error fails the change
 	// (EIO) and every one after it. The controller makes the exec's
@@ -220,6 +226,10 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 	sh := &shared{sh: s, limits: s.cfg.Limits.withDefaults(), cancel: cancel, start: time.Now(),
 		stopUnsupported: req.StopUnsupported, track: &es.track, beforeChange: req.BeforeChange}
 	es.track.sh = sh
+	if req.Login != nil {
+		es.track.login = newLoginFiles(req.Login)
+		sh.tainted, sh.taintedBodies = map[string]bool{}, map[*syntax.Stmt]string{}
+	}
 	sh.pids.Store(1)
 	defer s.admit(cctx, sh, req)()
 	stdout := req.Stdout
@@ -261,10 +271,14 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 				return
 			}
 		}()
-		if req.Program != nil {
+		switch {
+		case req.Login != nil:
+			sh.program = req.Program
+			status = r.runProtected(func(r *runner) { r.loginExec(req.Program, req.Script) })
+		case req.Program != nil:
 			sh.program = req.Program
 			status = r.runProtected(func(r *runner) { r.program(req.Program) })
-		} else {
+		default:
 			status = r.runProtected(func(r *runner) { r.script(req.Script) })
 		}
 	}()

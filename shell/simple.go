@@ -148,8 +148,14 @@ func (r *runner) exec(args []string, funcs bool) int {
 	name := args[0]
 	if funcs {
 		if body, ok := r.funcs[name]; ok {
+			if r.sh.tainted != nil && r.taintedFunc(name, body) {
+				return ExitUnsupported
+			}
 			return r.callFunc(name, body, args)
 		}
+	}
+	if name == "id" && r.sh.startup {
+		return r.loginID(args)
 	}
 	if b, ok := builtins[name]; ok {
 		return b(r, args)

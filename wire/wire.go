@@ -80,6 +80,9 @@ type ExecRequest struct {
 	// PTY runs the command on a pseudo-terminal of this size (WebSocket
 	// only; always in the container tier).
 	PTY *rung.TermSize `json:"pty,omitempty"`
+	// Login runs the command as a login shell's (bash -l -c): after
+	// /etc/profile and ~/.profile.
+	Login bool `json:"login,omitempty"`
 }
 
 // ExecResult is how an exec ended; in a stream it is the final frame,

@@ -243,6 +243,75 @@ func TestE2BWire(t *testing.T) {
 
 	// Paths outside /workspace and /tmp: envd (root) reaches them, and so
 	// does rung, in the container, leaving what it makes to the user.
+	t.Run("login shell", func(t *testing.T) {
+		// The SDK runs every command as bash -l -c: /etc/profile's PATH
+		// (a user's login PATH, without the sbin directories) and
+		// ~/.profile's additions hold in both tiers, so a tool installed
+		// in ~/.local/bin by one command runs by name in the next.
+		e := e
+		e.t = t
+		status, b := e.api("POST", "/v2/sandboxes", map[string]any{"templateID": "base"})
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, b)
+		}
+		var lsb struct{ SandboxID string }
+		json.Unmarshal(b, &lsb)
+		run := func(cmd string) string {
+			t.Helper()
+			args, _ := json.Marshal([]string{"-l", "-c", cmd})
+			_, msgs, _ := e.stream(lsb.SandboxID, "process.Process/Start", envelope(`{"process":{"cmd":"/bin/bash","args":`+string(args)+`}}`))
+			return streamStdout(t, msgs)
+		}
+		if got, want := run(`echo "$PATH"`), "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games\n"; got != want {
+			t.Errorf("PATH %q, want the login shell's %q", got, want)
+		}
+		run(`mkdir -p ~/.local/bin && printf '#!/bin/sh\necho hi from local\n' > ~/.local/bin/hello && chmod +x ~/.local/bin/hello && echo 'export GREETING=hello' >> ~/.profile`)
+		if got := run("hello"); got != "hi from local\n" {
+			t.Errorf("a tool in ~/.local/bin: %q", got)
+		}
+		if got, want := run(`echo "$PATH"`), "/home/user/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games\n"; got != want {
+			t.Errorf("PATH %q, want %q", got, want)
+		}
+
+		// The same login commands in each tier (rung's exec with login),
+		// the isolate tier's run not falling through to the container.
+		tok, err := c.CreateToken(t.Context(), "acme", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acme := client.New(addr, client.WithToken(tok.Token))
+		for _, cmd := range []string{
+			"shopt -q login_shell && echo login || echo not",
+			"echo $?",
+			"printenv GREETING",
+			"ls -d /workspace; tail -n 1 /workspace/.profile",
+		} {
+			var got [2]client.ExecResult
+			for i, backend := range []rung.Backend{rung.BackendAuto, rung.BackendContainer} {
+				res, err := acme.Exec(t.Context(), lsb.SandboxID, client.ExecRequest{Command: cmd, Backend: backend, Login: true})
+				if err != nil {
+					t.Fatalf("%s (%s): %v", cmd, backend, err)
+				}
+				got[i] = res
+			}
+			if got[0].Backend != rung.BackendIsolate {
+				t.Errorf("%s: ran in %s (%s), want the isolate tier", cmd, got[0].Backend, got[0].Reason)
+			}
+			if string(got[0].Stdout) != string(got[1].Stdout) || string(got[0].Stderr) != string(got[1].Stderr) || got[0].ExitCode != got[1].ExitCode {
+				t.Errorf("%s:\nisolate   %d %q %q\ncontainer %d %q %q", cmd, got[0].ExitCode, got[0].Stdout, got[0].Stderr, got[1].ExitCode, got[1].Stdout, got[1].Stderr)
+			}
+		}
+		// What the login shell adds that the isolate tier does not run
+		// goes to the container: a program in ~/.local/bin, profile.d's
+		// gawk functions.
+		for _, cmd := range []string{"hello", "gawkpath_append /x; echo $AWKPATH"} {
+			res, err := acme.Exec(t.Context(), lsb.SandboxID, client.ExecRequest{Command: cmd, Login: true})
+			if err != nil || res.Backend != rung.BackendContainer || res.ExitCode != 0 {
+				t.Errorf("%s: %v, %s (%s) exit %d %q", cmd, err, res.Backend, res.Reason, res.ExitCode, res.Stderr)
+			}
+		}
+	})
+
 	t.Run("files outside the home", func(t *testing.T) {
 		e := e
 		e.t = t

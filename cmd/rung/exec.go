@@ -14,10 +14,10 @@ import (
 
 func newExec(g *globals) *cobra.Command {
 	var backend, cwd, user string
-	var asJSON, stdin, tty bool
+	var asJSON, stdin, tty, login bool
 	var timeoutMS int64
 	cmd := &cobra.Command{
-		Use:   "exec SANDBOX [-t] [--backend B] [--user U] [--json] -- CMD...",
+		Use:   "exec SANDBOX [-t] [-l] [--backend B] [--user U] [--json] -- CMD...",
 		Short: "Run a command line in a sandbox and exit with its exit code",
 		Long: "Run a command line (the words after -- joined by spaces, as bash -c sees them) in a sandbox. " +
 			"Output streams to stdout and stderr; with --json the result object is printed instead. " +
@@ -29,7 +29,7 @@ func newExec(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := client.ExecRequest{Command: strings.Join(args[1:], " "), Backend: rung.Backend(backend), Cwd: cwd, User: user, TimeoutMS: timeoutMS}
+			req := client.ExecRequest{Command: strings.Join(args[1:], " "), Backend: rung.Backend(backend), Cwd: cwd, User: user, TimeoutMS: timeoutMS, Login: login}
 			if tty {
 				if asJSON || stdin {
 					return fmt.Errorf("exec -t: --json and --stdin do not apply: a terminal streams its input and output")
@@ -64,6 +64,7 @@ func newExec(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory (default /workspace)")
 	cmd.Flags().StringVar(&user, "user", "", "run as this user of the image, e.g. root (default the sandbox's user); another user than the sandbox's runs in the container")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result object as JSON")
+	cmd.Flags().BoolVarP(&login, "login", "l", false, "run as a login shell's command (bash -l -c): after /etc/profile and ~/.profile")
 	cmd.Flags().BoolVarP(&stdin, "stdin", "i", false, "send this process's stdin to the command")
 	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "run on a pseudo-terminal (container tier), interactively")
 	cmd.Flags().Int64Var(&timeoutMS, "timeout-ms", 0, "wall time limit in milliseconds (default: the server's)")

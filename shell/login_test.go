@@ -1,0 +1,254 @@
+package shell_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"rung.dev/rung/shell"
+	"rung.dev/rung/shell/tools"
+	"rung.dev/rung/storage"
+)
+
+// hostLogin is a Login over this machine's own /etc (Debian 12, as the
+// base image), with the home /home/user a link to /workspace.
+func hostLogin(t *testing.T) *shell.Login {
+	t.Helper()
+	l := &shell.Login{Home: "/home/user", HomeView: "/workspace", Path: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		UID: 1000, GID: 1000}
+	add := func(p string) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		f := shell.SystemFile{Path: p, Mode: fi.Mode(), UID: st.Uid, GID: st.Gid, ModTime: fi.ModTime()}
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Data = b
+		}
+		l.Files = append(l.Files, f)
+	}
+	add("/etc/profile")
+	add("/etc/profile.d")
+	ents, _ := os.ReadDir("/etc/profile.d")
+	for _, e := range ents {
+		add("/etc/profile.d/" + e.Name())
+	}
+	add("/etc/bash.bash_logout")
+	sort.Slice(l.Files, func(i, j int) bool { return l.Files[i].Path < l.Files[j].Path })
+	return l
+}
+
+// hostLookPath finds names as this machine's root would, with a slash
+// (the image's LookPath for a path).
+func hostLookPath(name string) string {
+	if !strings.Contains(name, "/") {
+		for _, d := range strings.Split("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ":") {
+			if p := hostLookPath(path.Join(d, name)); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	fi, err := os.Stat(name)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return ""
+	}
+	return name
+}
+
+// loginCase is one login shell exec: home files to write first, the
+// command, and whether the isolate tier runs it.
+type loginCase struct {
+	name  string
+	home  map[string]string // relative to the home; "" content makes a directory
+	cmd   string
+	runs  bool   // the tier runs it, else it refuses before any effect
+	why   string // part of the refusal
+	skelt bool   // start the home from /etc/skel
+}
+
+func TestLoginShell(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	cases := []loginCase{
+		{name: "login_shell", cmd: "shopt -q login_shell && echo yes || echo no", runs: true, skelt: true},
+		{name: "a function of profile.d", cmd: "type gawkpath_append", why: "gawkpath_append", skelt: true},
+		{name: "tainted function called", cmd: "gawkpath_default; echo done", why: "gawkpath_default", skelt: true},
+		{name: "tainted function called before redefined", cmd: "gawkpath_default; gawkpath_default() { echo mine; }; gawkpath_default", why: "gawkpath_default", skelt: true},
+		{name: "function redefined first", cmd: "gawkpath_default() { echo mine; }; gawkpath_default", why: "gawkpath_default", skelt: true},
+		{name: "a startup function the check admits", home: map[string]string{".profile": "greet() { echo \"hello $1\"; }\n"}, cmd: "greet() { echo mine; }; greet you", runs: true},
+		{name: "status after startup", cmd: "echo $?", runs: true, skelt: true},
+		{name: "exported by profile", home: map[string]string{".profile": "export GREETING=hello\nx=unexported\n"}, cmd: "printenv GREETING; echo \"[$x]\"", runs: true},
+		{name: "profile output", home: map[string]string{".profile": "echo from profile\n"}, cmd: "echo cmd", runs: true},
+		{name: "bash_profile first", home: map[string]string{".bash_profile": "echo bp\n", ".profile": "echo p\n"}, cmd: "echo cmd", runs: true},
+		{name: "bash_login second", home: map[string]string{".bash_login": "echo bl\n", ".profile": "echo p\n"}, cmd: "echo cmd", runs: true},
+		{name: "no profile", cmd: "shopt -q login_shell && echo yes", runs: true},
+		{name: "local bin in PATH", home: map[string]string{".local/bin": "", ".local/bin/hello": "#!/bin/sh\necho hi\n"}, cmd: "hello", why: "hello", skelt: true},
+		{name: "local bin shadows ls", home: map[string]string{".local/bin": "", ".local/bin/ls": "#!/bin/sh\necho mine\n"}, cmd: "ls", why: "ls", skelt: true},
+		{name: "ls unshadowed", home: map[string]string{".local/bin": ""}, cmd: "ls -d /workspace", runs: true, skelt: true},
+		{name: "exit runs the logout file", cmd: "echo a; exit 3", why: "exit", skelt: true},
+		{name: "exit without logout file", home: map[string]string{".profile": ""}, cmd: "echo a; exit 3", runs: true},
+		{name: "logout", home: map[string]string{".profile": ""}, cmd: "logout", why: "logout"},
+		{name: "profile cds", home: map[string]string{".profile": "cd /tmp\n"}, cmd: "echo x", why: "cd"},
+		{name: "profile writes", home: map[string]string{".profile": "echo x > /workspace/marker\n"}, cmd: "echo x", why: "redirection"},
+		{name: "profile runs a program", home: map[string]string{".profile": "mkdir -p /workspace/d\n"}, cmd: "echo x", why: "mkdir"},
+		{name: "profile sets LANG", home: map[string]string{".profile": "export LANG=C\n"}, cmd: "echo x", why: "LANG"},
+		{name: "profile sources a file", home: map[string]string{".profile": ". \"$HOME/.env\"\n", ".env": "export FROM_ENV=1\n"}, cmd: "printenv FROM_ENV", runs: true},
+		{name: "profile sources an unsupported file", home: map[string]string{".profile": ". \"$HOME/.env\"\n", ".env": "python3 -c 1\n"}, cmd: "echo x", why: "python3"},
+		{name: "profile defines a function", home: map[string]string{".profile": "greet() { echo hello \"$1\"; }\n"}, cmd: "greet you", why: "greet"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The oracle: bash -l -c on this machine, with the home a
+			// directory of its own (the command's output never names it).
+			hostHome := filepath.Join(t.TempDir(), "home")
+			dir := t.TempDir()
+			for _, d := range []string{"workspace", "tmp"} {
+				if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, home := range []string{hostHome, filepath.Join(dir, "workspace")} {
+				if err := os.MkdirAll(home, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if tc.skelt {
+					for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
+						b, err := os.ReadFile("/etc/skel/" + f)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := os.WriteFile(filepath.Join(home, f), b, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				names := make([]string, 0, len(tc.home))
+				for name := range tc.home {
+					names = append(names, name)
+				}
+				sort.Strings(names)
+				for _, name := range names {
+					content := tc.home[name]
+					p := filepath.Join(home, name)
+					if content == "" && !strings.HasPrefix(path.Base(name), ".") || strings.HasSuffix(name, "bin") {
+						if err := os.MkdirAll(p, 0o755); err != nil {
+							t.Fatal(err)
+						}
+						continue
+					}
+					if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			want := exec.Command("bash", "-l", "-c", tc.cmd)
+			want.Dir = hostHome
+			want.Env = []string{"HOME=" + hostHome, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "USER=user", "LOGNAME=user", "LANG=C.UTF-8"}
+			var wout, werr bytes.Buffer
+			want.Stdout, want.Stderr = &wout, &werr
+			wcode := 0
+			if err := want.Run(); err != nil {
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) {
+					t.Fatal(err)
+				}
+				wcode = ee.ExitCode()
+			}
+
+			root, err := storage.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
+			env := map[string]string{"PWD": "/home/user"}
+			prog, err := sh.CheckProgram(shell.CheckRequest{Script: tc.cmd, Env: env, LookPath: hostLookPath, Login: true})
+			if err != nil {
+				if tc.runs || !strings.Contains(err.Error(), tc.why) {
+					t.Fatalf("check: %v", err)
+				}
+				return
+			}
+			var out, errb bytes.Buffer
+			res := sh.Run(context.Background(), shell.Request{Program: prog, Env: env, Stdout: &out, Stderr: &errb,
+				StopUnsupported: true, Login: hostLogin(t)})
+			if !tc.runs {
+				if !res.Stopped || !strings.Contains(res.Unsupported.Error(), tc.why) {
+					t.Fatalf("want a refusal naming %q, got stopped=%v unsupported=%v (out %q)", tc.why, res.Stopped, res.Unsupported, out.String())
+				}
+				if res.Changed {
+					t.Fatalf("refused after changing files")
+				}
+				return
+			}
+			if res.Stopped {
+				t.Fatalf("refused: %v", res.Unsupported)
+			}
+			if out.String() != wout.String() || errb.String() != werr.String() || res.ExitCode != wcode {
+				t.Fatalf("isolate: %d %q %q\nbash:    %d %q %q", res.ExitCode, out.String(), errb.String(), wcode, wout.String(), werr.String())
+			}
+		})
+	}
+}
+
+var _ = fs.ModeDir
+
+// BenchmarkLoginShell compares a login shell's exec of echo hi (the
+// startup files of this machine's /etc and /etc/skel first) with a plain
+// one, side by side.
+func BenchmarkLoginShell(b *testing.B) {
+	dir := b.TempDir()
+	for _, d := range []string{"workspace", "tmp"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
+		data, err := os.ReadFile("/etc/skel/" + f)
+		if err != nil {
+			b.Skip(err)
+		}
+		os.WriteFile(filepath.Join(dir, "workspace", f), data, 0o644)
+	}
+	root, err := storage.OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
+	t := &testing.T{}
+	login := hostLogin(t)
+	for _, mode := range []string{"plain", "login"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				var l *shell.Login
+				if mode == "login" {
+					l = login
+				}
+				prog, err := sh.CheckProgram(shell.CheckRequest{Script: "echo hi", LookPath: hostLookPath, Login: l != nil})
+				if err != nil {
+					b.Fatal(err)
+				}
+				var out bytes.Buffer
+				res := sh.Run(context.Background(), shell.Request{Program: prog, Stdout: &out, StopUnsupported: true, Login: l})
+				if res.Stopped || out.String() != "hi\n" {
+					b.Fatalf("%v %q", res.Unsupported, out.String())
+				}
+			}
+		})
+	}
+}
