@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"rung.dev/rung"
 	"rung.dev/rung/controller"
+	"rung.dev/rung/image"
 	"rung.dev/rung/shell"
 )
 
@@ -74,7 +76,7 @@ func (t *Tier) LinkWorkspace(ref, dir, upper, workspace string) error {
 // [image.Store.LoginFiles] does, and the PATH of the image's environment.
 // An error, of any kind, leaves login shells to the container.
 func (t *Tier) LoginFiles(ref, upper string) (controller.ImageLogin, error) {
-	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	im, err := t.image(ref)
 	if err != nil {
 		return controller.ImageLogin{}, fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
 	}
@@ -104,9 +106,44 @@ func (t *Tier) HomeLink(ref, upper, home string) (string, error) {
 	if !ok {
 		return "", rung.Errorf(rung.ErrInvalid, "home %q: want an absolute path", home)
 	}
-	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	im, err := t.image(ref)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
 	}
 	return t.cfg.Images.UpperLink(im, upper, name)
+}
+
+// pinnedImages caches images by pinned reference.
+type pinnedImages struct {
+	mu sync.Mutex
+	m  map[string]image.Image
+}
+
+// maxPinnedImages bounds the cache; it starts over when full.
+const maxPinnedImages = 256
+
+// image returns image ref ("" for the default image), from the cache when
+// ref is pinned.
+func (t *Tier) image(ref string) (image.Image, error) {
+	ref = cmp.Or(ref, t.defaultImage())
+	if !strings.Contains(ref, "@sha256:") {
+		return t.cfg.Images.Get(ref)
+	}
+	t.pinned.mu.Lock()
+	im, ok := t.pinned.m[ref]
+	t.pinned.mu.Unlock()
+	if ok {
+		return im, nil
+	}
+	im, err := t.cfg.Images.Get(ref)
+	if err != nil {
+		return im, err
+	}
+	t.pinned.mu.Lock()
+	if t.pinned.m == nil || len(t.pinned.m) >= maxPinnedImages {
+		t.pinned.m = map[string]image.Image{}
+	}
+	t.pinned.m[ref] = im
+	t.pinned.mu.Unlock()
+	return im, nil
 }

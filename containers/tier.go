@@ -52,6 +52,10 @@ type Tier struct {
 	log *slog.Logger
 
 	paths lookPaths // the images' PATH lookups, for the isolate tier's check
+	// pinned caches the images of pinned references (name@sha256:…),
+	// which never change: a login shell's exec asks for its image's
+	// startup files every time.
+	pinned pinnedImages
 
 	mu sync.Mutex // guards the fields below
 	// quiet is set by Detach and Close: the controller is going away,

@@ -102,48 +102,39 @@ func (s *Store) LinkDir(im Image, upper, dir, target string) error {
 // read. It returns "" when upper holds no symbolic link at name: nothing,
 // a whiteout, another kind of file, or a parent that is not a directory
 // (the container then has no such path). A parent in upper that is a
-// symbolic link, or an opaque directory (not what LinkDir leaves), is an
-// error wrapping [ErrMerged]; a name that is not a clean relative path is
+// symbolic link is an error wrapping [ErrMerged] (an opaque parent is
+// not: it hides the layers' entries, not upper's); a name that is not a
+// clean relative path is
 // rung.ErrInvalid. Every lookup stays inside upper and follows no
 // symbolic link. It is safe for concurrent use.
 func (s *Store) UpperLink(im Image, upper, name string) (target string, err error) {
 	if name == "" || name == "." || path.IsAbs(name) || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") {
 		return "", rung.Errorf(rung.ErrInvalid, "link %q in an upper directory: want a clean relative path", name)
 	}
-	fd, err := unix.Open(upper, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	root, err := unix.Open(upper, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", fmt.Errorf("link /%s of image %s: %w", name, im.Name, err)
 	}
-	defer func() { unix.Close(fd) }()
-	parts := strings.Split(name, "/")
-	for i, part := range parts[:len(parts)-1] {
-		next, st, err := openNoFollow(fd, part)
-		if err != nil {
-			return "", fmt.Errorf("link /%s of image %s: %w", name, im.Name, err)
-		}
-		if next < 0 {
-			return "", nil
-		}
-		unix.Close(fd)
-		fd = next
-		switch {
-		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-			return "", fmt.Errorf("link /%s of image %s: upper /%s is a symbolic link: %w", name, im.Name, path.Join(parts[:i+1]...), ErrMerged)
-		case st.Mode&unix.S_IFMT != unix.S_IFDIR:
-			return "", nil // a whiteout or a file: no such path
-		}
-		if v, err := fgetxattrPath(fd, "trusted.overlay.opaque"); err == nil && v == "y" {
-			return "", fmt.Errorf("link /%s of image %s: upper /%s is opaque: %w", name, im.Name, path.Join(parts[:i+1]...), ErrMerged)
-		}
-	}
-	link, st, err := openNoFollow(fd, parts[len(parts)-1])
-	if err != nil {
+	defer unix.Close(root)
+	// One lookup: no symbolic link among the parents (ELOOP), the link
+	// itself opened as it is. An opaque parent does not matter: it hides
+	// the layers' entries, not the upper directory's own.
+	link, err := unix.Openat2(root, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: resolveInRoot | unix.RESOLVE_NO_SYMLINKS})
+	switch err {
+	case nil:
+	case unix.ENOENT, unix.ENOTDIR:
+		return "", nil // no such path, or a whiteout or file on the way
+	case unix.ELOOP:
+		return "", fmt.Errorf("link /%s of image %s: a symbolic link on the way in the upper directory: %w", name, im.Name, ErrMerged)
+	default:
 		return "", fmt.Errorf("link /%s of image %s: %w", name, im.Name, err)
-	}
-	if link < 0 {
-		return "", nil
 	}
 	defer unix.Close(link)
+	var st unix.Stat_t
+	if err := unix.Fstat(link, &st); err != nil {
+		return "", fmt.Errorf("link /%s of image %s: %w", name, im.Name, err)
+	}
 	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 		return "", nil
 	}
@@ -153,24 +144,6 @@ func (s *Store) UpperLink(im Image, upper, name string) (target string, err erro
 		return "", fmt.Errorf("link /%s of image %s: %w", name, im.Name, err)
 	}
 	return string(buf[:n]), nil
-}
-
-// openNoFollow opens name, one component, of the directory dir with
-// O_PATH, a symbolic link being opened itself, and returns its
-// attributes; fd is -1, with no error, when there is no such entry.
-func openNoFollow(dir int, name string) (fd int, st unix.Stat_t, err error) {
-	fd, err = unix.Openat2(dir, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: resolveInRoot | unix.RESOLVE_NO_SYMLINKS})
-	if err == unix.ENOENT {
-		return -1, st, nil
-	}
-	if err != nil {
-		return -1, st, fmt.Errorf("open %s: %w", name, err)
-	}
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return -1, st, fmt.Errorf("stat %s: %w", name, err)
-	}
-	return fd, st, nil
 }
 
 // merged is one directory of an image's merged root: the descriptors of

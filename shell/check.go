@@ -156,8 +156,9 @@ type checker struct {
 	// logout (and exit, when logout says a logout file exists, which exit
 	// would run) go to the container, and so does a call of a function
 	// of refuseFuncs (the startup files' tainted ones).
-	login, logout bool
-	refuseFuncs   map[string]bool
+	login       bool
+	logout      func() bool
+	refuseFuncs map[string]bool
 	// probe, when set, records what the check consulted beyond the
 	// script's text (startupEval caches a result that consulted neither).
 	probe *checkProbe

@@ -51,7 +51,7 @@ func (c *checker) command(args []string, prefixed bool) {
 	}
 	if c.login {
 		switch {
-		case name == "logout", name == "exit" && c.logout:
+		case name == "logout", name == "exit" && c.logout != nil && c.logout():
 			c.fail("%s in a login shell (it runs the logout files)", name)
 			return
 		case c.refuseFuncs[name]:

@@ -260,9 +260,7 @@ func (r *runner) loginExec(p *Program, script string) {
 			c.funcs[fn] = true // defined: type and calls find them
 		}
 	}
-	if r.logoutFiles() {
-		c.logout = true
-	}
+	c.logout = r.logoutFiles // asked only of a command with exit
 	c.file(p.file)
 	if c.err != nil {
 		r.sh.setUnsupported(fmt.Errorf("after the login shell's startup files: %w", c.err))
