@@ -214,7 +214,7 @@ func (r *runner) loginExec(p *Program, script string) {
 		r.sh.setUnsupported(fmt.Errorf("a login shell whose home %s is outside /workspace and /tmp: %w", lf.Home, ErrUnsupported))
 		return
 	}
-	r.shopts["login_shell"] = true
+	r.shoptsW()["login_shell"] = true
 	for name, val := range map[string]string{"HOME": lf.Home, "PATH": lf.Path} {
 		if err := r.setVar(name, val); err != nil {
 			r.sh.setUnsupported(fmt.Errorf("login shell: %s: %v: %w", name, err, ErrUnsupported))
@@ -594,4 +594,16 @@ type startupKey struct {
 type startupCheck struct {
 	tainted map[string]bool // read only
 	err     error
+}
+
+// growStack grows the calling goroutine's stack at once to what running
+// startup files takes, rather than by doublings (each a copy of the
+// stack) as the interpreter's recursion deepens: an exec's goroutine is
+// new, so every login exec paid them.
+//
+//go:noinline
+func growStack(n int) byte {
+	var b [32 << 10]byte
+	b[n&(len(b)-1)] = byte(n)
+	return b[(n*7)&(len(b)-1)]
 }

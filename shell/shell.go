@@ -273,6 +273,7 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		}()
 		switch {
 		case req.Login != nil:
+			growStack(len(req.Login.Files))
 			sh.program = req.Program
 			status = r.runProtected(func(r *runner) { r.loginExec(req.Program, req.Script) })
 		case req.Program != nil:
