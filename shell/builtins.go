@@ -256,9 +256,13 @@ func biSource(r *runner, args []string) int {
 		return 2
 	}
 	name := args[1]
-	data, err := r.readFile(name)
+	read := r.readFile
+	if r.sh.startup {
+		read = r.readStartup
+	}
+	data, err := read(name)
 	if err != nil && !strings.Contains(name, "/") {
-		data, err = r.readFile(r.abs(name))
+		data, err = read(r.abs(name))
 	}
 	if err != nil {
 		r.errorf("%s: %s", name, ErrText(err))

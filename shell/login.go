@@ -607,3 +607,64 @@ func growStack(n int) byte {
 	b[n&(len(b)-1)] = byte(n)
 	return b[(n*7)&(len(b)-1)]
 }
+
+// readStartup reads a file a startup file sources, or a startup file:
+// the system files from the login, a file of the view from
+// startupTexts when the file is the one read before, unchanged.
+func (r *runner) readStartup(name string) ([]byte, error) {
+	t := r.sh.track
+	if _, ok := t.login.file(name); ok || name == "" || name[0] != '/' {
+		return r.readFile(name)
+	}
+	fi, err := t.Stat(name)
+	if err != nil || !fi.Mode().IsRegular() {
+		return r.readFile(name)
+	}
+	st, ok := fi.Sys().(*unix.Stat_t)
+	if !ok || fi.Size() > maxStartupTree {
+		return r.readFile(name)
+	}
+	key := textKey{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+	startupTexts.Lock()
+	b, hit := startupTexts.m[key]
+	startupTexts.Unlock()
+	if hit {
+		return b, nil
+	}
+	b, err = r.readFile(name)
+	// Kept only when its change time is settled: a write after now gets
+	// a later one even from the kernel's coarse clock (a tick, 4 ms at
+	// HZ=250, behind real time), so the key changes with the file.
+	if err != nil || int64(len(b)) != st.Size || time.Since(time.Unix(st.Ctim.Unix())) < settledAfter {
+		return b, err
+	}
+	startupTexts.Lock()
+	if startupTexts.m == nil || len(startupTexts.m) >= maxStartupTexts {
+		startupTexts.m = map[textKey][]byte{}
+	}
+	startupTexts.m[key] = b
+	startupTexts.Unlock()
+	return b, nil
+}
+
+// startupTexts caches the home's startup files (~/.profile, ~/.bashrc)
+// by what stat says of them: a login exec reads them before every
+// command, and the read (open, reopen, read, close) costs more than
+// running them.
+var startupTexts struct {
+	sync.Mutex
+	m map[textKey][]byte // read only
+}
+
+const (
+	maxStartupTexts = 1024
+	settledAfter    = 50 * time.Millisecond
+)
+
+// textKey is a file's identity and change times: a write, in place or
+// by rename, changes one.
+type textKey struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"rung.dev/rung/shell"
 	"rung.dev/rung/shell/tools"
@@ -250,5 +251,72 @@ func BenchmarkLoginShell(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A startup file read before is served again only while it is the same
+// file, unchanged: rewritten in place with the same size, or replaced,
+// the next login exec reads the new text.
+func TestLoginStartupTextChanges(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"workspace", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	profile := filepath.Join(dir, "workspace", ".profile")
+	if err := os.WriteFile(profile, []byte("export A=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := storage.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
+	login := hostLogin(t)
+	run := func() string {
+		t.Helper()
+		prog, err := sh.CheckProgram(shell.CheckRequest{Script: "printenv A", LookPath: hostLookPath, Login: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res := sh.Run(context.Background(), shell.Request{Program: prog, Stdout: &out, StopUnsupported: true, Login: login})
+		if res.Stopped {
+			t.Fatalf("refused: %v", res.Unsupported)
+		}
+		return out.String()
+	}
+	// Past the settling time, so that the text is kept.
+	time.Sleep(60 * time.Millisecond)
+	if got := run(); got != "1\n" {
+		t.Fatalf("first: %q", got)
+	}
+	if got := run(); got != "1\n" {
+		t.Fatalf("again: %q", got)
+	}
+	f, err := os.OpenFile(profile, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("2"), int64(len("export A="))); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := run(); got != "2\n" {
+		t.Fatalf("after an in-place write of the same size: %q, want 2", got)
+	}
+	time.Sleep(60 * time.Millisecond)
+	run()
+	tmp := profile + ".new"
+	if err := os.WriteFile(tmp, []byte("export A=3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, profile); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(); got != "3\n" {
+		t.Fatalf("after a replace: %q, want 3", got)
 	}
 }
