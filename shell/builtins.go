@@ -131,9 +131,10 @@ func numArg(r *runner, name string, args []string, def int) (int, bool) {
 
 func biExit(r *runner, args []string) int {
 	if r.sh.track.login != nil && r.logoutFiles() {
-		// A login shell's exit runs the logout files: the container's.
+		// A login shell's exit runs the logout files, which are the
+		// container's to run: refused, and (backend isolate asked for)
+		// the shell exits without them.
 		r.sh.setUnsupported(fmt.Errorf("exit in a login shell (it runs the logout files): %w", ErrUnsupported))
-		return ExitUnsupported
 	}
 	code := r.status
 	if len(args) > 1 {

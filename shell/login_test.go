@@ -320,3 +320,40 @@ func TestLoginStartupTextChanges(t *testing.T) {
 		t.Fatalf("after a replace: %q, want 3", got)
 	}
 }
+
+// backend isolate asked for: the script is not checked, the startup files
+// still are, and exit (which would run the logout file) is refused when
+// it is reached.
+func TestLoginShellUnchecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"workspace", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
+		b, err := os.ReadFile("/etc/skel/" + f)
+		if err != nil {
+			t.Skip(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "workspace", f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := storage.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
+	var out bytes.Buffer
+	res := sh.Run(context.Background(), shell.Request{Script: "shopt -q login_shell && echo login; type -t gawkpath_append", Stdout: &out, Login: hostLogin(t)})
+	if res.Unsupported != nil || out.String() != "login\nfunction\n" {
+		t.Fatalf("unchecked login script: %v %q", res.Unsupported, out.String())
+	}
+	out.Reset()
+	res = sh.Run(context.Background(), shell.Request{Script: "echo a; exit 3; echo b", Stdout: &out, Login: hostLogin(t)})
+	if res.Unsupported == nil || !strings.Contains(res.Unsupported.Error(), "exit") || out.String() != "a\n" {
+		t.Fatalf("exit with a logout file: %v %q, want a refusal at exit", res.Unsupported, out.String())
+	}
+}
