@@ -84,7 +84,7 @@ func (t *Tier) LoginFiles(ref, upper string) (controller.ImageLogin, error) {
 	if err != nil {
 		return controller.ImageLogin{}, err
 	}
-	il := controller.ImageLogin{Files: make([]shell.SystemFile, len(files))}
+	il := controller.ImageLogin{Files: make([]shell.SystemFile, len(files)), Key: im.Ref()}
 	for i, f := range files {
 		il.Files[i] = shell.SystemFile{Path: f.Path, Mode: f.Mode, UID: f.UID, GID: f.GID, ModTime: f.ModTime, Data: f.Data}
 	}

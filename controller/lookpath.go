@@ -67,5 +67,5 @@ func (c *Controller) loginShell(a *actor, who Identity) (*shell.Login, error) {
 	if path.Clean(target) != "/workspace" {
 		return nil, fmt.Errorf("home %s is not a link to /workspace", who.Home)
 	}
-	return &shell.Login{Files: il.Files, Home: who.Home, HomeView: "/workspace", Path: il.Path, UID: who.UID, GID: who.GID}, nil
+	return &shell.Login{Files: il.Files, Home: who.Home, HomeView: "/workspace", Path: il.Path, UID: who.UID, GID: who.GID, Key: il.Key}, nil
 }

@@ -130,6 +130,8 @@ type ImageLogin struct {
 	Files []shell.SystemFile
 	// Path is PATH in the image's environment, "" when it sets none.
 	Path string
+	// Key names Files: the image's pinned reference (see shell.Login).
+	Key string
 }
 
 // ContainerRestore is live restore: taking over, or removing, what an

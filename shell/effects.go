@@ -29,6 +29,9 @@ type trackFS struct {
 	// login, for a login shell's exec, serves the system files its
 	// startup files read and its home (login.go); nil otherwise.
 	login *loginFiles
+	// rec, while a login shell's startup files run, records their
+	// lookups in the view (loginstate.go).
+	rec *loginRec
 }
 
 // statfser is the optional disk-usage query du and df make of a view.
@@ -160,6 +163,7 @@ func (t *trackFS) OpenFile(name string, flag int, perm fs.FileMode) (storage.Fil
 	if err := t.read("open", name); err != nil {
 		return nil, err
 	}
+	t.unrecorded()
 	f, err := t.FS.OpenFile(name, flag, perm)
 	return f, t.missed("open", name, err)
 }
@@ -230,13 +234,16 @@ func (t *trackFS) Stat(name string) (fs.FileInfo, error) {
 		return fi, renamed(err, name)
 	}
 	if fi, ok, err := t.rootInfo("stat", name); ok {
+		t.unrecorded()
 		return fi, err
 	}
 	if err := t.read("stat", name); err != nil {
 		return nil, err
 	}
 	fi, err := t.FS.Stat(name)
-	return fi, t.missed("stat", name, err)
+	err = t.missed("stat", name, err)
+	t.observe(false, name, fi, err)
+	return fi, err
 }
 
 func (t *trackFS) Lstat(name string) (fs.FileInfo, error) {
@@ -248,13 +255,16 @@ func (t *trackFS) Lstat(name string) (fs.FileInfo, error) {
 		return fi, renamed(err, name)
 	}
 	if fi, ok, err := t.rootInfo("lstat", name); ok {
+		t.unrecorded()
 		return fi, err
 	}
 	if err := t.read("lstat", name); err != nil {
 		return nil, err
 	}
 	fi, err := t.FS.Lstat(name)
-	return fi, t.missed("lstat", name, err)
+	err = t.missed("lstat", name, err)
+	t.observe(true, name, fi, err)
+	return fi, err
 }
 
 func (t *trackFS) ReadDir(name string) ([]fs.DirEntry, error) {
@@ -271,6 +281,7 @@ func (t *trackFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err := t.read("open", name); err != nil {
 		return nil, err
 	}
+	t.unrecorded()
 	ents, err := t.FS.ReadDir(name)
 	return ents, t.missed("open", name, err)
 }
@@ -290,6 +301,7 @@ func (t *trackFS) Readlink(name string) (string, error) {
 	if err := t.read("readlink", name); err != nil {
 		return "", err
 	}
+	t.unrecorded()
 	return t.FS.Readlink(name)
 }
 
@@ -304,6 +316,7 @@ func (t *trackFS) RealPath(name string) (string, error) {
 	if err := t.read("realpath", name); err != nil {
 		return "", err
 	}
+	t.unrecorded()
 	p, err := t.FS.RealPath(name)
 	return p, t.missed("realpath", name, err)
 }

@@ -49,6 +49,11 @@ type Login struct {
 	Path string
 	// UID and GID answer id -u and id -g (/etc/profile asks).
 	UID, GID uint32
+	// Key names Files: two Logins with the same Key have the same files
+	// (the image's digest, when the container changed none of them). A
+	// Shell keeps what its startup files left for the next login exec
+	// with the same Key (and the same home files); "" keeps nothing.
+	Key string
 }
 
 // SystemFile is a file or directory of the container's root file system
@@ -208,28 +213,39 @@ var _ storage.File = (*sysFile)(nil)
 // loginExec runs a login shell's startup files, then p: the command
 // checked again with the PATH they left; or, without p (backend isolate
 // asked for: not checked), script.
-func (r *runner) loginExec(p *Program, script string) {
+func (r *runner) loginExec(p *Program, script string, env map[string]string) {
 	lf := r.sh.track.login
 	if lf.HomeView == "" {
 		r.sh.setUnsupported(fmt.Errorf("a login shell whose home %s is outside /workspace and /tmp: %w", lf.Home, ErrUnsupported))
 		return
 	}
-	r.shoptsW()["login_shell"] = true
-	for name, val := range map[string]string{"HOME": lf.Home, "PATH": lf.Path} {
-		if err := r.setVar(name, val); err != nil {
-			r.sh.setUnsupported(fmt.Errorf("login shell: %s: %v: %w", name, err, ErrUnsupported))
-			return
+	if o := r.sh.sh.login.Load(); o != nil && o.sameStart(r, lf.Login, env) && o.replay(r) {
+		// Started from what the same startup files left last time.
+	} else if r.ctx.Err() == nil {
+		growStack(len(lf.Files))
+		r.shoptsW()["login_shell"] = true
+		for name, val := range map[string]string{"HOME": lf.Home, "PATH": lf.Path} {
+			if err := r.setVar(name, val); err != nil {
+				r.sh.setUnsupported(fmt.Errorf("login shell: %s: %v: %w", name, err, ErrUnsupported))
+				return
+			}
+			r.ensureVar(name).exported = true
 		}
-		r.ensureVar(name).exported = true
-	}
-	r.sh.startup = true
-	r.startupFile("/etc/profile")
-	for _, f := range []string{".bash_profile", ".bash_login", ".profile"} {
-		if r.ctx.Err() != nil || r.startupFile(lf.Home+"/"+f) {
-			break
+		rec, output := &loginRec{}, r.sh.output.Load()
+		r.sh.track.rec = rec
+		r.sh.startup = true
+		r.startupFile("/etc/profile")
+		for _, f := range []string{".bash_profile", ".bash_login", ".profile"} {
+			if r.ctx.Err() != nil || r.startupFile(lf.Home+"/"+f) {
+				break
+			}
+		}
+		r.sh.startup = false
+		r.sh.track.rec = nil
+		if r.ctx.Err() == nil {
+			r.keepOutcome(lf.Login, env, rec, output)
 		}
 	}
-	r.sh.startup = false
 	if r.ctx.Err() != nil || r.exiting {
 		if r.exiting {
 			r.sh.setUnsupported(fmt.Errorf("a startup file exited: %w", ErrUnsupported))
@@ -656,10 +672,11 @@ var startupTexts struct {
 	m map[textKey][]byte // read only
 }
 
-const (
-	maxStartupTexts = 1024
-	settledAfter    = 50 * time.Millisecond
-)
+const maxStartupTexts = 1024
+
+// settledAfter is how old a file's change time must be for its text to be
+// kept (a variable for tests).
+var settledAfter = 50 * time.Millisecond
 
 // textKey is a file's identity and change times: a write, in place or
 // by rename, changes one.

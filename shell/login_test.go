@@ -25,7 +25,7 @@ import (
 func hostLogin(t *testing.T) *shell.Login {
 	t.Helper()
 	l := &shell.Login{Home: "/home/user", HomeView: "/workspace", Path: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		UID: 1000, GID: 1000}
+		UID: 1000, GID: 1000, Key: "host"}
 	add := func(p string) {
 		fi, err := os.Stat(p)
 		if err != nil {
@@ -86,6 +86,10 @@ func TestLoginShell(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
+	// Texts kept at once, so that each case's second exec starts from
+	// what the first one's startup files left (TestLoginStartupTextChanges
+	// covers the settling time).
+	shell.SetSettledAfter(t, 0)
 	cases := []loginCase{
 		{name: "login_shell", cmd: "shopt -q login_shell && echo yes || echo no", runs: true, skelt: true},
 		{name: "a function of profile.d", cmd: "type gawkpath_append", why: "gawkpath_append", skelt: true},
@@ -186,23 +190,27 @@ func TestLoginShell(t *testing.T) {
 				}
 				return
 			}
-			var out, errb bytes.Buffer
-			res := sh.Run(context.Background(), shell.Request{Program: prog, Env: env, Stdout: &out, Stderr: &errb,
-				StopUnsupported: true, Login: hostLogin(t)})
-			if !tc.runs {
-				if !res.Stopped || !strings.Contains(res.Unsupported.Error(), tc.why) {
-					t.Fatalf("want a refusal naming %q, got stopped=%v unsupported=%v (out %q)", tc.why, res.Stopped, res.Unsupported, out.String())
+			// Twice: the second exec may start from what the first one's
+			// startup files left.
+			for run := range 2 {
+				var out, errb bytes.Buffer
+				res := sh.Run(context.Background(), shell.Request{Program: prog, Env: env, Stdout: &out, Stderr: &errb,
+					StopUnsupported: true, Login: hostLogin(t)})
+				if !tc.runs {
+					if !res.Stopped || !strings.Contains(res.Unsupported.Error(), tc.why) {
+						t.Fatalf("run %d: want a refusal naming %q, got stopped=%v unsupported=%v (out %q)", run, tc.why, res.Stopped, res.Unsupported, out.String())
+					}
+					if res.Changed {
+						t.Fatalf("run %d: refused after changing files", run)
+					}
+					continue
 				}
-				if res.Changed {
-					t.Fatalf("refused after changing files")
+				if res.Stopped {
+					t.Fatalf("run %d: refused: %v", run, res.Unsupported)
 				}
-				return
-			}
-			if res.Stopped {
-				t.Fatalf("refused: %v", res.Unsupported)
-			}
-			if out.String() != wout.String() || errb.String() != werr.String() || res.ExitCode != wcode {
-				t.Fatalf("isolate: %d %q %q\nbash:    %d %q %q", res.ExitCode, out.String(), errb.String(), wcode, wout.String(), werr.String())
+				if out.String() != wout.String() || errb.String() != werr.String() || res.ExitCode != wcode {
+					t.Fatalf("run %d: isolate: %d %q %q\nbash:    %d %q %q", run, res.ExitCode, out.String(), errb.String(), wcode, wout.String(), werr.String())
+				}
 			}
 		})
 	}
@@ -355,5 +363,57 @@ func TestLoginShellUnchecked(t *testing.T) {
 	res = sh.Run(context.Background(), shell.Request{Script: "echo a; exit 3; echo b", Stdout: &out, Login: hostLogin(t)})
 	if res.Unsupported == nil || !strings.Contains(res.Unsupported.Error(), "exit") || out.String() != "a\n" {
 		t.Fatalf("exit with a logout file: %v %q, want a refusal at exit", res.Unsupported, out.String())
+	}
+}
+
+// What the startup files left is kept only while what they looked at is
+// unchanged: a directory they test for (~/.local/bin) appearing puts it
+// in PATH for the next exec, so ls found there is the container's.
+func TestLoginOutcomeKept(t *testing.T) {
+	shell.SetSettledAfter(t, 0)
+	dir := t.TempDir()
+	for _, d := range []string{"workspace", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
+		b, err := os.ReadFile("/etc/skel/" + f)
+		if err != nil {
+			t.Skip(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "workspace", f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := storage.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
+	run := func(script string) shell.Result {
+		t.Helper()
+		prog, err := sh.CheckProgram(shell.CheckRequest{Script: script, LookPath: hostLookPath, Login: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh.Run(context.Background(), shell.Request{Program: prog, StopUnsupported: true, Login: hostLogin(t)})
+	}
+	for range 3 {
+		if res := run("ls /workspace"); res.Stopped {
+			t.Fatalf("ls: %v", res.Unsupported)
+		}
+	}
+	bin := filepath.Join(dir, "workspace", ".local", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "ls"), []byte("#!/bin/sh\necho mine\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := run("ls /workspace")
+	if !res.Stopped || !strings.Contains(res.Unsupported.Error(), "ls") {
+		t.Fatalf("ls after ~/.local/bin/ls appeared: stopped=%v %v, want it refused", res.Stopped, res.Unsupported)
 	}
 }

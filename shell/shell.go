@@ -182,6 +182,9 @@ type Shell struct {
 	// instead of building both again; its first change copies them.
 	// A pointer, because each exec runs on a copy of the Shell.
 	base *atomic.Pointer[baseVars]
+	// login is what the last login exec's startup files left, for the
+	// next one to start from (loginstate.go). A pointer, as base.
+	login *atomic.Pointer[loginOutcome]
 	// noSched runs execs outside any scheduler, with no CPU budget: only
 	// for benchmarks of the scheduler's own cost (export_test.go).
 	noSched bool
@@ -196,7 +199,9 @@ type baseVars struct {
 }
 
 // New returns a Shell for cfg.
-func New(cfg Config) *Shell { return &Shell{cfg: cfg, base: new(atomic.Pointer[baseVars])} }
+func New(cfg Config) *Shell {
+	return &Shell{cfg: cfg, base: new(atomic.Pointer[baseVars]), login: new(atomic.Pointer[loginOutcome])}
+}
 
 // Run runs req.Script to completion, or until ctx is done (then the
 // result's Limit is "wall_time" at a deadline, "canceled" otherwise). It
@@ -273,9 +278,8 @@ func (s *Shell) Run(ctx context.Context, req Request) (res Result) {
 		}()
 		switch {
 		case req.Login != nil:
-			growStack(len(req.Login.Files))
 			sh.program = req.Program
-			status = r.runProtected(func(r *runner) { r.loginExec(req.Program, req.Script) })
+			status = r.runProtected(func(r *runner) { r.loginExec(req.Program, req.Script, req.Env) })
 		case req.Program != nil:
 			sh.program = req.Program
 			status = r.runProtected(func(r *runner) { r.program(req.Program) })

@@ -154,8 +154,13 @@ func (r *runner) exec(args []string, funcs bool) int {
 			return r.callFunc(name, body, args)
 		}
 	}
-	if name == "id" && r.sh.startup {
-		return r.loginID(args)
+	if r.sh.startup {
+		if rec := r.sh.track.rec; rec != nil && !startupCmds[name] {
+			rec.spoil() // its effect is not the shell's state alone
+		}
+		if name == "id" {
+			return r.loginID(args)
+		}
 	}
 	if b, ok := builtins[name]; ok {
 		return b(r, args)
