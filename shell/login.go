@@ -231,7 +231,7 @@ func (r *runner) loginExec(p *Program, script string, env map[string]string) {
 			}
 			r.ensureVar(name).exported = true
 		}
-		rec, output := &loginRec{}, r.sh.output.Load()
+		rec, output, opts := &loginRec{}, r.sh.output.Load(), r.loginOpts()
 		r.sh.track.rec = rec
 		r.sh.startup = true
 		r.startupFile("/etc/profile")
@@ -243,7 +243,7 @@ func (r *runner) loginExec(p *Program, script string, env map[string]string) {
 		r.sh.startup = false
 		r.sh.track.rec = nil
 		if r.ctx.Err() == nil {
-			r.keepOutcome(lf.Login, env, rec, output)
+			r.keepOutcome(lf.Login, env, rec, output, opts)
 		}
 	}
 	if r.ctx.Err() != nil || r.exiting {

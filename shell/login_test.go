@@ -115,6 +115,8 @@ func TestLoginShell(t *testing.T) {
 		{name: "profile sets LANG", home: map[string]string{".profile": "export LANG=C\n"}, cmd: "echo x", why: "LANG"},
 		{name: "profile sources a file", home: map[string]string{".profile": ". \"$HOME/.env\"\n", ".env": "export FROM_ENV=1\n"}, cmd: "printenv FROM_ENV", runs: true},
 		{name: "profile sources an unsupported file", home: map[string]string{".profile": ". \"$HOME/.env\"\n", ".env": "python3 -c 1\n"}, cmd: "echo x", why: "python3"},
+		{name: "pipe status after startup", home: map[string]string{".profile": "true | false\n"}, cmd: `echo "${PIPESTATUS[@]}" $?`, runs: true},
+		{name: "profile's variables and functions", home: map[string]string{".profile": "declare -i n=2+3\nexport X=\"$n\"\ngreet() { echo \"hi $1\"; }\nunset -v n\n"}, cmd: `echo "[$n]"; printenv X; greet() { echo mine; }; greet`, runs: true},
 		{name: "profile defines a function", home: map[string]string{".profile": "greet() { echo hello \"$1\"; }\n"}, cmd: "greet you", why: "greet"},
 	}
 	for _, tc := range cases {
@@ -190,9 +192,10 @@ func TestLoginShell(t *testing.T) {
 				}
 				return
 			}
-			// Twice: the second exec may start from what the first one's
-			// startup files left.
-			for run := range 2 {
+			// Three times: the first reads the home's texts, the second
+			// (from the texts kept) keeps what the startup files left, and
+			// the third starts from it.
+			for run := range 3 {
 				var out, errb bytes.Buffer
 				res := sh.Run(context.Background(), shell.Request{Program: prog, Env: env, Stdout: &out, Stderr: &errb,
 					StopUnsupported: true, Login: hostLogin(t)})

@@ -40,6 +40,8 @@ type loginOutcome struct {
 	shopts    map[string]bool // read only
 	status    int
 	lastArg   string
+	pipe      []int // $PIPESTATUS
+	subst     int
 	tainted   map[string]bool // read only
 }
 
@@ -163,16 +165,30 @@ func (o *loginOutcome) replay(r *runner) bool {
 	for body, name := range o.funcSrc {
 		r.sh.funcSrc.Store(body, name)
 	}
-	r.status, r.lastArg = o.status, o.lastArg
+	r.status, r.lastArg, r.substStatus = o.status, o.lastArg, o.subst
+	r.pipestatus = slices.Clone(o.pipe)
 	r.sh.mu.Lock()
 	maps.Copy(r.sh.tainted, o.tainted)
 	r.sh.mu.Unlock()
 	return true
 }
 
+// loginOpts are the set -o options, to tell whether the startup files
+// changed one (shopt -o can), which the outcome does not keep.
+type loginOpts struct {
+	errexit, nounset, xtrace, pipefail, noglob, noclobber, allexport, verbose, noexec, hashall bool
+	umask                                                                                      int
+}
+
+func (r *runner) loginOpts() loginOpts {
+	return loginOpts{r.errexit, r.nounset, r.xtrace, r.pipefail, r.noglob, r.noclobber, r.allexport, r.verbose,
+		r.noexec, r.hashall, r.umask}
+}
+
 // keepOutcome keeps what the startup files left in r for the Shell's next
-// login exec, when rec could replay it.
-func (r *runner) keepOutcome(l *Login, env map[string]string, rec *loginRec, output int64) {
+// login exec, when rec could replay it and they left the options as
+// before (opts).
+func (r *runner) keepOutcome(l *Login, env map[string]string, rec *loginRec, output int64, opts loginOpts) {
 	rec.mu.Lock()
 	bad := rec.bad
 	rec.mu.Unlock()
@@ -180,7 +196,7 @@ func (r *runner) keepOutcome(l *Login, env map[string]string, rec *loginRec, out
 	refused := r.sh.unsupported != nil
 	r.sh.mu.Unlock()
 	if bad || refused || l.Key == "" || r.exiting || len(r.scopes) != 1 || len(r.traps) != 0 || len(r.alias) != 0 ||
-		r.sh.output.Load() != output || len(r.params) != 0 {
+		r.sh.output.Load() != output || len(r.params) != 0 || r.loginOpts() != opts || len(r.dirstack) != 0 {
 		return
 	}
 	first := r.scopes[0]
@@ -188,7 +204,8 @@ func (r *runner) keepOutcome(l *Login, env map[string]string, rec *loginRec, out
 	first.frozen.refs.Add(1) // the outcome's share, never given back
 	o := &loginOutcome{login: *l, dir: r.dir, arg0: r.arg0, env: maps.Clone(env), obs: rec.obs,
 		vars: first.vars, frozen: first.frozen, funcs: r.funcs, shopts: r.shopts,
-		funcSrc: make(map[*syntax.Stmt]string, len(r.funcs)), status: r.status, lastArg: r.lastArg}
+		funcSrc: make(map[*syntax.Stmt]string, len(r.funcs)), status: r.status, lastArg: r.lastArg,
+		pipe: slices.Clone(r.pipestatus), subst: r.substStatus}
 	r.sharedMaps |= shareFuncs | shareShopts
 	for _, body := range r.funcs {
 		if name, ok := r.sh.funcSrc.Load(body); ok {
