@@ -308,19 +308,30 @@ func (r *runner) markTainted() {
 func (r *runner) startupFile(name string) bool {
 	fi, err := r.sh.sh.cfg.FS.Stat(name)
 	if err != nil {
-		if !errorsIsNotExist(err) {
+		if !errors.Is(err, fs.ErrNotExist) {
 			r.sh.setUnsupported(fmt.Errorf("startup file %s: %v: %w", name, err, ErrUnsupported))
 		}
 		return false
 	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o004 == 0 {
-		// bash reports what it cannot read; the tier's test -r
-		// answers true, so only a file others may read is run here.
-		r.sh.setUnsupported(fmt.Errorf("startup file %s is not a regular file others may read: %w", name, ErrUnsupported))
+	if !fi.Mode().IsRegular() || !r.loginReadable(fi) {
+		// bash reports what it cannot read; the tier runs only a file
+		// the user may read (others may, or the user owns it).
+		r.sh.setUnsupported(fmt.Errorf("startup file %s is not a regular file the user may read: %w", name, ErrUnsupported))
 		return true
 	}
 	biSource(r, []string{".", name})
 	return true
+}
+
+// loginReadable reports whether the login's user may read fi: others
+// may, or the user owns it and may.
+func (r *runner) loginReadable(fi fs.FileInfo) bool {
+	perm := fi.Mode().Perm()
+	if perm&0o004 != 0 {
+		return true
+	}
+	st, ok := fi.Sys().(*unix.Stat_t)
+	return ok && st.Uid == r.sh.track.login.UID && perm&0o400 != 0
 }
 
 // logoutFiles reports whether a logout file exists (then exit runs it).
@@ -330,7 +341,7 @@ func (r *runner) logoutFiles() bool {
 		return true
 	}
 	_, err := r.sh.sh.cfg.FS.Lstat(lf.Home + "/.bash_logout")
-	return !errorsIsNotExist(err)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // loginLookPath is the check's LookPath for a PATH the startup files set:
@@ -365,7 +376,7 @@ func (r *runner) loginLookPath(image func(string) string, pathVal string) func(s
 				vp = m
 			}
 			if inside(vp) {
-				if _, err := view.Lstat(vp); err == nil || !errorsIsNotExist(err) {
+				if _, err := view.Lstat(vp); err == nil || !errors.Is(err, fs.ErrNotExist) {
 					p = full
 					break
 				}
@@ -404,8 +415,6 @@ func (r *runner) loginID(args []string) int {
 	}
 	return 0
 }
-
-func errorsIsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
 // startupFunc checks a function a startup file defines: one whose body
 // the check does not admit is tainted (calling it refuses the exec), not

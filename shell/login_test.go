@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -77,9 +76,10 @@ type loginCase struct {
 	name  string
 	home  map[string]string // relative to the home; "" content makes a directory
 	cmd   string
-	runs  bool   // the tier runs it, else it refuses before any effect
-	why   string // part of the refusal
-	skelt bool   // start the home from /etc/skel
+	runs  bool        // the tier runs it, else it refuses before any effect
+	why   string      // part of the refusal
+	skelt bool        // start the home from /etc/skel
+	mode  os.FileMode // the home files' mode, when not 0755
 }
 
 func TestLoginShell(t *testing.T) {
@@ -115,6 +115,7 @@ func TestLoginShell(t *testing.T) {
 		{name: "profile sets LANG", home: map[string]string{".profile": "export LANG=C\n"}, cmd: "echo x", why: "LANG"},
 		{name: "profile sources a file", home: map[string]string{".profile": ". \"$HOME/.env\"\n", ".env": "export FROM_ENV=1\n"}, cmd: "printenv FROM_ENV", runs: true},
 		{name: "profile sources an unsupported file", home: map[string]string{".profile": ". \"$HOME/.env\"\n", ".env": "python3 -c 1\n"}, cmd: "echo x", why: "python3"},
+		{name: "profile only its owner reads", home: map[string]string{".profile": "export OWN=1\n"}, mode: 0o600, cmd: "printenv OWN", runs: true},
 		{name: "pipe status after startup", home: map[string]string{".profile": "true | false\n"}, cmd: `echo "${PIPESTATUS[@]}" $?`, runs: true},
 		{name: "profile's variables and functions", home: map[string]string{".profile": "declare -i n=2+3\nexport X=\"$n\"\ngreet() { echo \"hi $1\"; }\nunset -v n\n"}, cmd: `echo "[$n]"; printenv X; greet() { echo mine; }; greet`, runs: true},
 		{name: "profile defines a function", home: map[string]string{".profile": "greet() { echo hello \"$1\"; }\n"}, cmd: "greet you", why: "greet"},
@@ -159,8 +160,18 @@ func TestLoginShell(t *testing.T) {
 						}
 						continue
 					}
-					if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+					mode := tc.mode
+					if mode == 0 {
+						mode = 0o755
+					}
+					if err := os.WriteFile(p, []byte(content), mode); err != nil {
 						t.Fatal(err)
+					}
+					if tc.mode != 0 {
+						// The login's user's own (Login.UID).
+						if err := os.Chown(p, 1000, 1000); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
 			}
@@ -218,8 +229,6 @@ func TestLoginShell(t *testing.T) {
 		})
 	}
 }
-
-var _ = fs.ModeDir
 
 // BenchmarkLoginShell compares a login shell's exec of echo hi (the
 // startup files of this machine's /etc and /etc/skel first) with a plain
