@@ -160,7 +160,7 @@ type checker struct {
 	logout      func() bool
 	refuseFuncs map[string]bool
 	// probe, when set, records what the check consulted beyond the
-	// script's text (startupEval caches a result that consulted neither).
+	// script's text (checkStartup keeps a result that consulted neither).
 	probe *checkProbe
 }
 
