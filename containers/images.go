@@ -17,7 +17,7 @@ import (
 // Identity implements [controller.ContainerImages]: user against the
 // accounts of image ref ("" for the default image).
 func (t *Tier) Identity(ref, user string) (controller.Identity, error) {
-	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	im, err := t.image(ref)
 	if err != nil {
 		return controller.Identity{}, fmt.Errorf("user %s: %w", user, err)
 	}
@@ -35,7 +35,7 @@ func (t *Tier) Identity(ref, user string) (controller.Identity, error) {
 // ImageUser implements [controller.ContainerImages]: the default user of
 // image ref ("" for the default image), its Config.User, "" for root.
 func (t *Tier) ImageUser(ref string) (string, error) {
-	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	im, err := t.image(ref)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
 	}
@@ -44,7 +44,7 @@ func (t *Tier) ImageUser(ref string) (string, error) {
 
 // AccountFile implements [controller.ContainerImages].
 func (t *Tier) AccountFile(ref, upper, name string) ([]byte, error) {
-	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	im, err := t.image(ref)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
 	}
@@ -59,7 +59,7 @@ func (t *Tier) HasImage(ref string) bool {
 
 // LinkWorkspace implements [controller.ContainerImages].
 func (t *Tier) LinkWorkspace(ref, dir, upper, workspace string) error {
-	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	im, err := t.image(ref)
 	if err != nil {
 		return fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
 	}
@@ -123,7 +123,9 @@ type pinnedImages struct {
 const maxPinnedImages = 256
 
 // image returns image ref ("" for the default image), from the cache when
-// ref is pinned.
+// ref is pinned: the methods an exec calls (its identity, account files,
+// PATH lookups, login files) would each read the image's record from disk.
+// HasImage asks the store itself, as a removed image must read as gone.
 func (t *Tier) image(ref string) (image.Image, error) {
 	ref = cmp.Or(ref, t.defaultImage())
 	if !strings.Contains(ref, "@sha256:") {

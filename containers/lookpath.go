@@ -185,7 +185,7 @@ func (t *Tier) imagePathOf(ref string) *imagePath {
 			return ip
 		}
 	}
-	im, err := t.cfg.Images.Get(cmp.Or(ref, t.defaultImage()))
+	im, err := t.image(ref)
 	if err != nil {
 		return nil
 	}

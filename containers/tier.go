@@ -53,8 +53,7 @@ type Tier struct {
 
 	paths lookPaths // the images' PATH lookups, for the isolate tier's check
 	// pinned caches the images of pinned references (name@sha256:…),
-	// which never change: a login shell's exec asks for its image's
-	// startup files every time.
+	// which never change, for the methods an exec calls (Tier.image).
 	pinned pinnedImages
 
 	mu sync.Mutex // guards the fields below
