@@ -3,6 +3,8 @@ package shell
 import (
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // NewWithoutScheduler is New for execs that run outside any scheduler,
@@ -19,4 +21,9 @@ func SetSettledAfter(t testing.TB, d time.Duration) {
 	old := settledAfter
 	settledAfter = d
 	t.Cleanup(func() { settledAfter = old })
+}
+
+// Settled is settled, for tests of its bound.
+func Settled(ctime, now time.Time) bool {
+	return settled(unix.NsecToTimespec(ctime.UnixNano()), now)
 }

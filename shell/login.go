@@ -224,8 +224,9 @@ func (r *runner) loginExec(p *Program, script string, env map[string]string) {
 	} else if r.ctx.Err() == nil {
 		growStack(len(lf.Files))
 		r.shoptsW()["login_shell"] = true
-		for name, val := range map[string]string{"HOME": lf.Home, "PATH": lf.Path} {
-			if err := r.setVar(name, val); err != nil {
+		for _, kv := range [...][2]string{{"HOME", lf.Home}, {"PATH", lf.Path}} {
+			name := kv[0]
+			if err := r.setVar(name, kv[1]); err != nil {
 				r.sh.setUnsupported(fmt.Errorf("login shell: %s: %v: %w", name, err, ErrUnsupported))
 				return
 			}
@@ -660,7 +661,7 @@ func (r *runner) readStartup(name string) ([]byte, error) {
 	// Kept only when its change time is settled: a write after now gets
 	// a later one even from the kernel's coarse clock (a tick, 4 ms at
 	// HZ=250, behind real time), so the key changes with the file.
-	if err != nil || int64(len(b)) != st.Size || time.Since(time.Unix(st.Ctim.Unix())) < settledAfter {
+	if err != nil || int64(len(b)) != st.Size || !settled(st.Ctim, time.Now()) {
 		return b, err
 	}
 	startupTexts.Lock()
@@ -686,6 +687,12 @@ const maxStartupTexts = 1024
 // settledAfter is how old a file's change time must be for its text to be
 // kept (a variable for tests).
 var settledAfter = 50 * time.Millisecond
+
+// settled reports whether a change time is old enough, at now, that any
+// later write gets another.
+func settled(ctime unix.Timespec, now time.Time) bool {
+	return now.Sub(time.Unix(ctime.Unix())) >= settledAfter
+}
 
 // textKey is a file's identity and change times: a write, in place or
 // by rename, changes one.

@@ -21,7 +21,7 @@ import (
 
 // hostLogin is a Login over this machine's own /etc (Debian 12, as the
 // base image), with the home /home/user a link to /workspace.
-func hostLogin(t *testing.T) *shell.Login {
+func hostLogin(t testing.TB) *shell.Login {
 	t.Helper()
 	l := &shell.Login{Home: "/home/user", HomeView: "/workspace", Path: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		UID: 1000, GID: 1000, Key: "host"}
@@ -230,29 +230,57 @@ func TestLoginShell(t *testing.T) {
 	}
 }
 
+// loginSandbox makes a sandbox directory (its /workspace the login's
+// home, with /etc/skel's dotfiles when skel is set) and a Shell over it,
+// and returns the shell and the home's path on the host.
+func loginSandbox(t testing.TB, skel bool) (*shell.Shell, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"workspace", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := filepath.Join(dir, "workspace")
+	for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
+		if !skel {
+			break
+		}
+		b, err := os.ReadFile("/etc/skel/" + f)
+		if err != nil {
+			t.Skip(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := storage.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"}), home
+}
+
+// loginRun checks script as a login shell's command and runs it as
+// auto does (stopping at a refusal), returning its result and stdout.
+func loginRun(t testing.TB, sh *shell.Shell, login *shell.Login, script string) (shell.Result, string) {
+	t.Helper()
+	prog, err := sh.CheckProgram(shell.CheckRequest{Script: script, LookPath: hostLookPath, Login: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res := sh.Run(context.Background(), shell.Request{Program: prog, Stdout: &out, StopUnsupported: true, Login: login})
+	return res, out.String()
+}
+
 // BenchmarkLoginShell compares a login shell's exec of echo hi (the
 // startup files of this machine's /etc and /etc/skel first) with a plain
 // one, side by side.
 func BenchmarkLoginShell(b *testing.B) {
-	dir := b.TempDir()
-	for _, d := range []string{"workspace", "tmp"} {
-		os.MkdirAll(filepath.Join(dir, d), 0o755)
-	}
-	for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
-		data, err := os.ReadFile("/etc/skel/" + f)
-		if err != nil {
-			b.Skip(err)
-		}
-		os.WriteFile(filepath.Join(dir, "workspace", f), data, 0o644)
-	}
-	root, err := storage.OpenRoot(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
-	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
-	t := &testing.T{}
-	login := hostLogin(t)
+	sh, _ := loginSandbox(b, true)
+	login := hostLogin(b)
 	for _, mode := range []string{"plain", "login"} {
 		b.Run(mode, func(b *testing.B) {
 			for b.Loop() {
@@ -278,38 +306,34 @@ func BenchmarkLoginShell(b *testing.B) {
 // file, unchanged: rewritten in place with the same size, or replaced,
 // the next login exec reads the new text.
 func TestLoginStartupTextChanges(t *testing.T) {
-	dir := t.TempDir()
-	for _, d := range []string{"workspace", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	profile := filepath.Join(dir, "workspace", ".profile")
+	// Texts kept at once; each write below moves the file's modification
+	// time by an hour, so that its change is seen whatever the clock's
+	// tick (the settling time covers that in the daemon: TestLoginSettled).
+	shell.SetSettledAfter(t, 0)
+	sh, home := loginSandbox(t, false)
+	profile := filepath.Join(home, ".profile")
 	if err := os.WriteFile(profile, []byte("export A=1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root, err := storage.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
 	login := hostLogin(t)
 	run := func() string {
 		t.Helper()
-		prog, err := sh.CheckProgram(shell.CheckRequest{Script: "printenv A", LookPath: hostLookPath, Login: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		res := sh.Run(context.Background(), shell.Request{Program: prog, Stdout: &out, StopUnsupported: true, Login: login})
+		res, out := loginRun(t, sh, login, "printenv A")
 		if res.Stopped {
 			t.Fatalf("refused: %v", res.Unsupported)
 		}
-		return out.String()
+		return out
 	}
-	// Past the settling time, so that the text is kept.
-	time.Sleep(60 * time.Millisecond)
+	later := func() {
+		t.Helper()
+		fi, err := os.Stat(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(profile, fi.ModTime(), fi.ModTime().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if got := run(); got != "1\n" {
 		t.Fatalf("first: %q", got)
 	}
@@ -324,10 +348,10 @@ func TestLoginStartupTextChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	later()
 	if got := run(); got != "2\n" {
 		t.Fatalf("after an in-place write of the same size: %q, want 2", got)
 	}
-	time.Sleep(60 * time.Millisecond)
 	run()
 	tmp := profile + ".new"
 	if err := os.WriteFile(tmp, []byte("export A=3\n"), 0o644); err != nil {
@@ -341,31 +365,25 @@ func TestLoginStartupTextChanges(t *testing.T) {
 	}
 }
 
+// A text is kept only once its change time is settledAfter old.
+func TestLoginSettled(t *testing.T) {
+	shell.SetSettledAfter(t, 50*time.Millisecond)
+	now := time.Now()
+	for _, tc := range []struct {
+		age  time.Duration
+		want bool
+	}{{0, false}, {49 * time.Millisecond, false}, {50 * time.Millisecond, true}, {time.Hour, true}, {-time.Second, false}} {
+		if got := shell.Settled(now.Add(-tc.age), now); got != tc.want {
+			t.Errorf("changed %v ago: settled %v, want %v", tc.age, got, tc.want)
+		}
+	}
+}
+
 // backend isolate asked for: the script is not checked, the startup files
 // still are, and exit (which would run the logout file) is refused when
 // it is reached.
 func TestLoginShellUnchecked(t *testing.T) {
-	dir := t.TempDir()
-	for _, d := range []string{"workspace", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
-		b, err := os.ReadFile("/etc/skel/" + f)
-		if err != nil {
-			t.Skip(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "workspace", f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	root, err := storage.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
+	sh, _ := loginSandbox(t, true)
 	var out bytes.Buffer
 	res := sh.Run(context.Background(), shell.Request{Script: "shopt -q login_shell && echo login; type -t gawkpath_append", Stdout: &out, Login: hostLogin(t)})
 	if res.Unsupported != nil || out.String() != "login\nfunction\n" {
@@ -376,6 +394,13 @@ func TestLoginShellUnchecked(t *testing.T) {
 	if res.Unsupported == nil || !strings.Contains(res.Unsupported.Error(), "exit") || out.String() != "a\n" {
 		t.Fatalf("exit with a logout file: %v %q, want a refusal at exit", res.Unsupported, out.String())
 	}
+	// Unchecked, a call of a startup file's function whose body the
+	// check refused is refused when it is reached.
+	out.Reset()
+	res = sh.Run(context.Background(), shell.Request{Script: "echo a; gawkpath_default; echo b", Stdout: &out, StopUnsupported: true, Login: hostLogin(t)})
+	if !res.Stopped || !strings.Contains(res.Unsupported.Error(), "gawkpath_default") || out.String() != "a\n" {
+		t.Fatalf("a tainted function, unchecked: stopped=%v %v %q, want a refusal at the call", res.Stopped, res.Unsupported, out.String())
+	}
 }
 
 // What the startup files left is kept only while what they looked at is
@@ -383,48 +408,20 @@ func TestLoginShellUnchecked(t *testing.T) {
 // in PATH for the next exec, so ls found there is the container's.
 func TestLoginOutcomeKept(t *testing.T) {
 	shell.SetSettledAfter(t, 0)
-	dir := t.TempDir()
-	for _, d := range []string{"workspace", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{".profile", ".bashrc", ".bash_logout"} {
-		b, err := os.ReadFile("/etc/skel/" + f)
-		if err != nil {
-			t.Skip(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "workspace", f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	root, err := storage.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	sh := shell.New(shell.Config{FS: root, Tools: tools.All(), User: "user"})
-	run := func(script string) shell.Result {
-		t.Helper()
-		prog, err := sh.CheckProgram(shell.CheckRequest{Script: script, LookPath: hostLookPath, Login: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sh.Run(context.Background(), shell.Request{Program: prog, StopUnsupported: true, Login: hostLogin(t)})
-	}
+	sh, home := loginSandbox(t, true)
 	for range 3 {
-		if res := run("ls /workspace"); res.Stopped {
+		if res, _ := loginRun(t, sh, hostLogin(t), "ls /workspace"); res.Stopped {
 			t.Fatalf("ls: %v", res.Unsupported)
 		}
 	}
-	bin := filepath.Join(dir, "workspace", ".local", "bin")
+	bin := filepath.Join(home, ".local", "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(bin, "ls"), []byte("#!/bin/sh\necho mine\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res := run("ls /workspace")
+	res, _ := loginRun(t, sh, hostLogin(t), "ls /workspace")
 	if !res.Stopped || !strings.Contains(res.Unsupported.Error(), "ls") {
 		t.Fatalf("ls after ~/.local/bin/ls appeared: stopped=%v %v, want it refused", res.Stopped, res.Unsupported)
 	}
