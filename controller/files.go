@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -223,8 +225,10 @@ func (c *Controller) WriteFile(ctx context.Context, tenant rung.TenantID, ref st
 		}
 		info = FileInfo{Path: p, Name: path.Base(p), Type: "file", Size: n, Mode: fmt.Sprintf("%04o", req.Mode), ModTime: time.Now().UTC()}
 		if req.Attrs != nil {
-			if info.Attrs, err = replaceAttrs(a.root, p, *req.Attrs); err != nil {
-				return err
+			// Set on the open file (writeFile): what it has now.
+			info.Attrs = maps.Clone(req.Attrs.Values)
+			if info.Attrs == nil {
+				info.Attrs = map[string]string{}
 			}
 		}
 		c.journal(ctx, a.id, rung.EntryFileWritten, FileWritten{Bytes: n, Mode: info.Mode, Path: p})
@@ -239,14 +243,21 @@ func writeFile(ctx context.Context, root storage.FS, p string, req WriteRequest,
 		return 0, fsErr("write", p, err)
 	}
 	defer f.Close()
-	if err := root.Chmod(p, req.Mode); err != nil {
+	// The mode, and the attributes once the body is in, are set through
+	// the descriptor just opened: on the file written, with no name
+	// resolved again.
+	if err := storage.ChmodFile(f, req.Mode); err != nil {
 		return 0, fsErr("chmod", p, err)
 	}
 	src := r
 	if req.MaxBytes > 0 {
 		src = io.LimitReader(r, req.MaxBytes+1)
 	}
-	n, err := io.Copy(f, ctxReader{ctx, src})
+	// A plain copy: the file's ReadFrom would duplicate its descriptor
+	// for os.File's, which has no faster way from a request body.
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, ctxReader{ctx, src}, *buf)
 	if err != nil {
 		var limErr *rung.LimitError
 		if errors.As(err, &limErr) || rung.Code(err) != rung.CodeInternal {
@@ -257,6 +268,11 @@ func writeFile(ctx context.Context, root storage.FS, p string, req WriteRequest,
 	if req.MaxBytes > 0 && n > req.MaxBytes {
 		return n, &rung.LimitError{Limit: rung.LimitFileBytes, Max: req.MaxBytes, TooLarge: true}
 	}
+	if req.Attrs != nil {
+		if err := replaceFileAttrs(f, p, *req.Attrs); err != nil {
+			return n, err
+		}
+	}
 	return n, fsErr2("write", p, f.Close())
 }
 
@@ -266,6 +282,9 @@ func fsErr2(op, p string, err error) error {
 	}
 	return fsErr(op, p, err)
 }
+
+// copyBufs holds writeFile's copy buffers.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // ctxReader stops a copy when ctx is done.
 type ctxReader struct {

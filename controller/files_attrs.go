@@ -34,17 +34,17 @@ func checkAttrs(a Attrs) error {
 	return nil
 }
 
-// replaceAttrs makes a the attributes of p under a.Prefix and returns
-// them as read back.
-func replaceAttrs(root *storage.Root, p string, a Attrs) (map[string]string, error) {
+// replaceFileAttrs makes a the attributes under a.Prefix of the open
+// file f, written at p.
+func replaceFileAttrs(f storage.File, p string, a Attrs) error {
 	vals := make(map[string][]byte, len(a.Values))
 	for k, v := range a.Values {
 		vals[k] = []byte(v)
 	}
-	if err := root.ReplaceXattrs(p, a.Prefix, vals); err != nil {
-		return nil, fsErr("set attributes of", p, err)
+	if err := storage.ReplaceFileXattrs(f, a.Prefix, vals); err != nil {
+		return fsErr("set attributes of", p, err)
 	}
-	return readAttrs(root, p, a.Prefix)
+	return nil
 }
 
 func readAttrs(root *storage.Root, p, prefix string) (map[string]string, error) {

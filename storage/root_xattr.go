@@ -193,41 +193,97 @@ func (r *Root) Xattrs(name, prefix string) (map[string][]byte, error) {
 // ([ErrXattrName], [ErrXattrSize], more than [MaxXattrs] [ErrXattrCount]);
 // a failure of the calls themselves may leave some changed.
 func (r *Root) ReplaceXattrs(name, prefix string, values map[string][]byte) error {
+	if err := checkXattrs(prefix, values); err != nil {
+		return &fs.PathError{Op: "setxattr", Path: name, Err: err}
+	}
+	return r.withXattrFD("setxattr", name, func(fd int) error {
+		return replaceXattrs(fd, prefix, values)
+	})
+}
+
+// ReplaceFileXattrs is [Root.ReplaceXattrs] on a file already open (one
+// [Root.OpenFile] returned, or any [syscall.Conn]): no name is resolved
+// again, so a file just written gets its attributes with no more system
+// calls than the attribute calls themselves.
+func ReplaceFileXattrs(f File, prefix string, values map[string][]byte) error {
+	if err := checkXattrs(prefix, values); err != nil {
+		return &fs.PathError{Op: "setxattr", Path: f.Name(), Err: err}
+	}
+	return controlFile(f, "setxattr", func(fd int) error { return replaceXattrs(fd, prefix, values) })
+}
+
+// ChmodFile sets an open file's mode (fchmod), as [Root.Chmod] does by
+// name.
+func ChmodFile(f File, mode fs.FileMode) error {
+	return controlFile(f, "chmod", func(fd int) error { return unix.Fchmod(fd, syscallMode(mode)) })
+}
+
+// controlFile runs fn on f's descriptor, wrapping its error in an
+// *fs.PathError naming op.
+func controlFile(f File, op string, fn func(fd int) error) error {
+	sc, ok := f.(syscall.Conn)
+	if !ok {
+		return &fs.PathError{Op: op, Path: f.Name(), Err: errors.ErrUnsupported}
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return &fs.PathError{Op: op, Path: f.Name(), Err: err}
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return &fs.PathError{Op: op, Path: f.Name(), Err: err}
+	}
+	if ferr != nil {
+		var pe *fs.PathError
+		if errors.As(ferr, &pe) {
+			return ferr
+		}
+		return &fs.PathError{Op: op, Path: f.Name(), Err: ferr}
+	}
+	return nil
+}
+
+// checkXattrs checks a replacement's prefix, names and values.
+func checkXattrs(prefix string, values map[string][]byte) error {
 	if !strings.HasPrefix(prefix, XattrNamespace) {
-		return &fs.PathError{Op: "setxattr", Path: name, Err: ErrXattrName}
+		return ErrXattrName
 	}
 	if len(values) > MaxXattrs {
-		return &fs.PathError{Op: "setxattr", Path: name, Err: ErrXattrCount}
+		return ErrXattrCount
 	}
 	for k, v := range values {
 		if k == "" || checkXattrName(prefix+k) != nil {
-			return &fs.PathError{Op: "setxattr", Path: name, Err: ErrXattrName}
+			return ErrXattrName
 		}
 		if len(prefix)+len(k)+len(v) > MaxXattrSize {
-			return &fs.PathError{Op: "setxattr", Path: name, Err: ErrXattrSize}
+			return ErrXattrSize
 		}
 	}
-	return r.withXattrFD("setxattr", name, func(fd int) error {
-		names, err := listXattr(fd)
-		if err != nil {
+	return nil
+}
+
+// replaceXattrs removes fd's attributes under prefix that are not in
+// values and sets the others.
+func replaceXattrs(fd int, prefix string, values map[string][]byte) error {
+	names, err := listXattr(fd)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		key, ok := strings.CutPrefix(n, prefix)
+		if _, keep := values[key]; !ok || keep {
+			continue
+		}
+		if err := unix.Fremovexattr(fd, n); err != nil && err != unix.ENODATA {
 			return err
 		}
-		for _, n := range names {
-			key, ok := strings.CutPrefix(n, prefix)
-			if _, keep := values[key]; !ok || keep {
-				continue
-			}
-			if err := unix.Fremovexattr(fd, n); err != nil && err != unix.ENODATA {
-				return err
-			}
+	}
+	for k, v := range values {
+		if err := unix.Fsetxattr(fd, prefix+k, v, 0); err != nil {
+			return err
 		}
-		for k, v := range values {
-			if err := unix.Fsetxattr(fd, prefix+k, v, 0); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // listXattr lists fd's attribute names in [XattrNamespace]. The kernel

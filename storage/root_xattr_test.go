@@ -194,3 +194,55 @@ func TestRootXattrLimits(t *testing.T) {
 		t.Errorf("GetXattr of a %d-byte name = %q, %v", len(long), got, err)
 	}
 }
+
+// TestFileXattrsAndChmod: ReplaceFileXattrs and ChmodFile act on the file
+// open, not on what its name leads to afterwards (here a symlink put in
+// its place, to a file outside the view), check names as ReplaceXattrs
+// does, and refuse a File with no descriptor.
+func TestFileXattrsAndChmod(t *testing.T) {
+	v := newView(t)
+	must(t, os.WriteFile(v.h("/workspace/f"), []byte("x"), 0o600))
+	must(t, unix.Setxattr(v.h("/workspace/f"), "user.e2b.old", []byte("1"), 0))
+	must(t, unix.Setxattr(v.h("/workspace/f"), "user.other", []byte("kept"), 0))
+	f, err := v.OpenFile("/workspace/f", os.O_WRONLY|os.O_TRUNC, 0o644)
+	must(t, err)
+	defer f.Close()
+	// The name now leads outside; the open file is in the trash.
+	secret := filepath.Join(v.parent, "secret")
+	must(t, os.Rename(v.h("/workspace/f"), v.h("/workspace/moved")))
+	must(t, os.Symlink(secret, v.h("/workspace/f")))
+
+	must(t, ChmodFile(f, 0o640))
+	must(t, ReplaceFileXattrs(f, "user.e2b.", map[string][]byte{"new": []byte("2")}))
+	if err := ReplaceFileXattrs(f, "trusted.", nil); !errors.Is(err, ErrXattrName) {
+		t.Errorf("trusted prefix: %v, want ErrXattrName", err)
+	}
+	if err := ReplaceFileXattrs(f, "user.e2b.", map[string][]byte{"": nil}); !errors.Is(err, ErrXattrName) {
+		t.Errorf("empty key: %v, want ErrXattrName", err)
+	}
+	want := map[string]string{"user.e2b.new": "2", "user.other": "kept"}
+	if got := hostXattrs(t, v.h("/workspace/moved")); !maps.Equal(got, want) {
+		t.Errorf("attributes %q, want %q", got, want)
+	}
+	fi, err := os.Stat(v.h("/workspace/moved"))
+	must(t, err)
+	if fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640", fi.Mode())
+	}
+	if got := hostXattrs(t, secret); len(got) != 0 {
+		t.Errorf("outside file got attributes %q", got)
+	}
+	if fi, err := os.Stat(secret); err != nil || fi.Mode().Perm() == 0o640 {
+		t.Errorf("outside file: %v, %v", fi, err)
+	}
+	if err := ChmodFile(noConn{f}, 0o600); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("ChmodFile of a File without a descriptor: %v, want ErrUnsupported", err)
+	}
+	f.Close()
+	if err := ChmodFile(f, 0o600); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("ChmodFile after Close: %v, want ErrClosed", err)
+	}
+}
+
+// noConn hides a File's SyscallConn.
+type noConn struct{ File }

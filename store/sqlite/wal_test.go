@@ -239,3 +239,26 @@ func benchSandboxes(b *testing.B, n int) (*DB, []rung.SandboxID) {
 	}
 	return db, sbs
 }
+
+// BenchmarkAppendEvent times one journal entry appended on its own (a
+// file written through the API journals one, and its answer waits for
+// the commit), into a sandbox that already has 10,000 events.
+func BenchmarkAppendEvent(b *testing.B) {
+	db, sbs := benchSandboxes(b, 1)
+	ctx, sb := b.Context(), sbs[0]
+	for range 10_000 / eventsPerInsert {
+		evs := make([]store.Event, eventsPerInsert)
+		for i := range evs {
+			evs[i] = store.Event{Time: time.Now(), Type: "exec.output", Data: []byte(`{"data":"hi\n"}`)}
+		}
+		if _, err := db.AppendEvents(ctx, sb, evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	data := []byte(`{"bytes":1024,"mode":"0644","path":"/workspace/bench/1.txt"}`)
+	for b.Loop() {
+		if _, err := db.AppendEvents(ctx, sb, []store.Event{{Time: time.Now(), Type: "file.written", Journal: true, Data: data}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
