@@ -13,9 +13,11 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -251,6 +253,76 @@ func BenchmarkE2BSDKWarmPool(b *testing.B) {
 			"RUNG_BENCH_WARM_SPARES="+strconv.Itoa(spares), "RUNG_BENCH_METRICS_URL=http://"+addr+"/metrics", "RUNG_BENCH_TOKEN="+d.Token)
 	}
 	reportSDKSteps(b, steps)
+}
+
+// BenchmarkE2BSDKFloor times what BenchmarkE2BSDK's steady calls
+// (commands.run, files.write and files.read, isRunning) cost the SDK
+// itself: testdata/e2bsdk/floor.mjs drives the pinned SDK against
+// sdkFloorHandler, a server that answers each call at once with fixed
+// bytes. It is a measuring instrument, not an envd: run the two side by
+// side, and BenchmarkE2BSDK's figure less this one is rung's part.
+func BenchmarkE2BSDKFloor(b *testing.B) {
+	sdk := e2bSDK(b)
+	srv := httptest.NewServer(sdkFloorHandler())
+	b.Cleanup(srv.Close)
+	var steps []sdkStep
+	for b.Loop() {
+		steps = runSDKScript(b, sdk, "floor.mjs", "E2B_SANDBOX_URL="+srv.URL, "E2B_API_KEY=e2b_0000", "E2B_DEBUG=true")
+	}
+	reportSDKSteps(b, steps)
+}
+
+// sdkFloorHandler answers floor.mjs's calls as envd would shape them:
+// a multipart upload is read to its end and answered with the written
+// file's entry, a read with 1 KiB, a Start of any command with the
+// events of `echo hi` (start, its output, its end, then the end of the
+// stream, each in its own Connect envelope and write), /health with 204.
+func sdkFloorHandler() http.Handler {
+	envelope := func(flags byte, msg string) []byte {
+		b := make([]byte, 5, 5+len(msg))
+		b[0] = flags
+		binary.BigEndian.PutUint32(b[1:], uint32(len(msg)))
+		return append(b, msg...)
+	}
+	events := [][]byte{
+		envelope(0, `{"event":{"start":{"pid":1}}}`),
+		envelope(0, `{"event":{"data":{"stdout":"aGkK"}}}`),
+		envelope(0, `{"event":{"end":{"exitCode":0,"exited":true,"status":"exit status 0"}}}`),
+		envelope(2, `{}`),
+	}
+	kib := bytes.Repeat([]byte("x"), 1024)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /files", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(kib)
+	})
+	mux.HandleFunc("POST /files", func(w http.ResponseWriter, r *http.Request) {
+		mr, err := r.MultipartReader()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for {
+			part, err := mr.NextPart()
+			if err != nil {
+				break
+			}
+			io.Copy(io.Discard, part)
+		}
+		p := r.URL.Query().Get("path")
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode([]map[string]string{{"name": path.Base(p), "type": "file", "path": p}})
+	})
+	mux.HandleFunc("POST /process.Process/Start", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/connect+json")
+		for _, ev := range events {
+			w.Write(ev)
+			w.(http.Flusher).Flush()
+		}
+	})
+	return mux
 }
 
 // reportSDKSteps reports bench.mjs's measures as the benchmark's metrics.
