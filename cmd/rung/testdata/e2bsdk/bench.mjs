@@ -7,28 +7,9 @@
 // that many warm spares for E2B creates) it measures only the creates,
 // each once the pool holds N spares again, read from the daemon's
 // metrics (RUNG_BENCH_METRICS_URL, RUNG_BENCH_TOKEN).
-import { createRequire } from 'node:module'
-import path from 'node:path'
+import { benchN as n, measure, quantiles, sdk } from './steps.mjs'
 
-const require = createRequire(path.join(process.env.RUNG_E2B_SDK, 'package.json'))
-const { Sandbox } = require('e2b')
-const n = Number(process.env.RUNG_BENCH_N || 200)
-
-function quantiles(ms) {
-  ms.sort((a, b) => a - b)
-  const at = (q) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]
-  return { n: ms.length, p50_ms: at(0.5), p99_ms: at(0.99) }
-}
-
-async function measure(step, count, fn) {
-  const ms = []
-  for (let i = 0; i < count; i++) {
-    const t0 = performance.now()
-    await fn(i)
-    ms.push(performance.now() - t0)
-  }
-  console.log(JSON.stringify({ step, ok: true, data: quantiles(ms) }))
-}
+const { Sandbox } = sdk
 
 // Warm-up, not timed: every call below is made a few hundred times
 // first, so that V8 has compiled the SDK's code paths (undici,

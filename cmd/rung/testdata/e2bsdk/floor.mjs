@@ -6,28 +6,9 @@
 // bench.mjs's figures less these are what rung adds. The sandbox is
 // connected in the SDK's debug mode, which asks no control plane.
 // Prints one JSON line per measure, as bench.mjs does.
-import { createRequire } from 'node:module'
-import path from 'node:path'
+import { benchN as n, measure, sdk } from './steps.mjs'
 
-const require = createRequire(path.join(process.env.RUNG_E2B_SDK, 'package.json'))
-const { Sandbox } = require('e2b')
-const n = Number(process.env.RUNG_BENCH_N || 200)
-
-function quantiles(ms) {
-  ms.sort((a, b) => a - b)
-  const at = (q) => ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]
-  return { n: ms.length, p50_ms: at(0.5), p99_ms: at(0.99) }
-}
-
-async function measure(step, count, fn) {
-  const ms = []
-  for (let i = 0; i < count; i++) {
-    const t0 = performance.now()
-    await fn(i)
-    ms.push(performance.now() - t0)
-  }
-  console.log(JSON.stringify({ step, ok: true, data: quantiles(ms) }))
-}
+const { Sandbox } = sdk
 
 const sbx = await Sandbox.connect('floor', { debug: true })
 const kib = 'x'.repeat(1024)
