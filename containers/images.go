@@ -2,6 +2,9 @@ package containers
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -80,7 +83,7 @@ func (t *Tier) LoginFiles(ref, upper string) (controller.ImageLogin, error) {
 	if err != nil {
 		return controller.ImageLogin{}, fmt.Errorf("image %s: %w", cmp.Or(ref, t.defaultImage()), err)
 	}
-	files, err := t.cfg.Images.LoginFiles(im, upper)
+	files, fromUpper, err := t.cfg.Images.LoginFiles(im, upper)
 	if err != nil {
 		return controller.ImageLogin{}, err
 	}
@@ -88,12 +91,32 @@ func (t *Tier) LoginFiles(ref, upper string) (controller.ImageLogin, error) {
 	for i, f := range files {
 		il.Files[i] = shell.SystemFile{Path: f.Path, Mode: f.Mode, UID: f.UID, GID: f.GID, ModTime: f.ModTime, Data: f.Data}
 	}
+	if fromUpper {
+		// The container changed them: the key names these files, so a
+		// login shell kept from other ones is not taken for theirs.
+		il.Key += "+upper:" + filesKey(files)
+	}
 	for _, kv := range im.Config.Env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			il.Path = v
 		}
 	}
 	return il, nil
+}
+
+// filesKey is a digest of everything a login shell may read of files.
+func filesKey(files []image.RootFile) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, f := range files {
+		for _, v := range []uint64{uint64(len(f.Path)), uint64(f.Mode), uint64(f.UID), uint64(f.GID), uint64(f.ModTime.UnixNano()), uint64(f.Size), uint64(len(f.Data))} {
+			binary.BigEndian.PutUint64(n[:], v)
+			h.Write(n[:])
+		}
+		h.Write([]byte(f.Path))
+		h.Write(f.Data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // HomeLink returns the target of the symbolic link at home (absolute:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"rung.dev/rung"
@@ -45,6 +46,31 @@ func TestLoginFilesAndHomeLink(t *testing.T) {
 	il, err := tier.LoginFiles("", upper)
 	if files := il.Files; err != nil || len(files) != 1 || files[0].Path != "/etc/profile" || string(files[0].Data) != "# profile\n" || il.Path != "/usr/bin:/bin" {
 		t.Errorf("LoginFiles(default image) = %v, %v; want /etc/profile and the image's PATH", il, err)
+	}
+	// A profile.d script the container added: the files merge it, and
+	// the key changes with its text, so no kept login is taken for it.
+	if err := os.MkdirAll(filepath.Join(upper, "etc/profile.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]bool{il.Key: true}
+	for _, text := range []string{"export A=1\n", "export A=2\n"} {
+		if err := os.WriteFile(filepath.Join(upper, "etc/profile.d/a.sh"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tier.LoginFiles("", upper)
+		if err != nil || len(got.Files) != 3 || got.Files[2].Path != "/etc/profile.d/a.sh" || string(got.Files[2].Data) != text {
+			t.Fatalf("LoginFiles with an upper profile.d script = %v, %v", got.Files, err)
+		}
+		if keys[got.Key] || !strings.HasPrefix(got.Key, il.Key+"+upper:") {
+			t.Errorf("key %q with upper text %q: want a new one after %q", got.Key, text, il.Key)
+		}
+		keys[got.Key] = true
+	}
+	if err := os.RemoveAll(filepath.Join(upper, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tier.LoginFiles("", upper); err != nil || got.Key != il.Key {
+		t.Errorf("LoginFiles without upper /etc: key %q, %v; want %q", got.Key, err, il.Key)
 	}
 	if _, err := tier.LoginFiles("missing", upper); !errors.Is(err, rung.ErrNotFound) {
 		t.Errorf("LoginFiles(missing image): %v, want ErrNotFound", err)

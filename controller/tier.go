@@ -130,7 +130,9 @@ type ImageLogin struct {
 	Files []shell.SystemFile
 	// Path is PATH in the image's environment, "" when it sets none.
 	Path string
-	// Key names Files: the image's pinned reference (see shell.Login).
+	// Key names Files (see shell.Login): the image's pinned reference,
+	// with a digest of the files after it when the upper directory
+	// changes them.
 	Key string
 }
 

@@ -188,8 +188,9 @@ func (s *Store) AccountFile(im Image, upper, name string) ([]byte, error) {
 
 // ErrMerged is what [Store.AccountFile], [Store.LoginFiles] and
 // [Store.UpperLink] cannot tell from an overlay's upper directory
-// without the container's merged mount: the caller asks the container
-// instead.
+// without the container's merged mount (a symbolic link or a redirected
+// directory on the way, a file whose data is below): the caller asks the
+// container instead.
 var ErrMerged = errors.New("needs the container's merged root")
 
 // readUpper reads etc/NAME of an overlay's upper directory: found is

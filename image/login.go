@@ -2,6 +2,7 @@ package image
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -43,8 +44,11 @@ type RootFile struct {
 // running container of im whose overlay upper directory is upper ("" for
 // none), as that container sees it: /etc/profile, the directory
 // /etc/profile.d followed by its entries sorted by path, and
-// /etc/bash.bash_logout. Layers merge as in [Store.CopyDir]; a path with
-// no entry, or a whiteout, is not in the list.
+// /etc/bash.bash_logout. Layers merge as in [Store.CopyDir], and upper
+// over them as overlayfs merges it; a path with no entry, or a
+// whiteout, is not in the list. fromUpper reports that upper changes the
+// list (a file written or removed there by the container): the list is
+// then read anew on every call.
 //
 // It refuses, with an error, what a login shell might read differently
 // in the container: at /etc and /etc/profile.d anything but a directory,
@@ -52,32 +56,41 @@ type RootFile struct {
 // symbolic link, say); a file others may not read, an /etc they may not
 // search or an /etc/profile.d they may not list and search; and more
 // than 1 MiB in one file, 4 MiB in all, or 256 names in /etc/profile.d,
-// whiteouts included (rung.ErrLimit).
-//
-// The upper directory is only checked, never merged: an entry of any
-// kind there at etc/profile, etc/profile.d or etc/bash.bash_logout, or an
-// etc that is not a plain directory (a symbolic link, a whiteout, opaque,
-// or redirected to another directory), is an error wrapping [ErrMerged].
+// whiteouts included (rung.ErrLimit). In upper, an etc or etc/profile.d
+// that overlayfs would not merge plainly with the layers' (an etc that
+// is a symbolic link, a whiteout or opaque; either redirected to another
+// directory) and a file whose data overlayfs keeps in a lower layer
+// (metacopy) are errors wrapping [ErrMerged].
 //
 // The layers' part never changes, so it is read once per image digest
-// and cached, refusals included: a call then costs only the check of
-// upper (one system call when it has no etc, seven when it has). Every
-// caller shares the Data slices, which must not be modified. It is safe
-// for concurrent use.
-func (s *Store) LoginFiles(im Image, upper string) ([]RootFile, error) {
-	if upper != "" {
-		if err := checkUpperLogin(upper); err != nil {
-			return nil, fmt.Errorf("login files of image %s: %w", im.Name, err)
-		}
-	}
+// and cached, refusals included: a call then costs only the look at
+// upper (one system call when it has no etc, seven when its etc holds
+// none of the files). Every caller shares the Data slices, which must
+// not be modified. It is safe for concurrent use.
+func (s *Store) LoginFiles(im Image, upper string) (files []RootFile, fromUpper bool, err error) {
 	set, err := s.loginFiles(im)
 	if err == nil {
 		err = set.refused
 	}
 	if err != nil {
-		return nil, fmt.Errorf("login files of image %s: %w", im.Name, err)
+		return nil, false, fmt.Errorf("login files of image %s: %w", im.Name, err)
 	}
-	return slices.Clone(set.files), nil
+	if upper == "" {
+		return slices.Clone(set.files), false, nil
+	}
+	etc, err := openUpperEtc(upper)
+	if err != nil {
+		return nil, false, fmt.Errorf("login files of image %s: %w", im.Name, err)
+	}
+	if etc < 0 {
+		return slices.Clone(set.files), false, nil
+	}
+	defer unix.Close(etc)
+	files, fromUpper, err = mergeUpperLogin(etc, set.files)
+	if err != nil {
+		return nil, false, fmt.Errorf("login files of image %s: %w", im.Name, err)
+	}
+	return files, fromUpper, nil
 }
 
 // loginSet is an image's login files as its layers hold them.
@@ -239,7 +252,7 @@ func appendTopFile(files []RootFile, etc *merged, abs string) ([]RootFile, error
 	if err != nil || !ok {
 		return files, err
 	}
-	f, err := readLoginFile(fd, name, abs, &st)
+	f, err := readLoginFile(fd, name, abs, &st, false)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +283,7 @@ func profileD(d *merged) ([]RootFile, error) {
 			if whiteout(&st) {
 				continue
 			}
-			f, err := readLoginFile(fd, name, "/etc/profile.d/"+name, &st)
+			f, err := readLoginFile(fd, name, "/etc/profile.d/"+name, &st, false)
 			if err != nil {
 				return nil, err
 			}
@@ -282,8 +295,9 @@ func profileD(d *merged) ([]RootFile, error) {
 }
 
 // readLoginFile reads name of the layer directory fd, shown at abs, whose
-// attributes are st.
-func readLoginFile(fd int, name, abs string, st *unix.Stat_t) (RootFile, error) {
+// attributes are st. In an upper directory (upper), a file whose data
+// overlayfs keeps in a lower layer is an error wrapping [ErrMerged].
+func readLoginFile(fd int, name, abs string, st *unix.Stat_t, upper bool) (RootFile, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return RootFile{}, refuse("%s is %s, not a regular file", abs, kind(st))
 	}
@@ -299,6 +313,11 @@ func readLoginFile(fd int, name, abs string, st *unix.Stat_t) (RootFile, error) 
 	}
 	f := os.NewFile(uintptr(in), abs)
 	defer f.Close()
+	if upper {
+		if _, err := unix.Fgetxattr(in, "trusted.overlay.metacopy", nil); err != unix.ENODATA {
+			return RootFile{}, fmt.Errorf("upper %s keeps its data in a lower layer (metacopy): %w", abs, ErrMerged)
+		}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxLoginFile+1))
 	if err != nil {
 		return RootFile{}, err
@@ -340,13 +359,13 @@ func kind(st *unix.Stat_t) string {
 	}
 }
 
-// checkUpperLogin checks that the overlay upper directory upper changes
-// none of the login files: it has no entry at their paths, and an etc
-// that overlayfs merges plainly with the layers' /etc, if any. It runs
-// before every login shell, and a system call costs a microsecond on a
-// virtual machine, so it makes few: one when upper has no etc, seven
-// when it has.
-func checkUpperLogin(upper string) error {
+// openUpperEtc opens the etc directory of the overlay upper directory
+// upper for mergeUpperLogin: -1 when there is none. One that overlayfs
+// would not merge plainly with the layers' /etc is an error wrapping
+// [ErrMerged]. It runs before every login shell, and a system call costs
+// a microsecond on a virtual machine, so it makes few: one when upper has
+// no etc, three when it has.
+func openUpperEtc(upper string) (int, error) {
 	// Only the last component comes from the container, and O_NOFOLLOW
 	// with O_DIRECTORY opens nothing but a directory there: a symbolic
 	// link fails with ELOOP, anything else with ENOTDIR.
@@ -354,62 +373,197 @@ func checkUpperLogin(upper string) error {
 	switch err {
 	case nil:
 	case unix.ENOENT:
-		return nil
+		return -1, nil
 	case unix.ELOOP, unix.ENOTDIR:
-		return fmt.Errorf("upper /etc is not a directory: %w", ErrMerged)
+		return -1, fmt.Errorf("upper /etc is not a directory: %w", ErrMerged)
 	default:
-		return fmt.Errorf("upper /etc: %w", err)
+		return -1, fmt.Errorf("upper /etc: %w", err)
 	}
-	defer unix.Close(etc)
 	var st unix.Stat_t
 	if err := unix.Fstat(etc, &st); err != nil {
-		return fmt.Errorf("upper /etc: %w", err)
+		unix.Close(etc)
+		return -1, fmt.Errorf("upper /etc: %w", err)
 	}
-	if err := mergesPlainly(etc); err != nil {
-		return fmt.Errorf("upper /etc %w", err)
+	if isOpaque, err := mergesPlainly(etc); err != nil || isOpaque {
+		unix.Close(etc)
+		if err == nil {
+			err = fmt.Errorf("is opaque: %w", ErrMerged)
+		}
+		return -1, fmt.Errorf("upper /etc %w", err)
 	}
 	if st.Mode&0o001 == 0 {
-		return errors.New("upper /etc is not searchable by others")
+		unix.Close(etc)
+		return -1, errors.New("upper /etc is not searchable by others")
 	}
-	for _, name := range []string{"profile", "profile.d", "bash.bash_logout"} {
-		err := unix.Fstatat(etc, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == nil {
-			return fmt.Errorf("upper /etc/%s is %s: %w", name, kind(&st), ErrMerged)
+	return etc, nil
+}
+
+// mergeUpperLogin merges what the upper directory's etc (etc, opened by
+// openUpperEtc) holds of the login files over base, the layers' list,
+// as overlayfs shows them: a file there replaces the layers' and a
+// whiteout removes it; an etc/profile.d there shows its own attributes
+// and entries over the layers' (only its own when it is opaque), and a
+// whiteout of it removes it with its entries. changed reports that etc
+// holds any of them; when it holds none, the list is base, copied.
+func mergeUpperLogin(etc int, base []RootFile) (files []RootFile, changed bool, err error) {
+	byPath := make(map[string]RootFile, len(base))
+	for _, f := range base {
+		byPath[f.Path] = f
+	}
+	for _, abs := range []string{"/etc/profile", "/etc/bash.bash_logout"} {
+		name := path.Base(abs)
+		var st unix.Stat_t
+		switch err := unix.Fstatat(etc, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
+		case err == unix.ENOENT:
+			continue
+		case err != nil:
+			return nil, false, fmt.Errorf("upper %s: %w", abs, err)
+		case whiteout(&st):
+			delete(byPath, abs)
+		default:
+			f, err := readLoginFile(etc, name, abs, &st, true)
+			if err != nil {
+				return nil, false, err
+			}
+			byPath[abs] = f
 		}
-		if err != unix.ENOENT {
-			return fmt.Errorf("upper /etc/%s: %w", name, err)
+		changed = true
+	}
+	var st unix.Stat_t
+	switch err := unix.Fstatat(etc, "profile.d", &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == unix.ENOENT:
+	case err != nil:
+		return nil, false, fmt.Errorf("upper /etc/profile.d: %w", err)
+	case whiteout(&st):
+		changed = true
+		for p := range byPath {
+			if under(p, "/etc/profile.d") {
+				delete(byPath, p)
+			}
 		}
+	default:
+		changed = true
+		if err := mergeUpperProfileD(etc, &st, byPath); err != nil {
+			return nil, false, err
+		}
+	}
+	if !changed {
+		return slices.Clone(base), false, nil
+	}
+	total, entries := 0, 0
+	for p, f := range byPath {
+		files = append(files, f)
+		total += len(f.Data)
+		if p != "/etc/profile.d" && under(p, "/etc/profile.d") {
+			entries++
+		}
+	}
+	if entries > maxLoginEntries {
+		return nil, false, &refusal{rung.Errorf(rung.ErrLimit, "/etc/profile.d holds more than %d names", maxLoginEntries)}
+	}
+	if total > maxLoginBytes {
+		return nil, false, &refusal{rung.Errorf(rung.ErrLimit, "login files hold more than %d MiB", maxLoginBytes>>20)}
+	}
+	slices.SortFunc(files, func(a, b RootFile) int {
+		return cmp.Or(loginOrder(a.Path)-loginOrder(b.Path), strings.Compare(a.Path, b.Path))
+	})
+	return files, true, nil
+}
+
+// mergeUpperProfileD merges the upper directory's etc/profile.d, whose
+// attributes are st, into byPath.
+func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile) error {
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return refuse("/etc/profile.d is %s, not a directory", kind(st))
+	}
+	d, err := unix.Openat(etc, "profile.d", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("upper /etc/profile.d: %w", err)
+	}
+	defer unix.Close(d)
+	isOpaque, err := mergesPlainly(d)
+	if err != nil {
+		return fmt.Errorf("upper /etc/profile.d %w", err)
+	}
+	if st.Mode&0o005 != 0o005 {
+		return refuse("/etc/profile.d is not readable and searchable by others")
+	}
+	if isOpaque {
+		for p := range byPath {
+			if p != "/etc/profile.d" && under(p, "/etc/profile.d") {
+				delete(byPath, p)
+			}
+		}
+	}
+	byPath["/etc/profile.d"] = rootFile("/etc/profile.d", st, nil)
+	names, err := readNames(d)
+	if err != nil {
+		return fmt.Errorf("upper /etc/profile.d: %w", err)
+	}
+	if len(names) > maxLoginEntries {
+		return &refusal{rung.Errorf(rung.ErrLimit, "/etc/profile.d holds more than %d names", maxLoginEntries)}
+	}
+	for _, name := range names {
+		abs := "/etc/profile.d/" + name
+		var est unix.Stat_t
+		if err := unix.Fstatat(d, name, &est, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("upper %s: %w", abs, err)
+		}
+		if whiteout(&est) {
+			delete(byPath, abs)
+			continue
+		}
+		f, err := readLoginFile(d, name, abs, &est, true)
+		if err != nil {
+			return err
+		}
+		byPath[abs] = f
 	}
 	return nil
 }
 
-// mergesPlainly returns an error wrapping [ErrMerged] when the upper
-// directory dir (opened for reading) is opaque or redirected: a
-// directory renamed under redirect_dir=on carries its origin, and
-// overlayfs merges that lower directory under it instead; on by default,
-// redirect_always_follow honours it even when the mount makes none.
-// Copied-up directories carry other overlay attributes (origin, impure),
-// so it reads the list of names, one system call, and a value only when
-// the list names it.
-func mergesPlainly(dir int) error {
+// loginOrder orders LoginFiles' list: /etc/profile, /etc/profile.d and
+// its entries by path, /etc/bash.bash_logout.
+func loginOrder(p string) int {
+	switch {
+	case p == "/etc/profile":
+		return 0
+	case p == "/etc/bash.bash_logout":
+		return 2
+	}
+	return 1
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool {
+	rest, ok := strings.CutPrefix(p, dir)
+	return ok && (rest == "" || rest[0] == '/')
+}
+
+// mergesPlainly reports whether the upper directory dir (opened for
+// reading) is opaque, and returns an error wrapping [ErrMerged] when it
+// is redirected: a directory renamed under redirect_dir=on carries its
+// origin, and overlayfs merges that lower directory under it instead; on
+// by default, redirect_always_follow honours it even when the mount makes
+// none. Copied-up directories carry other overlay attributes (origin,
+// impure), so it reads the list of names, one system call, and a value
+// only when the list names it.
+func mergesPlainly(dir int) (opaqueDir bool, err error) {
 	// Names end with a NUL; the one before the first lets a name be
 	// matched whole.
 	var buf [1024]byte
 	n, err := unix.Flistxattr(dir, buf[1:])
 	if err != nil && err != unix.ERANGE {
-		return fmt.Errorf("list attributes: %w", err)
+		return false, fmt.Errorf("list attributes: %w", err)
 	}
 	list := buf[:1+n]
 	if err == unix.ERANGE { // longer than any overlayfs sets: ask
 		list = []byte("\x00trusted.overlay.opaque\x00trusted.overlay.redirect\x00")
 	}
-	if bytes.Contains(list, []byte("\x00trusted.overlay.opaque\x00")) && opaque(dir) {
-		return fmt.Errorf("is opaque: %w", ErrMerged)
-	}
 	if bytes.Contains(list, []byte("\x00trusted.overlay.redirect\x00")) {
 		if _, err := unix.Fgetxattr(dir, "trusted.overlay.redirect", nil); err != unix.ENODATA {
-			return fmt.Errorf("is redirected: %w", ErrMerged)
+			return false, fmt.Errorf("is redirected: %w", ErrMerged)
 		}
 	}
-	return nil
+	return bytes.Contains(list, []byte("\x00trusted.overlay.opaque\x00")) && opaque(dir), nil
 }

@@ -242,7 +242,7 @@ func TestLoginFiles(t *testing.T) {
 				layers = append(layers, nodeLayer(t, s, nodes...))
 			}
 			im := put(t, s, fmt.Sprintf("case%d", i), layers...)
-			got, err := s.LoginFiles(im, "")
+			got, _, err := s.LoginFiles(im, "")
 			if tc.err != nil {
 				if err == nil || (tc.err != errAny && !errors.Is(err, tc.err)) {
 					t.Fatalf("LoginFiles = %v, %v; want error %v", pathsOf(got), err, tc.err)
@@ -311,26 +311,41 @@ func TestLoginFilesUpper(t *testing.T) {
 	tests := []struct {
 		name  string
 		upper []fsNode // nil: no upper directory ("")
-		err   error    // nil: the layers' files, as the mount shows them
+		// fromUpper: upper changes the files, which are then compared
+		// with the mount only (not with the layers' paths).
+		fromUpper bool
+		err       error // nil: the files as the mount shows them
 	}{
-		{"no upper directory", nil, nil},
-		{"an empty upper directory", []fsNode{}, nil},
-		{"an /etc overlayfs copied up", []fsNode{copiedUp}, nil},
-		{"other files in upper /etc", []fsNode{etc, nFile("etc/hostname", "mine\n", 0o644), nWhiteout("etc/motd")}, nil},
-		{"other files elsewhere", []fsNode{nDir("home/user", 0o755), nLink("home/user/profile", "/etc/profile")}, nil},
-		{"a changed /etc/profile", []fsNode{etc, nFile("etc/profile", "mine\n", 0o644)}, image.ErrMerged},
-		{"a removed /etc/profile", []fsNode{etc, nWhiteout("etc/profile")}, image.ErrMerged},
-		{"a symlink at /etc/profile", []fsNode{etc, nLink("etc/profile", "/etc/hostname")}, image.ErrMerged},
-		{"a new profile.d file", []fsNode{etc, nDir("etc/profile.d", 0o755), nFile("etc/profile.d/z.sh", "z\n", 0o644)}, image.ErrMerged},
-		{"a removed profile.d", []fsNode{etc, nWhiteout("etc/profile.d")}, image.ErrMerged},
-		{"a changed logout file", []fsNode{etc, nFile("etc/bash.bash_logout", "", 0o644)}, image.ErrMerged},
-		{"a removed logout file", []fsNode{etc, nWhiteout("etc/bash.bash_logout")}, image.ErrMerged},
-		{"a symlinked /etc", []fsNode{nDir("usr/etc", 0o755), nLink("etc", "usr/etc")}, image.ErrMerged},
-		{"a removed /etc", []fsNode{nWhiteout("etc")}, image.ErrMerged},
-		{"a file at /etc", []fsNode{nFile("etc", "", 0o644)}, image.ErrMerged},
-		{"an opaque /etc", []fsNode{nOpaque("etc")}, image.ErrMerged},
-		{"a redirected /etc", []fsNode{etc, nXattr("etc", "redirect", "/usr/etc")}, image.ErrMerged},
-		{"an /etc others cannot search", []fsNode{nDir("etc", 0o750)}, errAny},
+		{"no upper directory", nil, false, nil},
+		{"an empty upper directory", []fsNode{}, false, nil},
+		{"an /etc overlayfs copied up", []fsNode{copiedUp}, false, nil},
+		{"other files in upper /etc", []fsNode{etc, nFile("etc/hostname", "mine\n", 0o644), nWhiteout("etc/motd")}, false, nil},
+		{"other files elsewhere", []fsNode{nDir("home/user", 0o755), nLink("home/user/profile", "/etc/profile")}, false, nil},
+		{"a changed /etc/profile", []fsNode{etc, nFile("etc/profile", "mine\n", 0o644)}, true, nil},
+		{"a changed /etc/profile in a copied-up /etc", []fsNode{copiedUp, nFile("etc/profile", "PATH=/x\n", 0o644)}, true, nil},
+		{"a changed /etc/profile others cannot read", []fsNode{etc, nFile("etc/profile", "PATH=/x\n", 0o640)}, true, errAny},
+		{"a removed /etc/profile", []fsNode{etc, nWhiteout("etc/profile")}, true, nil},
+		{"a new profile.d file", []fsNode{etc, nDir("etc/profile.d", 0o755), nFile("etc/profile.d/z.sh", "z\n", 0o644)}, true, nil},
+		{"a first profile.d file and a new mode", []fsNode{etc, nDir("etc/profile.d", 0o775), nFile("etc/profile.d/0.sh", "a\n", 0o644)}, true, nil},
+		{"a changed and a removed profile.d file", []fsNode{etc, nDir("etc/profile.d", 0o755), nFile("etc/profile.d/b.sh", "b=upper\n", 0o644), nWhiteout("etc/profile.d/a.sh")}, true, nil},
+		{"an opaque profile.d", []fsNode{etc, nOpaque("etc/profile.d"), nFile("etc/profile.d/only.sh", "o\n", 0o644)}, true, nil},
+		{"a removed profile.d", []fsNode{etc, nWhiteout("etc/profile.d")}, true, nil},
+		{"a changed logout file", []fsNode{etc, nFile("etc/bash.bash_logout", "", 0o644)}, true, nil},
+		{"a removed logout file", []fsNode{etc, nWhiteout("etc/bash.bash_logout")}, true, nil},
+		{"a symlink at /etc/profile", []fsNode{etc, nLink("etc/profile", "/etc/hostname")}, true, errAny},
+		{"a directory at /etc/profile", []fsNode{etc, nDir("etc/profile", 0o755)}, true, errAny},
+		{"a symlink in profile.d", []fsNode{etc, nDir("etc/profile.d", 0o755), nLink("etc/profile.d/l.sh", "/etc/hostname")}, true, errAny},
+		{"a profile.d file others cannot read", []fsNode{etc, nDir("etc/profile.d", 0o755), nFile("etc/profile.d/p.sh", "p\n", 0o600)}, true, errAny},
+		{"a profile.d others cannot list", []fsNode{etc, nDir("etc/profile.d", 0o711), nFile("etc/profile.d/p.sh", "p\n", 0o644)}, true, errAny},
+		{"a file at profile.d", []fsNode{etc, nFile("etc/profile.d", "", 0o644)}, true, errAny},
+		{"a redirected profile.d", []fsNode{etc, nDir("etc/profile.d", 0o755), nXattr("etc/profile.d", "redirect", "/usr/p")}, true, image.ErrMerged},
+		{"a metacopy /etc/profile", []fsNode{etc, nFile("etc/profile", "", 0o644), nXattr("etc/profile", "metacopy", "")}, true, image.ErrMerged},
+		{"a symlinked /etc", []fsNode{nDir("usr/etc", 0o755), nLink("etc", "usr/etc")}, false, image.ErrMerged},
+		{"a removed /etc", []fsNode{nWhiteout("etc")}, false, image.ErrMerged},
+		{"a file at /etc", []fsNode{nFile("etc", "", 0o644)}, false, image.ErrMerged},
+		{"an opaque /etc", []fsNode{nOpaque("etc")}, false, image.ErrMerged},
+		{"a redirected /etc", []fsNode{etc, nXattr("etc", "redirect", "/usr/etc")}, false, image.ErrMerged},
+		{"an /etc others cannot search", []fsNode{nDir("etc", 0o750)}, false, errAny},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -340,7 +355,7 @@ func TestLoginFilesUpper(t *testing.T) {
 				upper = t.TempDir()
 				build(t, upper, tc.upper)
 			}
-			got, err := s.LoginFiles(im, upper)
+			got, fromUpper, err := s.LoginFiles(im, upper)
 			switch {
 			case tc.err == errAny:
 				if err == nil || errors.Is(err, image.ErrMerged) {
@@ -353,11 +368,17 @@ func TestLoginFilesUpper(t *testing.T) {
 			case err != nil:
 				t.Fatalf("LoginFiles: %v", err)
 			default:
-				if diff := cmp.Diff(allPaths, pathsOf(got)); diff != "" {
-					t.Errorf("LoginFiles paths (-want +got):\n%s", diff)
+				if fromUpper != tc.fromUpper {
+					t.Errorf("fromUpper = %v, want %v", fromUpper, tc.fromUpper)
 				}
 				if diff := cmp.Diff(mountedLoginFiles(t, s, im, upper), got, sameBytes); diff != "" {
 					t.Errorf("LoginFiles against the overlay mount (-mount +got):\n%s", diff)
+				}
+				if tc.fromUpper {
+					return
+				}
+				if diff := cmp.Diff(allPaths, pathsOf(got)); diff != "" {
+					t.Errorf("LoginFiles paths (-want +got):\n%s", diff)
 				}
 			}
 		})
@@ -373,7 +394,7 @@ func TestLoginFilesCache(t *testing.T) {
 	s := newStore(t)
 	layer := nodeLayer(t, s, debianEtc...)
 	im := put(t, s, "cached", layer)
-	first, err := s.LoginFiles(im, "")
+	first, _, err := s.LoginFiles(im, "")
 	if err != nil || len(first) == 0 || first[0].Path != "/etc/profile" {
 		t.Fatalf("LoginFiles = %v, %v", pathsOf(first), err)
 	}
@@ -381,7 +402,7 @@ func TestLoginFilesCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.LayerDir(layer), "etc/profile"), []byte("# changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.LoginFiles(im, "")
+	again, _, err := s.LoginFiles(im, "")
 	if err != nil || again[0].Path != "/etc/profile" || string(again[0].Data) != "# profile\n" {
 		t.Errorf("second LoginFiles: %s = %q, %v; want /etc/profile = %q (cached)", again[0].Path, again[0].Data, err, "# profile\n")
 	}
@@ -389,20 +410,20 @@ func TestLoginFilesCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := s.LoginFiles(other, "")
+	fresh, _, err := s.LoginFiles(other, "")
 	if err != nil || string(fresh[0].Data) != "# changed\n" {
 		t.Errorf("LoginFiles of another digest: %q, %v; want %q (read anew)", fresh[0].Data, err, "# changed\n")
 	}
 
 	bad := nodeLayer(t, s, nDir("etc", 0o755), nFile("etc/profile", "p\n", 0o600))
 	refused := put(t, s, "refused", bad)
-	if _, err := s.LoginFiles(refused, ""); err == nil {
+	if _, _, err := s.LoginFiles(refused, ""); err == nil {
 		t.Fatal("LoginFiles of an unreadable /etc/profile: no error")
 	}
 	if err := os.Chmod(filepath.Join(s.LayerDir(bad), "etc/profile"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.LoginFiles(refused, ""); err == nil {
+	if got, _, err := s.LoginFiles(refused, ""); err == nil {
 		t.Errorf("LoginFiles after the layer changed = %v; want the cached refusal", pathsOf(got))
 	}
 }
@@ -484,12 +505,16 @@ func BenchmarkLoginFiles(b *testing.B) {
 	upper := b.TempDir()
 	build(b, upper, []fsNode{nDir("etc", 0o755), nXattr("etc", "origin", "\x00\xfb\x1d"), nXattr("etc", "impure", "y"),
 		nFile("etc/hostname", "sbx\n", 0o644), nWhiteout("etc/motd")})
+	// One whose container added a profile.d script: merged on each call.
+	changed := b.TempDir()
+	build(b, changed, []fsNode{nDir("etc", 0o755), nDir("etc/profile.d", 0o755), nFile("etc/profile.d/z.sh", "export Z=1\n", 0o644)})
 	for _, bc := range []struct {
 		name  string
 		upper string
 		fresh bool // a digest not cached: the layers are read
 	}{
 		{"cached/upper-etc", upper, false},
+		{"cached/upper-profile.d", changed, false},
 		{"cached/upper-no-etc", b.TempDir(), false},
 		{"cached/no-upper", "", false},
 		{"layers/upper-etc", upper, true},
@@ -503,7 +528,7 @@ func BenchmarkLoginFiles(b *testing.B) {
 					n++
 					im.Digest = fmt.Sprintf("sha256:bench%d", n)
 				}
-				if _, err := s.LoginFiles(im, bc.upper); err != nil {
+				if _, _, err := s.LoginFiles(im, bc.upper); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -310,6 +310,34 @@ func TestE2BWire(t *testing.T) {
 				t.Errorf("%s: %v, %s (%s) exit %d %q", cmd, err, res.Backend, res.Reason, res.ExitCode, res.Stderr)
 			}
 		}
+
+		// A profile.d script the container adds, changes and removes (a
+		// package's, say): login shells stay in the isolate tier, which
+		// reads it from the sandbox's upper directory, and see each
+		// version as the container does; none is taken for the other.
+		for _, step := range []struct{ change, want string }{
+			{`echo 'export RUNG_PROFILE_D=added' > /etc/profile.d/zz-rung.sh`, "added\n"},
+			{`echo 'export RUNG_PROFILE_D=changed' > /etc/profile.d/zz-rung.sh`, "changed\n"},
+			{`rm /etc/profile.d/zz-rung.sh`, ""},
+		} {
+			if res, err := acme.Exec(t.Context(), lsb.SandboxID, client.ExecRequest{Command: "sudo sh -c \"" + step.change + "\"", Backend: rung.BackendContainer}); err != nil || res.ExitCode != 0 {
+				t.Fatalf("%s: %v, exit %d %q", step.change, err, res.ExitCode, res.Stderr)
+			}
+			var got [2]client.ExecResult
+			for i, backend := range []rung.Backend{rung.BackendAuto, rung.BackendContainer} {
+				res, err := acme.Exec(t.Context(), lsb.SandboxID, client.ExecRequest{Command: "printenv RUNG_PROFILE_D", Backend: backend, Login: true})
+				if err != nil {
+					t.Fatalf("after %s (%s): %v", step.change, backend, err)
+				}
+				got[i] = res
+			}
+			if got[0].Backend != rung.BackendIsolate {
+				t.Errorf("after %s: ran in %s (%s), want the isolate tier", step.change, got[0].Backend, got[0].Reason)
+			}
+			if string(got[0].Stdout) != step.want || string(got[1].Stdout) != step.want || got[0].ExitCode != got[1].ExitCode {
+				t.Errorf("after %s: isolate %d %q, container %d %q; want %q", step.change, got[0].ExitCode, got[0].Stdout, got[1].ExitCode, got[1].Stdout, step.want)
+			}
+		}
 	})
 
 	t.Run("files outside the home", func(t *testing.T) {
