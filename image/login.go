@@ -60,7 +60,8 @@ type RootFile struct {
 // that overlayfs would not merge plainly with the layers' (an etc that
 // is a symbolic link, a whiteout or opaque; either redirected to another
 // directory) and a file whose data overlayfs keeps in a lower layer
-// (metacopy) are errors wrapping [ErrMerged].
+// (metacopy) are errors wrapping [ErrMerged]; a file the container
+// replaces while it is read is refused.
 //
 // The layers' part never changes, so it is read once per image digest
 // and cached, refusals included: a call then costs only the look at
@@ -294,6 +295,10 @@ func profileD(d *merged) ([]RootFile, error) {
 	return out, nil
 }
 
+// testHookLoginOpen, when set (by tests), runs just before readLoginFile
+// opens the file it checked.
+var testHookLoginOpen func(abs string)
+
 // readLoginFile reads name of the layer directory fd, shown at abs, whose
 // attributes are st. In an upper directory (upper), a file whose data
 // overlayfs keeps in a lower layer is an error wrapping [ErrMerged].
@@ -307,6 +312,9 @@ func readLoginFile(fd int, name, abs string, st *unix.Stat_t, upper bool) (RootF
 	if st.Size > maxLoginFile {
 		return RootFile{}, &refusal{rung.Errorf(rung.ErrLimit, "%s is larger than %d MiB", abs, maxLoginFile>>20)}
 	}
+	if testHookLoginOpen != nil {
+		testHookLoginOpen(abs)
+	}
 	in, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return RootFile{}, fmt.Errorf("%s: %w", abs, err)
@@ -314,6 +322,15 @@ func readLoginFile(fd int, name, abs string, st *unix.Stat_t, upper bool) (RootF
 	f := os.NewFile(uintptr(in), abs)
 	defer f.Close()
 	if upper {
+		// The container may replace the entry between the two calls
+		// (with a FIFO, say): what was opened must be what was checked.
+		var ost unix.Stat_t
+		if err := unix.Fstat(in, &ost); err != nil {
+			return RootFile{}, fmt.Errorf("%s: %w", abs, err)
+		}
+		if ost.Dev != st.Dev || ost.Ino != st.Ino {
+			return RootFile{}, refuse("%s changed while it was read", abs)
+		}
 		if _, err := unix.Fgetxattr(in, "trusted.overlay.metacopy", nil); err != unix.ENODATA {
 			return RootFile{}, fmt.Errorf("upper %s keeps its data in a lower layer (metacopy): %w", abs, ErrMerged)
 		}

@@ -535,3 +535,34 @@ func BenchmarkLoginFiles(b *testing.B) {
 		})
 	}
 }
+
+// An upper file the container replaces between LoginFiles' look at it
+// and its open (here with a FIFO) is refused, not read as the file it
+// looked at.
+func TestLoginFilesUpperSwapped(t *testing.T) {
+	testenv.Require(t, "root")
+	s := newStore(t)
+	im := put(t, s, "swapped", nodeLayer(t, s, debianEtc...))
+	upper := t.TempDir()
+	build(t, upper, []fsNode{nDir("etc", 0o755), nDir("etc/profile.d", 0o755), nFile("etc/profile.d/z.sh", "export Z=1\n", 0o644)})
+	if files, fromUpper, err := s.LoginFiles(im, upper); err != nil || !fromUpper || len(files) != 6 {
+		t.Fatalf("LoginFiles before the swap = %v, %v, %v", pathsOf(files), fromUpper, err)
+	}
+	z := filepath.Join(upper, "etc/profile.d/z.sh")
+	image.SetLoginOpenHook(func(abs string) {
+		if abs != "/etc/profile.d/z.sh" {
+			return
+		}
+		fifo := filepath.Join(upper, "etc/profile.d/fifo")
+		if err := unix.Mkfifo(fifo, 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.Rename(fifo, z); err != nil {
+			t.Error(err)
+		}
+	})
+	defer image.SetLoginOpenHook(nil)
+	if files, _, err := s.LoginFiles(im, upper); err == nil {
+		t.Errorf("LoginFiles with z.sh swapped for a FIFO = %v (%q); want an error", pathsOf(files), files[len(files)-2].Data)
+	}
+}
