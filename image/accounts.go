@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -24,14 +23,8 @@ type accounts struct {
 	groups []passwd.Group
 }
 
-// accountCache holds the accounts of recently used images by digest: a
-// digest's layers never change, so neither do its files.
-type accountCache struct {
-	mu    sync.Mutex // guards byDig
-	byDig map[string]*accounts
-}
-
-// maxCachedAccounts bounds the cache; past it, it starts over.
+// maxCachedAccounts bounds the images whose accounts are kept
+// (Store.accountCache).
 const maxCachedAccounts = 64
 
 // Account resolves user, in an OCI image's User forms ("name", "uid",
@@ -62,11 +55,7 @@ func (s *Store) Account(im Image, user string) (passwd.Account, error) {
 }
 
 func (s *Store) accounts(im Image) (*accounts, error) {
-	c := &s.accountCache
-	c.mu.Lock()
-	acc := c.byDig[im.Digest]
-	c.mu.Unlock()
-	if acc != nil {
+	if acc, ok := s.accountCache.get(im.Digest); ok {
 		return acc, nil
 	}
 	pw, err := s.layerFile(im, "etc/passwd")
@@ -77,14 +66,8 @@ func (s *Store) accounts(im Image) (*accounts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image %s: read /etc/group: %w", im.Name, err)
 	}
-	acc = &accounts{users: passwd.ParsePasswd(pw), groups: passwd.ParseGroup(gr)}
-	c.mu.Lock()
-	if c.byDig == nil || len(c.byDig) >= maxCachedAccounts {
-		c.byDig = map[string]*accounts{}
-	}
-	c.byDig[im.Digest] = acc
-	c.mu.Unlock()
-	return acc, nil
+	acc := &accounts{users: passwd.ParsePasswd(pw), groups: passwd.ParseGroup(gr)}
+	return s.accountCache.put(im.Digest, acc, 0), nil
 }
 
 // layerFile returns the regular file name (relative, e.g. "etc/passwd")

@@ -11,7 +11,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -101,15 +100,7 @@ type loginSet struct {
 	bytes   int   // of the files' Data
 }
 
-// loginCache holds the login files of recently used images by digest,
-// as accountCache holds their accounts.
-type loginCache struct {
-	mu    sync.Mutex // guards the fields below
-	byDig map[string]*loginSet
-	bytes int // of the cached files' Data
-}
-
-// The cache starts over past either bound.
+// The bounds of Store.loginCache.
 const (
 	maxCachedLogins     = 64       // images
 	maxCachedLoginBytes = 32 << 20 // bytes of Data
@@ -119,35 +110,21 @@ const (
 // caching them on a miss. A refusal is cached like files (it follows from
 // the layers), an error reading them is not.
 func (s *Store) loginFiles(im Image) (*loginSet, error) {
-	c := &s.loginCache
-	c.mu.Lock()
-	set := c.byDig[im.Digest]
-	c.mu.Unlock()
-	if set != nil {
+	if set, ok := s.loginCache.get(im.Digest); ok {
 		return set, nil
 	}
 	files, err := s.readLoginFiles(im)
 	if _, ok := errors.AsType[*refusal](err); err != nil && !ok {
 		return nil, err
 	}
-	set = &loginSet{files: files, refused: err}
+	set := &loginSet{files: files, refused: err}
 	for _, f := range files {
 		set.bytes += len(f.Data)
 	}
 	if im.Digest == "" {
 		return set, nil // a hand-made Image: nothing to key it by
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cached := c.byDig[im.Digest]; cached != nil {
-		return cached, nil // read meanwhile by another caller
-	}
-	if c.byDig == nil || len(c.byDig) >= maxCachedLogins || c.bytes+set.bytes > maxCachedLoginBytes {
-		c.byDig, c.bytes = map[string]*loginSet{}, 0
-	}
-	c.byDig[im.Digest] = set
-	c.bytes += set.bytes
-	return set, nil
+	return s.loginCache.put(im.Digest, set, set.bytes), nil
 }
 
 // refusal is why an image's login files are not handed out: a property

@@ -51,8 +51,8 @@ type Store struct {
 
 	openLock *os.File // held shared from Open until Close
 
-	accountCache accountCache // images' parsed account files (accounts.go)
-	loginCache   loginCache   // images' login shell files (login.go)
+	accountCache digestCache[*accounts] // images' parsed account files (accounts.go)
+	loginCache   digestCache[*loginSet] // images' login shell files (login.go)
 
 	mu        sync.Mutex // serialises this process's writers, guards the field below
 	writeLock *os.File   // flocked exclusively by the holder of mu; nil once closed
@@ -97,7 +97,9 @@ func Open(dir string, log *slog.Logger) (*Store, error) {
 			return nil, fmt.Errorf("open image store: %w", err)
 		}
 	}
-	s := &Store{dir: dir, log: log}
+	s := &Store{dir: dir, log: log,
+		accountCache: digestCache[*accounts]{maxN: maxCachedAccounts},
+		loginCache:   digestCache[*loginSet]{maxN: maxCachedLogins, maxBytes: maxCachedLoginBytes}}
 	var err error
 	if s.openLock, err = os.OpenFile(filepath.Join(dir, "open.lock"), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return nil, fmt.Errorf("open image store: %w", err)
