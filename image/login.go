@@ -400,49 +400,37 @@ func openUpperEtc(upper string) (int, error) {
 // whiteout of it removes it with its entries. changed reports that etc
 // holds any of them; when it holds none, the list is base, copied.
 func mergeUpperLogin(etc int, base []RootFile) (files []RootFile, changed bool, err error) {
-	byPath := make(map[string]RootFile, len(base))
-	for _, f := range base {
-		byPath[f.Path] = f
-	}
-	for _, abs := range []string{"/etc/profile", "/etc/bash.bash_logout"} {
-		name := path.Base(abs)
-		var st unix.Stat_t
-		switch err := unix.Fstatat(etc, name, &st, unix.AT_SYMLINK_NOFOLLOW); {
-		case err == unix.ENOENT:
-			continue
-		case err != nil:
-			return nil, false, fmt.Errorf("upper %s: %w", abs, err)
-		case whiteout(&st):
-			delete(byPath, abs)
+	names := [...]string{"profile", "profile.d", "bash.bash_logout"}
+	var sts [len(names)]unix.Stat_t
+	var found [len(names)]bool
+	for i, name := range names {
+		switch err := unix.Fstatat(etc, name, &sts[i], unix.AT_SYMLINK_NOFOLLOW); err {
+		case unix.ENOENT:
+		case nil:
+			found[i], changed = true, true
 		default:
-			f, err := readLoginFile(etc, name, abs, &st, true)
-			if err != nil {
-				return nil, false, err
-			}
-			byPath[abs] = f
-		}
-		changed = true
-	}
-	var st unix.Stat_t
-	switch err := unix.Fstatat(etc, "profile.d", &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == unix.ENOENT:
-	case err != nil:
-		return nil, false, fmt.Errorf("upper /etc/profile.d: %w", err)
-	case whiteout(&st):
-		changed = true
-		for p := range byPath {
-			if under(p, "/etc/profile.d") {
-				delete(byPath, p)
-			}
-		}
-	default:
-		changed = true
-		if err := mergeUpperProfileD(etc, &st, byPath); err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("upper /etc/%s: %w", name, err)
 		}
 	}
 	if !changed {
 		return slices.Clone(base), false, nil
+	}
+	byPath := make(map[string]RootFile, len(base))
+	for _, f := range base {
+		byPath[f.Path] = f
+	}
+	for i, name := range names {
+		if !found[i] {
+			continue
+		}
+		if name == "profile.d" && !whiteout(&sts[i]) {
+			err = mergeUpperProfileD(etc, &sts[i], byPath)
+		} else {
+			err = mergeUpperEntry(etc, name, "/etc/"+name, &sts[i], byPath)
+		}
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	total, entries := 0, 0
 	for p, f := range byPath {
@@ -464,6 +452,22 @@ func mergeUpperLogin(etc int, base []RootFile) (files []RootFile, changed bool, 
 	return files, true, nil
 }
 
+// mergeUpperEntry merges the entry name of the upper directory dir, shown
+// at abs, whose attributes are st, into byPath: a whiteout removes abs
+// and all under it, a regular file replaces it.
+func mergeUpperEntry(dir int, name, abs string, st *unix.Stat_t, byPath map[string]RootFile) error {
+	if whiteout(st) {
+		deleteUnder(byPath, abs)
+		return nil
+	}
+	f, err := readLoginFile(dir, name, abs, st, true)
+	if err != nil {
+		return err
+	}
+	byPath[abs] = f
+	return nil
+}
+
 // mergeUpperProfileD merges the upper directory's etc/profile.d, whose
 // attributes are st, into byPath.
 func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile) error {
@@ -483,11 +487,7 @@ func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile) er
 		return refuse("/etc/profile.d is not readable and searchable by others")
 	}
 	if isOpaque {
-		for p := range byPath {
-			if p != "/etc/profile.d" && under(p, "/etc/profile.d") {
-				delete(byPath, p)
-			}
-		}
+		deleteUnder(byPath, "/etc/profile.d")
 	}
 	byPath["/etc/profile.d"] = rootFile("/etc/profile.d", st, nil)
 	names, err := readNames(d)
@@ -503,17 +503,20 @@ func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile) er
 		if err := unix.Fstatat(d, name, &est, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return fmt.Errorf("upper %s: %w", abs, err)
 		}
-		if whiteout(&est) {
-			delete(byPath, abs)
-			continue
-		}
-		f, err := readLoginFile(d, name, abs, &est, true)
-		if err != nil {
+		if err := mergeUpperEntry(d, name, abs, &est, byPath); err != nil {
 			return err
 		}
-		byPath[abs] = f
 	}
 	return nil
+}
+
+// deleteUnder deletes p and every path under it from byPath.
+func deleteUnder(byPath map[string]RootFile, p string) {
+	for q := range byPath {
+		if under(q, p) {
+			delete(byPath, q)
+		}
+	}
 }
 
 // loginOrder orders LoginFiles' list: /etc/profile, /etc/profile.d and

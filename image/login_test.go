@@ -282,9 +282,11 @@ func numberedWhiteouts(prefix string, n int) []fsNode {
 	return out
 }
 
-// The upper directory is only checked: anything of its own at a login
-// file's path, or an /etc overlayfs does not merge plainly, is
-// ErrMerged; what else it holds does not change the layers' files.
+// What the upper directory holds at a login file's path is merged over
+// the layers' files as a real overlay mount shows it; what only the
+// mount could answer (an /etc overlayfs does not merge plainly, a
+// redirected profile.d, a metacopy file) is ErrMerged, and the layers'
+// refusals and limits hold for its files too.
 func TestLoginFilesUpper(t *testing.T) {
 	testenv.Require(t, "root")
 	s := newStore(t)
@@ -340,6 +342,12 @@ func TestLoginFilesUpper(t *testing.T) {
 		{"a file at profile.d", []fsNode{etc, nFile("etc/profile.d", "", 0o644)}, true, errAny},
 		{"a redirected profile.d", []fsNode{etc, nDir("etc/profile.d", 0o755), nXattr("etc/profile.d", "redirect", "/usr/p")}, true, image.ErrMerged},
 		{"a metacopy /etc/profile", []fsNode{etc, nFile("etc/profile", "", 0o644), nXattr("etc/profile", "metacopy", "")}, true, image.ErrMerged},
+		{"254 upper names and the layers' two", profileDFiles("f", 254, 1), true, nil},
+		{"255 upper names and the layers' two", profileDFiles("f", 255, 1), true, rung.ErrLimit},
+		{"257 upper names", profileDFiles("f", 257, 1), true, rung.ErrLimit},
+		{"257 upper whiteouts count as names", numberedWhiteouts("w", 257), true, rung.ErrLimit},
+		{"an upper file over 1 MiB", profileDFiles("big", 1, 1<<20+1), true, rung.ErrLimit},
+		{"upper files over 4 MiB in all", profileDFiles("big", 4, 1<<20), true, rung.ErrLimit},
 		{"a symlinked /etc", []fsNode{nDir("usr/etc", 0o755), nLink("etc", "usr/etc")}, false, image.ErrMerged},
 		{"a removed /etc", []fsNode{nWhiteout("etc")}, false, image.ErrMerged},
 		{"a file at /etc", []fsNode{nFile("etc", "", 0o644)}, false, image.ErrMerged},
