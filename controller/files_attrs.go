@@ -47,18 +47,6 @@ func replaceFileAttrs(f storage.File, p string, a Attrs) error {
 	return nil
 }
 
-func readAttrs(root *storage.Root, p, prefix string) (map[string]string, error) {
-	got, err := root.Xattrs(p, prefix)
-	if err != nil {
-		return nil, fsErr("read attributes of", p, err)
-	}
-	out := make(map[string]string, len(got))
-	for k, v := range got {
-		out[k] = string(v)
-	}
-	return out, nil
-}
-
 // AttrsRequest names files of a sandbox and the attribute prefix to read.
 type AttrsRequest struct {
 	// Prefix selects the attributes; it must begin with "user.".
