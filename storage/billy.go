@@ -272,28 +272,15 @@ func (f *billyFile) Lock() error { return f.flock(unix.LOCK_EX) }
 func (f *billyFile) Unlock() error { return f.flock(unix.LOCK_UN) }
 
 func (f *billyFile) flock(how int) error {
-	sc, ok := f.File.(interface {
-		SyscallConn() (syscall.RawConn, error)
-	})
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return &fs.PathError{Op: "flock", Path: f.name, Err: err}
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
+	err := controlFile(f.File, f.name, "flock", func(fd int) error {
 		for {
-			if ferr = unix.Flock(int(fd), how); ferr != unix.EINTR {
-				return
+			if err := unix.Flock(fd, how); err != unix.EINTR {
+				return err
 			}
 		}
-	}); err != nil {
-		ferr = err
+	})
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil // a File without a descriptor has nothing to lock
 	}
-	if ferr != nil {
-		return &fs.PathError{Op: "flock", Path: f.name, Err: ferr}
-	}
-	return nil
+	return err
 }

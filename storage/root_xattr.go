@@ -209,36 +209,37 @@ func ReplaceFileXattrs(f File, prefix string, values map[string][]byte) error {
 	if err := checkXattrs(prefix, values); err != nil {
 		return &fs.PathError{Op: "setxattr", Path: f.Name(), Err: err}
 	}
-	return controlFile(f, "setxattr", func(fd int) error { return replaceXattrs(fd, prefix, values) })
+	return controlFile(f, f.Name(), "setxattr", func(fd int) error { return replaceXattrs(fd, prefix, values) })
 }
 
 // ChmodFile sets an open file's mode (fchmod), as [Root.Chmod] does by
 // name.
 func ChmodFile(f File, mode fs.FileMode) error {
-	return controlFile(f, "chmod", func(fd int) error { return unix.Fchmod(fd, syscallMode(mode)) })
+	return controlFile(f, f.Name(), "chmod", func(fd int) error { return unix.Fchmod(fd, syscallMode(mode)) })
 }
 
 // controlFile runs fn on f's descriptor, wrapping its error in an
-// *fs.PathError naming op.
-func controlFile(f File, op string, fn func(fd int) error) error {
+// *fs.PathError naming op and name. A File that has no descriptor (not a
+// syscall.Conn) is errors.ErrUnsupported.
+func controlFile(f any, name, op string, fn func(fd int) error) error {
 	sc, ok := f.(syscall.Conn)
 	if !ok {
-		return &fs.PathError{Op: op, Path: f.Name(), Err: errors.ErrUnsupported}
+		return &fs.PathError{Op: op, Path: name, Err: errors.ErrUnsupported}
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return &fs.PathError{Op: op, Path: f.Name(), Err: err}
+		return &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	var ferr error
 	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return &fs.PathError{Op: op, Path: f.Name(), Err: err}
+		return &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	if ferr != nil {
 		var pe *fs.PathError
 		if errors.As(ferr, &pe) {
 			return ferr
 		}
-		return &fs.PathError{Op: op, Path: f.Name(), Err: ferr}
+		return &fs.PathError{Op: op, Path: name, Err: ferr}
 	}
 	return nil
 }
