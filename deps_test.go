@@ -31,7 +31,7 @@ type rank struct {
 
 var ranks = map[string]rank{
 	"":                {0, "domain types, IDs and error classes: everything imports it"},
-	"internal":        {0, "small helpers (testenv, passwd, testsummary, inproc) that import nothing of ours"},
+	"internal":        {0, "small helpers (testenv, passwd, testsummary, inproc, nettest, procs) that import nothing of ours"},
 	"storage":         {1, "the pool and the file view, under both tiers"},
 	"store":           {1, "the metadata store; it knows rung's types and nothing above them"},
 	"wire":            {1, "the HTTP API's JSON bodies, once, for the server and the SDK"},

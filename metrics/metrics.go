@@ -129,6 +129,15 @@ func (m *Metrics) Watch(g Gauges) {
 	m.gauges = g
 }
 
+// WatchProcs counts the changes of GOMAXPROCS by the daemon's load
+// (go_sched_gomaxprocs_threads, from Go's collector, is the count now):
+// changes is read at each scrape. Call it once.
+func (m *Metrics) WatchProcs(changes func() uint64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rung_gomaxprocs_changes_total",
+		Help: "Changes of GOMAXPROCS the daemon made by its load: one P while lightly loaded, every P when busy."},
+		func() float64 { return float64(changes()) }))
+}
+
 // Handler serves the metrics in Prometheus's text format (or
 // OpenMetrics, if asked). It reads the scrape-time gauges first, under
 // the request's context: a store that cannot count the sandboxes in time

@@ -97,6 +97,11 @@ func startServe(t testing.TB, bin, data string, flags ...string) *serveProc {
 	}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", p.addr, "--data", data, "--default-image", "lite"}, flags...)...)
 	p.cmd.Stderr = p.logs
+	if v := os.Getenv("RUNG_BENCH_SERVE_GOMAXPROCS"); v != "" {
+		// The daemon's threads fixed, the client's left as they are: a
+		// benchmark compares `rung serve`'s governor with a fixed count.
+		p.cmd.Env = append(os.Environ(), "GOMAXPROCS="+v)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

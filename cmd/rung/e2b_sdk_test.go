@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -243,6 +244,7 @@ func BenchmarkE2BSDK(b *testing.B) {
 func BenchmarkE2BSDKWarmPool(b *testing.B) {
 	const spares = 2
 	sdk := e2bSDK(b)
+	governLikeServe(b)
 	ensureBase(b)
 	c, d, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache,
 		Warm: []controller.WarmSpec{{Image: "base", Count: spares, LinkWorkspace: e2b.Home}}})
@@ -263,6 +265,7 @@ func BenchmarkE2BSDKWarmPool(b *testing.B) {
 // side, and BenchmarkE2BSDK's figure less this one is rung's part.
 func BenchmarkE2BSDKFloor(b *testing.B) {
 	sdk := e2bSDK(b)
+	governLikeServe(b) // the server's Go runtime as rung's, so the difference is rung's work
 	srv := httptest.NewServer(sdkFloorHandler())
 	b.Cleanup(srv.Close)
 	var steps []sdkStep
@@ -425,9 +428,26 @@ func BenchmarkE2BWire(b *testing.B) {
 // e2bBenchDaemon starts a base daemon with tenant acme and returns its
 // address and an E2B key of acme.
 func e2bBenchDaemon(b *testing.B) (addr, key string) {
+	governLikeServe(b)
 	ensureBase(b)
 	c, _, addr := startContainerDaemonWith(b, DaemonConfig{DefaultImage: "base", ImageDir: testenv.ImageCache})
 	return addr, e2bKey(b, c, "acme")
+}
+
+// governLikeServe adjusts this process's GOMAXPROCS to its load until b
+// ends, as `rung serve` does for the daemon (governProcs), unless
+// $GOMAXPROCS fixes it: a benchmark of an in-process daemon then runs as
+// a served one does, and GOMAXPROCS=2 runs it as before the governor. It
+// reports how many changes the governor made (gomaxprocs-changes).
+func governLikeServe(b *testing.B) {
+	g := governProcs(slog.New(slog.DiscardHandler), nil)
+	if g == nil {
+		return
+	}
+	b.Cleanup(func() {
+		b.ReportMetric(float64(g.Changes()), "gomaxprocs-changes")
+		g.Stop()
+	})
 }
 
 // e2bKey creates tenant and returns an E2B key of it.

@@ -88,6 +88,9 @@ func newServe(g *globals) *cobra.Command {
 				return err
 			}
 			defer d.Close()
+			if gov := governProcs(log, d.metrics); gov != nil {
+				defer gov.Stop()
+			}
 			addr := g.addr
 			if addr == "" {
 				addr = os.Getenv("RUNG_ADDR")
