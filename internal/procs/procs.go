@@ -58,10 +58,9 @@ const (
 	// while the P is in a system call wait for it to come back), about 1
 	// at most over half a second (5 while sandboxes' containers start),
 	// while the same calls are answered sooner than with two Ps
-	// (docs/BENCHMARKS.md, "GOMAXPROCS by load").
-	// What those waits cost shows in the CPU the process uses, which is
-	// the main signal; the queue is for a host so busy that a single P
-	// cannot get busyShare of a CPU.
+	// (docs/BENCHMARKS.md, "GOMAXPROCS by load"). The main signal is the
+	// CPU the process uses; the queue is for a host so busy that a single
+	// P cannot get busyShare of a CPU.
 	slowWait       = 250 * time.Microsecond
 	queued         = 3
 	queueIntervals = 50

@@ -150,3 +150,13 @@ func TestMeter(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// BenchmarkMeterRead is what each of the governor's looks costs (one
+// every 10 ms).
+func BenchmarkMeterRead(b *testing.B) {
+	var m meter
+	m.init()
+	for b.Loop() {
+		m.read()
+	}
+}
