@@ -31,8 +31,9 @@ import (
 
 // Config configures a [Governor].
 type Config struct {
-	// Max is the most Ps; zero means runtime.GOMAXPROCS(0) at Start
-	// (the runtime's default: the CPUs, or the cgroup's CPU limit).
+	// Max is the most Ps. Zero means the runtime's default (the CPUs,
+	// or the cgroup's CPU limit), as it is each time the governor
+	// raises the count: a limit changed meanwhile is followed.
 	Max int
 	// Interval is how often the governor looks at the load; zero means
 	// 10 ms.
@@ -150,6 +151,7 @@ func (p *policy) next(cur int, s sample) int {
 // Governor adjusts runtime.GOMAXPROCS to the process's load until Stop.
 type Governor struct {
 	cfg     Config
+	deflt   bool // Max is the runtime's default
 	procs   atomic.Int64
 	changes atomic.Uint64
 	stop    chan struct{}
@@ -169,13 +171,15 @@ func Start(cfg Config) (*Governor, error) {
 	if !running.CompareAndSwap(false, true) {
 		return nil, ErrRunning
 	}
-	if cfg.Max <= 0 {
+	deflt := cfg.Max <= 0
+	if deflt {
+		runtime.SetDefaultGOMAXPROCS()
 		cfg.Max = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = defaultInterval
 	}
-	g := &Governor{cfg: cfg, stop: make(chan struct{}), done: make(chan struct{})}
+	g := &Governor{cfg: cfg, deflt: deflt, stop: make(chan struct{}), done: make(chan struct{})}
 	g.procs.Store(int64(runtime.GOMAXPROCS(0)))
 	go g.run()
 	return g, nil
@@ -187,16 +191,26 @@ func (g *Governor) Procs() int { return int(g.procs.Load()) }
 // Changes is how many times the governor has changed GOMAXPROCS.
 func (g *Governor) Changes() uint64 { return g.changes.Load() }
 
-// Stop stops the governor and gives the process its Max Ps back. It is
-// idempotent.
+// Stop stops the governor and gives the process its Max Ps back (the
+// runtime's default, which the runtime then keeps up to date, when Max
+// was zero). It is idempotent.
 func (g *Governor) Stop() {
 	g.once.Do(func() {
 		close(g.stop)
 		<-g.done
-		runtime.GOMAXPROCS(g.cfg.Max)
-		g.procs.Store(int64(g.cfg.Max))
+		g.procs.Store(int64(g.setMax()))
 		running.Store(false)
 	})
+}
+
+// setMax gives the process its most Ps and returns how many.
+func (g *Governor) setMax() int {
+	if !g.deflt {
+		runtime.GOMAXPROCS(g.cfg.Max)
+		return g.cfg.Max
+	}
+	runtime.SetDefaultGOMAXPROCS()
+	return runtime.GOMAXPROCS(0)
 }
 
 func (g *Governor) run() {
@@ -212,14 +226,23 @@ func (g *Governor) run() {
 			return
 		case <-t.C:
 		}
-		cur := g.Procs()
+		cur := runtime.GOMAXPROCS(0) // the runtime may have changed its default since
 		s, ok := m.read()
 		if !ok {
 			continue
 		}
-		if n := p.next(cur, s); n != cur {
+		n := p.next(cur, s)
+		switch {
+		case n == cur:
+			continue
+		case n == p.max:
+			n = g.setMax()
+			p.max = n
+		default:
 			runtime.GOMAXPROCS(n)
-			g.procs.Store(int64(n))
+		}
+		g.procs.Store(int64(n))
+		if n != cur {
 			g.changes.Add(1)
 			if g.cfg.OnChange != nil {
 				g.cfg.OnChange(n)

@@ -62,7 +62,7 @@ func TestGovernor(t *testing.T) {
 	before := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(before)
 	changed := make(chan int, 64)
-	g, err := Start(Config{OnChange: func(n int) { changed <- n }})
+	g, err := Start(Config{Max: 2, OnChange: func(n int) { changed <- n }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +106,27 @@ func TestGovernor(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != 2 || g.Procs() != 2 {
 		t.Fatalf("after Stop: GOMAXPROCS %d, Procs %d; want the 2 at Start", got, g.Procs())
 	}
-	g2, err := Start(Config{})
+}
+
+// TestGovernorDefault: without a Max, the governor's most Ps are the
+// runtime's default, and Stop leaves the runtime its default.
+func TestGovernorDefault(t *testing.T) {
+	before := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(before)
+	runtime.SetDefaultGOMAXPROCS()
+	deflt := runtime.GOMAXPROCS(1)
+	g, err := Start(Config{})
 	if err != nil {
-		t.Fatalf("Start after Stop: %v", err)
+		t.Fatalf("Start: %v", err)
 	}
-	g2.Stop()
+	if g.Procs() != deflt || runtime.GOMAXPROCS(0) != deflt {
+		t.Fatalf("at Start: Procs %d, GOMAXPROCS %d; want the default %d", g.Procs(), runtime.GOMAXPROCS(0), deflt)
+	}
+	runtime.GOMAXPROCS(1) // as if the governor had lowered it
+	g.Stop()
+	if g.Procs() != deflt || runtime.GOMAXPROCS(0) != deflt {
+		t.Fatalf("after Stop: Procs %d, GOMAXPROCS %d; want the default %d", g.Procs(), runtime.GOMAXPROCS(0), deflt)
+	}
 }
 
 func TestMeter(t *testing.T) {
