@@ -9,8 +9,8 @@
 // whose client runs beside the daemon, that thread takes the CPU the
 // client is waiting on. Measured on 2 vCPUs with the E2B SDK in Node
 // calling one request at a time (docs/BENCHMARKS.md, "GOMAXPROCS by
-// load"): commands.run 1.57 ms and a 1 KiB write and read 1.68 ms at the
-// median of nine runs with this governor, against 1.85 and 1.97 ms with
+// load"): commands.run 1.53 ms and a 1 KiB write and read 1.75 ms at the
+// median of twelve runs with this governor, against 1.87 and 2.00 ms with
 // two Ps throughout; while 50 clients got 3,031-4,384 execs/s from a
 // daemon held to one P, against 5,954-6,418 with the governor and
 // 5,987-6,378 with two. So the Governor keeps one P while the process
