@@ -19,7 +19,10 @@ import (
 // process, where they share the Go scheduler and the heap).
 //   - sequential: one `echo hi` round trip at a time (target ≤ 300 µs p50)
 //   - concurrent: 50 clients over 100 sandboxes (target ≥ 5,000 execs/s,
-//     0 errors), and each exec's latency under that load
+//     0 errors), and each exec's latency under that load;
+//     RUNG_BENCH_CLIENTS changes the count, and RUNG_BENCH_PAUSE (a
+//     duration) makes each client wait so long after each exec, for a
+//     moderate load instead of a saturating one
 //
 // Both report daemon-cpu-µs/exec, the daemon's CPU time (user and system,
 // from /proc) per exec: the figure to compare builds by on a busy machine,
@@ -52,7 +55,22 @@ func BenchmarkExecExternal(b *testing.B) {
 		b.ReportMetric(float64((procCPU(b, p.cmd.Process.Pid)-cpu0).Microseconds())/float64(b.N), "daemon-cpu-µs/exec")
 	})
 	b.Run("concurrent", func(b *testing.B) {
-		const clients = 50
+		clients := 50
+		if v := os.Getenv("RUNG_BENCH_CLIENTS"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				b.Fatalf("RUNG_BENCH_CLIENTS=%q: want a count", v)
+			}
+			clients = n
+		}
+		var pause time.Duration
+		if v := os.Getenv("RUNG_BENCH_PAUSE"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				b.Fatalf("RUNG_BENCH_PAUSE: %v", err)
+			}
+			pause = d
+		}
 		var errs, next atomic.Int64
 		var wg sync.WaitGroup
 		n := int64(b.N)
@@ -70,6 +88,7 @@ func BenchmarkExecExternal(b *testing.B) {
 					t0 := time.Now()
 					res, err := c.Exec(b.Context(), ids[i%int64(len(ids))], req)
 					lat[i-1] = time.Since(t0)
+					time.Sleep(pause)
 					if err != nil || res.Stdout != "hi\n" {
 						errs.Add(1)
 					}
