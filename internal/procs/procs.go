@@ -35,9 +35,6 @@ type Config struct {
 	// or the cgroup's CPU limit), as it is each time the governor
 	// raises the count: a limit changed meanwhile is followed.
 	Max int
-	// Interval is how often the governor looks at the load; zero means
-	// 10 ms.
-	Interval time.Duration
 	// OnChange, when set, is called with the new count after each
 	// change, from the governor's goroutine.
 	OnChange func(procs int)
@@ -45,7 +42,7 @@ type Config struct {
 
 // The policy's thresholds (see next).
 const (
-	defaultInterval = 10 * time.Millisecond
+	interval = 10 * time.Millisecond // between the governor's looks at the load
 	// busyShare: two intervals in a row in which the process used this
 	// share of its Ps' time (CPU time over wall time, per P) are busy.
 	// One is not: a garbage collection's workers, or threads in system
@@ -152,7 +149,6 @@ func (p *policy) next(cur int, s sample) int {
 type Governor struct {
 	cfg     Config
 	deflt   bool // Max is the runtime's default
-	procs   atomic.Int64
 	changes atomic.Uint64
 	stop    chan struct{}
 	done    chan struct{}
@@ -176,17 +172,13 @@ func Start(cfg Config) (*Governor, error) {
 		runtime.SetDefaultGOMAXPROCS()
 		cfg.Max = runtime.GOMAXPROCS(0)
 	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = defaultInterval
-	}
 	g := &Governor{cfg: cfg, deflt: deflt, stop: make(chan struct{}), done: make(chan struct{})}
-	g.procs.Store(int64(runtime.GOMAXPROCS(0)))
 	go g.run()
 	return g, nil
 }
 
-// Procs is the count of Ps the governor set last (or found at Start).
-func (g *Governor) Procs() int { return int(g.procs.Load()) }
+// Procs is the process's count of Ps now (runtime.GOMAXPROCS).
+func (g *Governor) Procs() int { return runtime.GOMAXPROCS(0) }
 
 // Changes is how many times the governor has changed GOMAXPROCS.
 func (g *Governor) Changes() uint64 { return g.changes.Load() }
@@ -198,7 +190,7 @@ func (g *Governor) Stop() {
 	g.once.Do(func() {
 		close(g.stop)
 		<-g.done
-		g.procs.Store(int64(g.setMax()))
+		g.setMax()
 		running.Store(false)
 	})
 }
@@ -215,7 +207,7 @@ func (g *Governor) setMax() int {
 
 func (g *Governor) run() {
 	defer close(g.done)
-	t := time.NewTicker(g.cfg.Interval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	p := newPolicy(g.cfg.Max)
 	var m meter
@@ -241,7 +233,6 @@ func (g *Governor) run() {
 		default:
 			runtime.GOMAXPROCS(n)
 		}
-		g.procs.Store(int64(n))
 		if n != cur {
 			g.changes.Add(1)
 			if g.cfg.OnChange != nil {

@@ -181,3 +181,15 @@ func BenchmarkMeterRead(b *testing.B) {
 		m.read()
 	}
 }
+
+// BenchmarkSetProcs is what each change costs the process: the runtime
+// stops the world to resize its Ps (one change per iteration, 1 and 2
+// alternately).
+func BenchmarkSetProcs(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	n := 1
+	for b.Loop() {
+		n = 3 - n
+		runtime.GOMAXPROCS(n)
+	}
+}
