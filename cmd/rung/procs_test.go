@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,4 +49,25 @@ func TestGovernProcsFixed(t *testing.T) {
 		t.Fatalf("a governor runs: %v", err)
 	}
 	g.Stop()
+}
+
+// TestGovernProcsRunning: with a governor already running in the
+// process, serve starts no second one and says so, without failing.
+func TestGovernProcsRunning(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("$GOMAXPROCS is set: serve keeps it")
+	}
+	g, err := procs.Start(procs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop()
+	var log strings.Builder
+	if g2 := governProcs(slog.New(slog.NewTextHandler(&log, nil)), nil); g2 != nil {
+		g2.Stop()
+		t.Fatal("a second governor started")
+	}
+	if !strings.Contains(log.String(), "GOMAXPROCS left as it is") {
+		t.Errorf("log %q: want the warning", log.String())
+	}
 }
