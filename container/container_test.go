@@ -426,6 +426,28 @@ func TestProbe(t *testing.T) {
 	}
 }
 
+// TestProbeConcurrent: probes running at once (a daemon starting while
+// another, or a test, probes) keep to their own cgroups. They once shared
+// one, and a failure that caused was taken for crun ignoring the compiled
+// program, so crun ran with the profile compiled by itself (CI saw it).
+func TestProbeConcurrent(t *testing.T) {
+	e := newEnv(t)
+	rootfs := e.images.LowerDirs(e.lite)[0]
+	for range 3 {
+		var wg sync.WaitGroup
+		for range 3 {
+			dir := t.TempDir()
+			wg.Go(func() {
+				best, results, err := container.Probe(t.Context(), rootfs, dir, []container.Runtime{container.Crun("crun")})
+				if err != nil || !best.SeccompBPF {
+					t.Errorf("concurrent probe: %+v, %+v, %v; want crun with its compiled program", best, results, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
 // TestAgentThatNeverServes: when the container's init exits before its
 // agent listens, Start fails at once with that reason (not after the
 // agent's 10 s answer timeout) and leaves no mount behind.

@@ -3,11 +3,13 @@ package container
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
@@ -52,8 +54,19 @@ func Probe(ctx context.Context, rootfs, stateDir string, candidates []Runtime) (
 }
 
 // seccompCheck exits 0 in a container whose process runs under a seccomp
-// filter.
-var seccompCheck = []string{"/bin/sh", "-c", `grep -q "^Seccomp:.2" /proc/self/status`}
+// filter and noFilterExit in one whose process does not: a status of its
+// own, since a runtime that fails to start the container exits 1 too.
+var seccompCheck = []string{"/bin/sh", "-c", `grep -q "^Seccomp:.2" /proc/self/status || exit 75`}
+
+const noFilterExit = 75
+
+// probes numbers this process's probes: with the pid it names each
+// probe's cgroup, which (unlike its state directory) is global to the
+// host. Two probes once shared /rung/probe-crun-seccomp, a daemon's
+// and a test's starting at once; one runtime's cleanup removed the
+// cgroup the other was starting in, and its failure was taken for a
+// runtime ignoring the compiled program.
+var probes atomic.Uint64
 
 // probeOne checks rt and, when timed (there is a choice to make), times
 // it; otherwise the check's own run is the median.
@@ -86,10 +99,11 @@ func probeOne(ctx context.Context, rootfs, dir string, rt Runtime, timed bool) (
 			},
 		},
 	}
+	cgroup := fmt.Sprintf("/rung/probe-%d-%d-", os.Getpid(), probes.Add(1))
 	run := func(id string, args []string) error {
 		spec.Process.Args = args
 		withSeccomp(spec, rt)
-		spec.Linux.CgroupsPath = "/rung/" + id
+		spec.Linux.CgroupsPath = cgroup + id
 		b, _ := json.Marshal(spec)
 		if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
 			return err
@@ -105,14 +119,14 @@ func probeOne(ctx context.Context, rootfs, dir string, rt Runtime, timed bool) (
 		logf.Close()
 		if err != nil {
 			msg, _ := os.ReadFile(logPath)
-			return fmt.Errorf("%v: %s", err, lastLine(msg))
+			return fmt.Errorf("%w: %s", err, lastLine(msg))
 		}
 		return nil
 	}
 	check := "probe-" + rt.Name + "-seccomp"
 	t0 := time.Now()
 	err := run(check, seccompCheck)
-	if err != nil && rt.SeccompBPF {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == noFilterExit && rt.SeccompBPF {
 		rt.SeccompBPF = false // it ignored the program: let it compile the profile
 		err = run(check, seccompCheck)
 	}
