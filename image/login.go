@@ -138,6 +138,28 @@ func refuse(format string, args ...any) error {
 	return &refusal{fmt.Errorf(format, args...)}
 }
 
+// budget is how many bytes of login files a reading may still take
+// (maxLoginBytes at first). Each file is charged before it is read, so
+// that the files past the bound are refused unread: a container filling
+// its /etc/profile.d made every login shell read it all first (256 MiB,
+// BenchmarkLoginFilesRefused).
+type budget struct{ left int64 }
+
+func newBudget() *budget { return &budget{left: maxLoginBytes} }
+
+// charge takes n bytes from b, or refuses when fewer are left.
+func (b *budget) charge(n int64) error {
+	if n > b.left {
+		return errLoginBytes()
+	}
+	b.left -= n
+	return nil
+}
+
+func errLoginBytes() error {
+	return &refusal{rung.Errorf(rung.ErrLimit, "login files hold more than %d MiB", maxLoginBytes>>20)}
+}
+
 // readLoginFiles reads im's login files from its layers; an error that
 // is a *refusal says why they are not handed out.
 func (s *Store) readLoginFiles(im Image) ([]RootFile, error) {
@@ -155,7 +177,8 @@ func (s *Store) readLoginFiles(im Image) ([]RootFile, error) {
 		return nil, refuse("/etc is not searchable by others")
 	}
 	var files []RootFile
-	if files, err = appendTopFile(files, etc, "/etc/profile"); err != nil {
+	b := newBudget()
+	if files, err = appendTopFile(files, etc, "/etc/profile", b); err != nil {
 		return nil, err
 	}
 	d, err := loginDir(etc, "/etc/profile.d")
@@ -168,21 +191,14 @@ func (s *Store) readLoginFiles(im Image) ([]RootFile, error) {
 			return nil, refuse("/etc/profile.d is not readable and searchable by others")
 		}
 		files = append(files, rootFile("/etc/profile.d", &d.st, nil))
-		ents, err := profileD(d)
+		ents, err := profileD(d, b)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, ents...)
 	}
-	if files, err = appendTopFile(files, etc, "/etc/bash.bash_logout"); err != nil {
+	if files, err = appendTopFile(files, etc, "/etc/bash.bash_logout", b); err != nil {
 		return nil, err
-	}
-	total := 0
-	for _, f := range files {
-		total += len(f.Data)
-	}
-	if total > maxLoginBytes {
-		return nil, &refusal{rung.Errorf(rung.ErrLimit, "login files hold more than %d MiB", maxLoginBytes>>20)}
 	}
 	return files, nil
 }
@@ -223,26 +239,29 @@ func loginDir(m *merged, abs string) (*merged, error) {
 }
 
 // appendTopFile appends the regular file abs, a child of etc, to files
-// unless it is absent.
-func appendTopFile(files []RootFile, etc *merged, abs string) ([]RootFile, error) {
+// unless it is absent, charging it to b.
+func appendTopFile(files []RootFile, etc *merged, abs string, b *budget) ([]RootFile, error) {
 	name := path.Base(abs)
 	fd, st, ok, err := etc.top(name)
 	if err != nil || !ok {
 		return files, err
 	}
-	f, err := readLoginFile(fd, name, abs, &st, false)
+	f, err := readLoginFile(fd, name, abs, &st, false, b)
 	if err != nil {
 		return nil, err
 	}
 	return append(files, f), nil
 }
 
-// profileD reads the entries of /etc/profile.d, merged, sorted by path.
-func profileD(d *merged) ([]RootFile, error) {
+// profileD reads the entries of /etc/profile.d, merged, sorted by path,
+// charging them to b.
+func profileD(d *merged, b *budget) ([]RootFile, error) {
 	seen := map[string]bool{}
 	var out []RootFile
 	for _, fd := range d.fds {
-		names, err := readNames(fd)
+		// One more name than the bound is enough to refuse: a layer's
+		// names are distinct, so all of them would be seen.
+		names, err := readNames(fd, maxLoginEntries+1)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +280,7 @@ func profileD(d *merged) ([]RootFile, error) {
 			if whiteout(&st) {
 				continue
 			}
-			f, err := readLoginFile(fd, name, "/etc/profile.d/"+name, &st, false)
+			f, err := readLoginFile(fd, name, "/etc/profile.d/"+name, &st, false, b)
 			if err != nil {
 				return nil, err
 			}
@@ -277,9 +296,10 @@ func profileD(d *merged) ([]RootFile, error) {
 var testHookLoginOpen func(abs string)
 
 // readLoginFile reads name of the layer directory fd, shown at abs, whose
-// attributes are st. In an upper directory (upper), a file whose data
-// overlayfs keeps in a lower layer is an error wrapping [ErrMerged].
-func readLoginFile(fd int, name, abs string, st *unix.Stat_t, upper bool) (RootFile, error) {
+// attributes are st, charging its bytes to b. In an upper directory
+// (upper), a file whose data overlayfs keeps in a lower layer is an error
+// wrapping [ErrMerged].
+func readLoginFile(fd int, name, abs string, st *unix.Stat_t, upper bool, b *budget) (RootFile, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return RootFile{}, refuse("%s is %s, not a regular file", abs, kind(st))
 	}
@@ -288,6 +308,9 @@ func readLoginFile(fd int, name, abs string, st *unix.Stat_t, upper bool) (RootF
 	}
 	if st.Size > maxLoginFile {
 		return RootFile{}, &refusal{rung.Errorf(rung.ErrLimit, "%s is larger than %d MiB", abs, maxLoginFile>>20)}
+	}
+	if err := b.charge(st.Size); err != nil {
+		return RootFile{}, err
 	}
 	if testHookLoginOpen != nil {
 		testHookLoginOpen(abs)
@@ -312,14 +335,17 @@ func readLoginFile(fd int, name, abs string, st *unix.Stat_t, upper bool) (RootF
 			return RootFile{}, fmt.Errorf("upper %s keeps its data in a lower layer (metacopy): %w", abs, ErrMerged)
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxLoginFile+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxLoginFile+1))
 	if err != nil {
 		return RootFile{}, err
 	}
-	if len(b) > maxLoginFile { // it grew since Fstatat
+	if len(data) > maxLoginFile { // it grew since Fstatat
 		return RootFile{}, &refusal{rung.Errorf(rung.ErrLimit, "%s is larger than %d MiB", abs, maxLoginFile>>20)}
 	}
-	return rootFile(abs, st, b), nil
+	if err := b.charge(int64(len(data)) - st.Size); err != nil { // the change since Fstatat
+		return RootFile{}, err
+	}
+	return rootFile(abs, st, data), nil
 }
 
 func rootFile(abs string, st *unix.Stat_t, data []byte) RootFile {
@@ -415,6 +441,9 @@ func mergeUpperLogin(etc int, base []RootFile) (files []RootFile, changed bool, 
 	if !changed {
 		return slices.Clone(base), false, nil
 	}
+	// Every file read here is in the merged list, so the upper files
+	// alone past the bound refuse it before the rest is read.
+	b := newBudget()
 	byPath := make(map[string]RootFile, len(base))
 	for _, f := range base {
 		byPath[f.Path] = f
@@ -424,9 +453,9 @@ func mergeUpperLogin(etc int, base []RootFile) (files []RootFile, changed bool, 
 			continue
 		}
 		if name == "profile.d" && !whiteout(&sts[i]) {
-			err = mergeUpperProfileD(etc, &sts[i], byPath)
+			err = mergeUpperProfileD(etc, &sts[i], byPath, b)
 		} else {
-			err = mergeUpperEntry(etc, name, "/etc/"+name, &sts[i], byPath)
+			err = mergeUpperEntry(etc, name, "/etc/"+name, &sts[i], byPath, b)
 		}
 		if err != nil {
 			return nil, false, err
@@ -444,7 +473,7 @@ func mergeUpperLogin(etc int, base []RootFile) (files []RootFile, changed bool, 
 		return nil, false, &refusal{rung.Errorf(rung.ErrLimit, "/etc/profile.d holds more than %d names", maxLoginEntries)}
 	}
 	if total > maxLoginBytes {
-		return nil, false, &refusal{rung.Errorf(rung.ErrLimit, "login files hold more than %d MiB", maxLoginBytes>>20)}
+		return nil, false, errLoginBytes()
 	}
 	slices.SortFunc(files, func(a, b RootFile) int {
 		return cmp.Or(loginOrder(a.Path)-loginOrder(b.Path), strings.Compare(a.Path, b.Path))
@@ -454,13 +483,13 @@ func mergeUpperLogin(etc int, base []RootFile) (files []RootFile, changed bool, 
 
 // mergeUpperEntry merges the entry name of the upper directory dir, shown
 // at abs, whose attributes are st, into byPath: a whiteout removes abs
-// and all under it, a regular file replaces it.
-func mergeUpperEntry(dir int, name, abs string, st *unix.Stat_t, byPath map[string]RootFile) error {
+// and all under it, a regular file (charged to b) replaces it.
+func mergeUpperEntry(dir int, name, abs string, st *unix.Stat_t, byPath map[string]RootFile, b *budget) error {
 	if whiteout(st) {
 		deleteUnder(byPath, abs)
 		return nil
 	}
-	f, err := readLoginFile(dir, name, abs, st, true)
+	f, err := readLoginFile(dir, name, abs, st, true, b)
 	if err != nil {
 		return err
 	}
@@ -470,7 +499,7 @@ func mergeUpperEntry(dir int, name, abs string, st *unix.Stat_t, byPath map[stri
 
 // mergeUpperProfileD merges the upper directory's etc/profile.d, whose
 // attributes are st, into byPath.
-func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile) error {
+func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile, b *budget) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return refuse("/etc/profile.d is %s, not a directory", kind(st))
 	}
@@ -490,7 +519,7 @@ func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile) er
 		deleteUnder(byPath, "/etc/profile.d")
 	}
 	byPath["/etc/profile.d"] = rootFile("/etc/profile.d", st, nil)
-	names, err := readNames(d)
+	names, err := readNames(d, maxLoginEntries+1) // one more is enough to refuse
 	if err != nil {
 		return fmt.Errorf("upper /etc/profile.d: %w", err)
 	}
@@ -503,7 +532,7 @@ func mergeUpperProfileD(etc int, st *unix.Stat_t, byPath map[string]RootFile) er
 		if err := unix.Fstatat(d, name, &est, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return fmt.Errorf("upper %s: %w", abs, err)
 		}
-		if err := mergeUpperEntry(d, name, abs, &est, byPath); err != nil {
+		if err := mergeUpperEntry(d, name, abs, &est, byPath, b); err != nil {
 			return err
 		}
 	}

@@ -574,3 +574,57 @@ func TestLoginFilesUpperSwapped(t *testing.T) {
 		t.Errorf("LoginFiles with z.sh swapped for a FIFO = %v (%q); want an error", pathsOf(files), files[len(files)-2].Data)
 	}
 }
+
+// Upper files past the bound on all login files are refused before they
+// are read, not after: a container filling /etc/profile.d with files of
+// 1 MiB costs each login shell 4 MiB, not all of them.
+func TestLoginFilesUpperBudget(t *testing.T) {
+	testenv.Require(t, "root")
+	s := newStore(t)
+	im := put(t, s, "budget", nodeLayer(t, s, debianEtc...))
+	upper := t.TempDir()
+	build(t, upper, profileDFiles("big", 10, 1<<20))
+	if _, _, err := s.LoginFiles(im, ""); err != nil { // the layers' files, read and cached
+		t.Fatal(err)
+	}
+	opened := 0
+	image.SetLoginOpenHook(func(string) { opened++ })
+	defer image.SetLoginOpenHook(nil)
+	if _, _, err := s.LoginFiles(im, upper); !errors.Is(err, rung.ErrLimit) {
+		t.Fatalf("LoginFiles with 10 MiB in upper profile.d: %v, want ErrLimit", err)
+	}
+	if opened > 4 {
+		t.Errorf("%d of the ten files of 1 MiB opened; want at most the 4 that fit", opened)
+	}
+}
+
+// BenchmarkLoginFilesRefused measures what a container that floods its
+// /etc/profile.d costs each login shell before the refusal: 256 files of
+// 1 MiB (past the 4 MiB of all files) and 20,000 empty ones (past the
+// 256 names). B/op is the memory a call takes.
+func BenchmarkLoginFilesRefused(b *testing.B) {
+	testenv.Require(b, "root")
+	s, _ := openStore(b)
+	im, err := s.Put("bench", []string{nodeLayer(b, s, debianEtc...)}, image.Config{}, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name  string
+		nodes []fsNode
+	}{
+		{"bytes-256MiB", profileDFiles("big", 256, 1<<20)},
+		{"names-20000", profileDFiles("n", 20000, 0)},
+	} {
+		upper := b.TempDir()
+		build(b, upper, bc.nodes)
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := s.LoginFiles(im, upper); !errors.Is(err, rung.ErrLimit) {
+					b.Fatalf("LoginFiles = %v, want ErrLimit", err)
+				}
+			}
+		})
+	}
+}

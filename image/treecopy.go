@@ -251,7 +251,7 @@ func copyMerged(src *merged, dst, depth int) error {
 	}
 	seen := map[string]bool{}
 	for i, fd := range src.fds {
-		names, err := readNames(fd)
+		names, err := readNames(fd, -1)
 		if err != nil {
 			return err
 		}
@@ -336,15 +336,19 @@ func copyEntry(layers []int, name string, dst, depth int) error {
 }
 
 // readNames lists the layer directory fd (opened for reading) from its
-// start.
-func readNames(fd int) ([]string, error) {
+// start: at most n names when n > 0, all of them otherwise.
+func readNames(fd, n int) ([]string, error) {
 	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
 	f := os.NewFile(uintptr(d), ".")
 	defer f.Close()
-	return f.Readdirnames(-1)
+	names, err := f.Readdirnames(n)
+	if err == io.EOF { // n > 0 and an empty directory
+		err = nil
+	}
+	return names, err
 }
 
 // setAttrs gives directory fd itself (name "") or its entry name st's
