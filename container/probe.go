@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -56,7 +57,7 @@ func Probe(ctx context.Context, rootfs, stateDir string, candidates []Runtime) (
 // seccompCheck exits 0 in a container whose process runs under a seccomp
 // filter and noFilterExit in one whose process does not: a status of its
 // own, since a runtime that fails to start the container exits 1 too.
-var seccompCheck = []string{"/bin/sh", "-c", `grep -q "^Seccomp:.2" /proc/self/status || exit 75`}
+var seccompCheck = []string{"/bin/sh", "-c", `grep -q "^Seccomp:.2" /proc/self/status || exit ` + strconv.Itoa(noFilterExit)}
 
 const noFilterExit = 75
 
@@ -126,7 +127,7 @@ func probeOne(ctx context.Context, rootfs, dir string, rt Runtime, timed bool) (
 	check := "probe-" + rt.Name + "-seccomp"
 	t0 := time.Now()
 	err := run(check, seccompCheck)
-	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == noFilterExit && rt.SeccompBPF {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() == noFilterExit && rt.SeccompBPF {
 		rt.SeccompBPF = false // it ignored the program: let it compile the profile
 		err = run(check, seccompCheck)
 	}
